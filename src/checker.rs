@@ -1,0 +1,123 @@
+//! `PermissionChecker`: a policy plus the counters. Every call that denies
+//! counts exactly once; `assert_*` return `PermissionDenied` instead.
+
+use std::sync::Arc;
+
+use opentelemetry::metrics::Meter;
+use serde_json::Value;
+use url::Url;
+
+use crate::error::{Capability, Decision, DenyReason, PermissionDenied};
+use crate::fetch::{redacted_origin_str, AllowedUrl};
+use crate::fs::FsMode;
+use crate::metrics::Instruments;
+use crate::policy::PermissionPolicy;
+
+/// Options for one fs check.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FsCheckOptions {
+    /// Also check the real path, symlinks resolved. Default: `false` (lexical only).
+    pub resolve_symlinks: bool,
+}
+
+/// A policy with metrics. Cheap to clone (the policy is shared).
+#[derive(Debug, Clone)]
+pub struct PermissionChecker {
+    policy: Arc<PermissionPolicy>,
+    instruments: Instruments,
+}
+
+impl PermissionChecker {
+    /// A checker recording to `meter`.
+    pub fn new(policy: PermissionPolicy, meter: &Meter) -> Self {
+        Self { policy: Arc::new(policy), instruments: Instruments::new(meter) }
+    }
+
+    /// A checker recording to the global meter provider.
+    pub fn with_global_meter(policy: PermissionPolicy) -> Self {
+        Self { policy: Arc::new(policy), instruments: Instruments::global() }
+    }
+
+    pub fn policy(&self) -> &PermissionPolicy {
+        &self.policy
+    }
+
+    fn count(&self, d: Decision) -> Decision {
+        if let Decision::Denied(x) = d {
+            self.instruments.denied(self.policy.plugin(), x.capability.as_str(), x.reason.as_str());
+        }
+        d
+    }
+
+    fn denied(&self, d: Decision, target: Option<String>) -> Result<(), PermissionDenied> {
+        match self.count(d) {
+            Decision::Allowed => Ok(()),
+            Decision::Denied(denial) => {
+                Err(PermissionDenied { plugin: self.policy.plugin().to_owned(), denial, target })
+            }
+        }
+    }
+
+    pub fn check_fs(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Decision {
+        self.count(if options.resolve_symlinks {
+            self.policy.check_fs_resolved(path, mode)
+        } else {
+            self.policy.check_fs(path, mode)
+        })
+    }
+
+    pub fn check_fetch(&self, url: &str) -> Decision {
+        self.count(self.policy.check_fetch(url))
+    }
+
+    /// The fetch check; when allowed, the canonical URL to fetch.
+    pub fn check_fetch_url(&self, url: &str) -> Result<Url, Decision> {
+        self.policy.check_fetch_url(url).map(|a| a.url).map_err(|r| self.count(Decision::deny(Capability::Fetch, r)))
+    }
+
+    pub fn check_fetch_address(&self, url: &str, resolved_ip: &str) -> Decision {
+        self.count(crate::fetch::decision_of(&self.policy.check_fetch_address(url, resolved_ip)))
+    }
+
+    pub fn check_capability(&self, id: &str, payload: &Value) -> Decision {
+        self.count(self.policy.check_capability(id, payload))
+    }
+
+    pub fn assert_fs(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Result<(), PermissionDenied> {
+        let d = if options.resolve_symlinks {
+            self.policy.check_fs_resolved(path, mode)
+        } else {
+            self.policy.check_fs(path, mode)
+        };
+        self.denied(d, None)
+    }
+
+    /// Asserts, and returns the canonical URL the host must fetch.
+    pub fn assert_fetch(&self, url: &str) -> Result<Url, PermissionDenied> {
+        match self.policy.check_fetch_url(url) {
+            Ok(AllowedUrl { url, .. }) => Ok(url),
+            Err(r) => Err(self.denied(Decision::deny(Capability::Fetch, r), redacted_origin_str(url)).unwrap_err()),
+        }
+    }
+
+    pub fn assert_fetch_address(&self, url: &str, resolved_ip: &str) -> Result<Url, PermissionDenied> {
+        match self.policy.check_fetch_address(url, resolved_ip) {
+            Ok(a) => Ok(a.url),
+            Err(r) => Err(self.denied(Decision::deny(Capability::Fetch, r), redacted_origin_str(url)).unwrap_err()),
+        }
+    }
+
+    pub fn assert_capability(&self, id: &str, payload: &Value) -> Result<(), PermissionDenied> {
+        let d = self.policy.check_capability(id, payload);
+        let target = match (d, payload.get("url").and_then(Value::as_str)) {
+            (Decision::Denied(x), Some(u)) if x.capability == Capability::Fetch => redacted_origin_str(u),
+            _ => None,
+        };
+        self.denied(d, target)
+    }
+}
+
+/// The reason as a `Result`, for hosts that prefer `?`.
+pub fn into_result(d: Decision) -> Result<(), DenyReason> {
+    d.reason().map_or(Ok(()), Err)
+}

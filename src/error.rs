@@ -1,0 +1,329 @@
+//! The one table of error codes, deny reasons and capabilities.
+//!
+//! Everything a host can observe by name (error codes, `SAND_PERM_*` ids,
+//! message templates, deny reasons, capability ids, budget reasons) is
+//! declared here once and exported to JS as data by the binding. Codes are
+//! never deleted: a retired code stays in the table with a deprecation note.
+
+use std::fmt;
+
+/// Declares a closed, string-named enum with `as_str`, `ALL` and `parse`.
+macro_rules! closed_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident => $s:literal ),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $( $(#[$vmeta])* $variant ),+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[ $( $name::$variant ),+ ];
+
+            /// The stable wire name (metric label value, JS string).
+            pub const fn as_str(self) -> &'static str {
+                match self { $( $name::$variant => $s ),+ }
+            }
+
+            /// The value with this wire name, if any. Exact and case-sensitive.
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $( $s => Some($name::$variant), )+ _ => None }
+            }
+
+            /// Index in [`Self::ALL`]; stable within a release, used as a compact code by the binding.
+            pub const fn index(self) -> u32 { self as u32 }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+    };
+}
+
+closed_enum! {
+    /// Why a capability call was denied. A closed set: these strings are the
+    /// only values of the `reason` metric label for permission denials.
+    pub enum DenyReason {
+        /// fs: empty, relative, NUL, over 4096 bytes, or a win32 form that is not a plain drive path.
+        InvalidPath => "invalid_path",
+        /// fs: a `..` climbs above the root, or a path with `..` matched no grant.
+        PathTraversal => "path_traversal",
+        /// fs: no grant matches the normalised path.
+        NotAllowlisted => "not_allowlisted",
+        /// fs: a grant matches the path, but none grants this mode.
+        ModeNotGranted => "mode_not_granted",
+        /// fs (`resolveSymlinks`): the real path leaves the grants.
+        SymlinkEscape => "symlink_escape",
+        /// fetch: unparseable, relative, or an IPv6 zone id.
+        InvalidUrl => "invalid_url",
+        /// fetch: the scheme is not granted.
+        SchemeNotAllowed => "scheme_not_allowed",
+        /// fetch: the host is granted, but not on this port.
+        PortNotAllowed => "port_not_allowed",
+        /// fetch: no pattern matches the host.
+        HostNotAllowlisted => "host_not_allowlisted",
+        /// fetch: the URL carries a username or password.
+        CredentialsInUrl => "credentials_in_url",
+        /// fetch (`checkFetchAddress`): the resolved address is loopback, private,
+        /// link-local, unspecified, multicast or reserved, and no grant names it.
+        AddressNotAllowed => "address_not_allowed",
+        /// secrets.get: the name is not declared.
+        SecretNotDeclared => "secret_not_declared",
+        /// events.*: the topic is not covered by a declared pattern.
+        TopicNotDeclared => "topic_not_declared",
+        /// db.query: the database is not the declared one.
+        DatabaseNotDeclared => "database_not_declared",
+        /// The capability id is not one this package knows.
+        UnknownCapability => "unknown_capability",
+        /// The payload has the wrong shape or an over-long string.
+        InvalidPayload => "invalid_payload",
+    }
+}
+
+closed_enum! {
+    /// The capability a check is about. `Unknown` labels calls with an unknown id,
+    /// so that label values stay in a closed set.
+    pub enum Capability {
+        FsRead => "fs.read",
+        FsWrite => "fs.write",
+        Fetch => "fetch",
+        SecretsGet => "secrets.get",
+        EventsPublish => "events.publish",
+        EventsSubscribe => "events.subscribe",
+        DbQuery => "db.query",
+        Unknown => "unknown",
+    }
+}
+
+impl Capability {
+    /// The payload field this capability reads (`None` for `Unknown`).
+    pub const fn payload_field(self) -> Option<&'static str> {
+        match self {
+            Capability::FsRead | Capability::FsWrite => Some("path"),
+            Capability::Fetch => Some("url"),
+            Capability::SecretsGet => Some("name"),
+            Capability::EventsPublish | Capability::EventsSubscribe => Some("topic"),
+            Capability::DbQuery => Some("database"),
+            Capability::Unknown => None,
+        }
+    }
+
+    /// A known capability by id. Prototype keys and anything else are `None`.
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::parse(id).filter(|c| *c != Capability::Unknown)
+    }
+}
+
+closed_enum! {
+    /// Which budget a breach is about; `as_str` is the `budget` field of a status.
+    pub enum BudgetKind {
+        CpuPercent => "cpuPercent",
+        MemoryMb => "memoryMb",
+        WallClockMs => "wallClockMs",
+    }
+}
+
+impl BudgetKind {
+    /// The `reason` label of `plugin.budget_exceeded_total`: `cpu`, `memory`, `wall_clock`.
+    pub const fn reason(self) -> &'static str {
+        match self {
+            BudgetKind::CpuPercent => "cpu",
+            BudgetKind::MemoryMb => "memory",
+            BudgetKind::WallClockMs => "wall_clock",
+        }
+    }
+}
+
+/// One entry of the error registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorSpec {
+    /// Short code set as `error.code` (`PERMISSION_DENIED`).
+    pub code: &'static str,
+    /// Registry id (`SAND_PERM_001`), stable forever.
+    pub id: &'static str,
+    /// Message template; `{name}` placeholders are filled from `details`.
+    pub message: &'static str,
+    /// Set when the code is retired; kept so old ids stay resolvable.
+    pub deprecated: Option<&'static str>,
+}
+
+macro_rules! registry {
+    ( $( $variant:ident => ($code:literal, $id:literal, $msg:literal) ),+ $(,)? ) => {
+        closed_enum! {
+            /// Error codes. The registry entry for each is [`ErrorCode::spec`].
+            pub enum ErrorCode { $( $variant => $code ),+ }
+        }
+        impl ErrorCode {
+            /// The registry entry for this code.
+            pub const fn spec(self) -> ErrorSpec {
+                match self { $( ErrorCode::$variant => ErrorSpec { code: $code, id: $id, message: $msg, deprecated: None } ),+ }
+            }
+        }
+        /// The whole registry, in declaration order.
+        pub const ERROR_REGISTRY: &[ErrorSpec] = &[ $( ErrorSpec { code: $code, id: $id, message: $msg, deprecated: None } ),+ ];
+    };
+}
+
+registry! {
+    PermissionDenied => ("PERMISSION_DENIED", "SAND_PERM_001", "permission denied: {capability} ({reason})"),
+    BudgetExceeded => ("BUDGET_EXCEEDED", "SAND_PERM_002", "budget exceeded: {budget} observed {observed} over limit {limit}"),
+    InvalidManifest => ("INVALID_MANIFEST", "SAND_PERM_003", "invalid manifest at {pointer}: expected {expected}"),
+    InvalidSample => ("INVALID_SAMPLE", "SAND_PERM_004", "invalid sample: {field} must be a finite, non-negative number"),
+    UnsupportedPlatform => ("ERR_UNSUPPORTED_PLATFORM", "SAND_PERM_005", "{feature} is not supported on {platform}"),
+}
+
+/// A denial: what was asked for and why it was refused. Holds no request data,
+/// so it is safe to log as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Denial {
+    pub capability: Capability,
+    pub reason: DenyReason,
+}
+
+/// The outcome of a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Allowed,
+    Denied(Denial),
+}
+
+impl Decision {
+    pub const fn deny(capability: Capability, reason: DenyReason) -> Self {
+        Decision::Denied(Denial { capability, reason })
+    }
+    pub const fn is_allowed(&self) -> bool {
+        matches!(self, Decision::Allowed)
+    }
+    /// The deny reason, or `None` when allowed.
+    pub const fn reason(&self) -> Option<DenyReason> {
+        match self {
+            Decision::Allowed => None,
+            Decision::Denied(d) => Some(d.reason),
+        }
+    }
+    /// A compact code for the binding: 0 allowed, else `1 + capability * 64 + reason`.
+    pub const fn code(&self) -> u32 {
+        match self {
+            Decision::Allowed => 0,
+            Decision::Denied(d) => 1 + d.capability.index() * 64 + d.reason.index(),
+        }
+    }
+}
+
+/// `INVALID_MANIFEST`: a field of the manifest is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid manifest at {pointer}: expected {expected}")]
+pub struct ManifestError {
+    /// RFC 6901 JSON pointer of the bad field (`/fs/2`, `/budgets/memoryMb`; `""` is the whole manifest).
+    pub pointer: String,
+    /// What would be valid there. Never echoes the manifest's own values (they may name secrets).
+    pub expected: String,
+}
+
+impl ManifestError {
+    pub fn new(pointer: impl Into<String>, expected: impl Into<String>) -> Self {
+        Self { pointer: pointer.into(), expected: expected.into() }
+    }
+}
+
+/// `PERMISSION_DENIED`, with redaction-safe details.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("permission denied: {} ({})", .denial.capability, .denial.reason)]
+pub struct PermissionDenied {
+    pub plugin: String,
+    pub denial: Denial,
+    /// For fetch denials, `scheme://host:port` only; never userinfo, path, query or fragment.
+    pub target: Option<String>,
+}
+
+/// `BUDGET_EXCEEDED`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("budget exceeded: {} observed {observed} over limit {limit}", .budget.as_str())]
+pub struct BudgetExceeded {
+    pub plugin: String,
+    pub budget: BudgetKind,
+    pub limit: f64,
+    pub observed: f64,
+    pub elapsed_ms: f64,
+}
+
+/// `INVALID_SAMPLE`: a NaN, infinite or negative sample or clock reading.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid sample: {field} must be a finite, non-negative number")]
+pub struct InvalidSample {
+    /// `now`, `cpuTimeMs` or `rssMb`.
+    pub field: &'static str,
+}
+
+/// Caps a string for an error detail and escapes control characters, so a
+/// detail can be logged without letting plugin-chosen bytes forge log lines.
+pub fn redact_string(s: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max_chars + 8));
+    for (n, c) in s.chars().enumerate() {
+        if n >= max_chars {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The longest string (in chars) an error detail carries.
+pub const MAX_DETAIL_CHARS: usize = 256;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_sets_round_trip_and_reject_prototype_keys() {
+        for r in DenyReason::ALL {
+            assert_eq!(DenyReason::parse(r.as_str()), Some(*r));
+        }
+        for c in Capability::ALL {
+            assert_eq!(Capability::parse(c.as_str()), Some(*c));
+        }
+        for bad in ["__proto__", "constructor", "toString", "FS.READ", "fs.read ", "", "unknown"] {
+            assert_eq!(Capability::from_id(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn registry_ids_are_unique_and_well_formed() {
+        let mut ids: Vec<_> = ERROR_REGISTRY.iter().map(|e| e.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), ERROR_REGISTRY.len());
+        for e in ERROR_REGISTRY {
+            assert!(e.id.starts_with("SAND_PERM_"));
+            assert_eq!(ErrorCode::parse(e.code).unwrap().spec(), *e);
+        }
+        for c in ["PERMISSION_DENIED", "BUDGET_EXCEEDED", "INVALID_MANIFEST", "INVALID_SAMPLE"] {
+            assert!(ErrorCode::parse(c).is_some(), "{c}");
+        }
+    }
+
+    #[test]
+    fn decision_codes_are_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        assert!(seen.insert(Decision::Allowed.code()));
+        for c in Capability::ALL {
+            for r in DenyReason::ALL {
+                assert!(seen.insert(Decision::deny(*c, *r).code()));
+            }
+        }
+    }
+
+    #[test]
+    fn redaction_caps_and_escapes() {
+        assert_eq!(redact_string("a\nb\u{1b}", 10), "a\\u{a}b\\u{1b}");
+        assert_eq!(redact_string("abcdef", 3), "abc…");
+        assert_eq!(redact_string("x\u{202e}y", 10), "x\\u{202e}y");
+    }
+}

@@ -1,0 +1,489 @@
+//! Outbound fetch checks (SPEC §3): WHATWG URL parsing with the `url` crate,
+//! typed host patterns compiled into hash lookups, and the DNS-rebinding
+//! address check.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use url::Url;
+
+use crate::error::{Capability, Decision, DenyReason, ManifestError};
+
+/// Longest fetch pattern a manifest may hold, in bytes.
+pub const MAX_HOST_PATTERN_BYTES: usize = 1024;
+/// Longest URL a check accepts, in bytes (longer is `invalid_payload` via the capability layer,
+/// `invalid_url` here).
+pub const MAX_URL_BYTES: usize = 65536;
+
+/// The schemes a pattern may name. They are the WHATWG special schemes that have a network host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scheme {
+    Http,
+    Https,
+    Ws,
+    Wss,
+    Ftp,
+}
+
+impl Scheme {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "http" => Some(Scheme::Http),
+            "https" => Some(Scheme::Https),
+            "ws" => Some(Scheme::Ws),
+            "wss" => Some(Scheme::Wss),
+            "ftp" => Some(Scheme::Ftp),
+            _ => None,
+        }
+    }
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+            Scheme::Ws => "ws",
+            Scheme::Wss => "wss",
+            Scheme::Ftp => "ftp",
+        }
+    }
+    pub const fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http | Scheme::Ws => 80,
+            Scheme::Https | Scheme::Wss => 443,
+            Scheme::Ftp => 21,
+        }
+    }
+}
+
+/// A host as compared: a lower-case ASCII (punycode) DNS name without its one
+/// trailing dot, or an IP address (IPv4-mapped IPv6 folded to IPv4).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Host {
+    Domain(String),
+    Ipv4(Ipv4Addr),
+    Ipv6(Ipv6Addr),
+}
+
+impl Host {
+    fn from_url_host<S: AsRef<str>>(h: url::Host<S>) -> Host {
+        match h {
+            url::Host::Domain(d) => {
+                let d = d.as_ref();
+                Host::Domain(d.strip_suffix('.').unwrap_or(d).to_owned())
+            }
+            url::Host::Ipv4(a) => Host::Ipv4(a),
+            url::Host::Ipv6(a) => match a.to_ipv4_mapped() {
+                Some(v4) => Host::Ipv4(v4),
+                None => Host::Ipv6(a),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Host::Domain(d) => f.write_str(d),
+            Host::Ipv4(a) => write!(f, "{a}"),
+            Host::Ipv6(a) => write!(f, "[{a}]"),
+        }
+    }
+}
+
+/// Which ports a pattern grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PortRule {
+    /// No port in the pattern: only the scheme's default port.
+    Default,
+    /// `:*`.
+    Any,
+    /// `:8443`.
+    Exact(u16),
+}
+
+/// The host part of a pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum HostPattern {
+    Exact(Host),
+    /// `*.suffix`: one or more labels before `suffix`, never `suffix` itself, never an IP.
+    ///
+    /// # Security
+    /// Grants every name under the suffix, including ones created later by whoever controls it.
+    Suffix(String),
+}
+
+/// One parsed fetch pattern `[scheme://]host[:port]`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FetchPattern {
+    /// `None`: `http` and `https`.
+    pub scheme: Option<Scheme>,
+    pub host: HostPattern,
+    pub port: PortRule,
+}
+
+impl fmt::Display for FetchPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(s) = self.scheme {
+            write!(f, "{}://", s.as_str())?;
+        }
+        match &self.host {
+            HostPattern::Exact(h) => write!(f, "{h}")?,
+            HostPattern::Suffix(s) => write!(f, "*.{s}")?,
+        }
+        match self.port {
+            PortRule::Default => Ok(()),
+            PortRule::Any => f.write_str(":*"),
+            PortRule::Exact(p) => write!(f, ":{p}"),
+        }
+    }
+}
+
+const PATTERN_GRAMMAR: &str =
+    "a fetch pattern `[scheme://]host[:port]`: scheme http, https, ws, wss or ftp; host a DNS name, `*.suffix`, an IPv4 literal or a bracketed IPv6 literal; port 1-65535 or `*`";
+
+impl FetchPattern {
+    /// Parses one pattern; `pointer` locates it in the manifest for the error.
+    pub fn parse(raw: &str, pointer: &str) -> Result<Self, ManifestError> {
+        let err = |why: &str| ManifestError::new(pointer, format!("{PATTERN_GRAMMAR} ({why})"));
+        if raw.is_empty() || raw.len() > MAX_HOST_PATTERN_BYTES {
+            return Err(err(&format!("1 to {MAX_HOST_PATTERN_BYTES} bytes")));
+        }
+        let (scheme, rest) = match raw.find("://") {
+            Some(i) => {
+                let s = raw[..i].to_ascii_lowercase();
+                match Scheme::parse(&s) {
+                    Some(s) => (Some(s), &raw[i + 3..]),
+                    None => return Err(err("unsupported scheme")),
+                }
+            }
+            None => (None, raw),
+        };
+        if rest.chars().any(|c| {
+            c.is_whitespace() || c.is_control() || matches!(c, '/' | '\\' | '?' | '#' | '@' | '%')
+        }) {
+            return Err(err("no path, query, fragment, userinfo, percent-escapes or whitespace"));
+        }
+        let (host_str, port_str) = if rest.starts_with('[') {
+            match rest.find(']') {
+                Some(i) => {
+                    let after = &rest[i + 1..];
+                    let port = match after {
+                        "" => None,
+                        p if p.starts_with(':') => Some(&p[1..]),
+                        _ => return Err(err("junk after the IPv6 literal")),
+                    };
+                    (&rest[..=i], port)
+                }
+                None => return Err(err("unclosed '['")),
+            }
+        } else {
+            match rest.split_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (rest, None),
+            }
+        };
+        let port = match port_str {
+            None => PortRule::Default,
+            Some("*") => PortRule::Any,
+            Some(p) => {
+                let ok = !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()) && !p.starts_with('0');
+                match (ok, p.parse::<u16>()) {
+                    (true, Ok(n)) if n > 0 => PortRule::Exact(n),
+                    _ => return Err(err("port must be 1-65535 without leading zeros, or `*`")),
+                }
+            }
+        };
+        let host = if let Some(suffix) = host_str.strip_prefix("*.") {
+            let suffix = suffix.strip_suffix('.').unwrap_or(suffix);
+            if suffix.is_empty() || suffix.contains('*') {
+                return Err(err("`*.` must be followed by a DNS name"));
+            }
+            match url::Host::parse(suffix) {
+                Ok(url::Host::Domain(d)) if !d.is_empty() && !d.ends_with('.') => HostPattern::Suffix(d),
+                Ok(_) => return Err(err("a `*.suffix` pattern takes a DNS name, never an IP literal")),
+                Err(_) => return Err(err("invalid DNS name")),
+            }
+        } else {
+            if host_str.contains('*') {
+                return Err(err("`*` is only allowed as a leading `*.` label or as the port"));
+            }
+            if host_str.is_empty() {
+                return Err(err("empty host"));
+            }
+            let trimmed = if host_str.starts_with('[') { host_str } else { host_str.strip_suffix('.').unwrap_or(host_str) };
+            match url::Host::parse(trimmed) {
+                Ok(h) => {
+                    let h = Host::from_url_host(h);
+                    if matches!(&h, Host::Domain(d) if d.is_empty() || d.ends_with('.')) {
+                        return Err(err("invalid DNS name"));
+                    }
+                    HostPattern::Exact(h)
+                }
+                Err(_) => return Err(err("invalid host")),
+            }
+        };
+        Ok(FetchPattern { scheme, host, port })
+    }
+}
+
+/// What a compiled pattern still has to agree on once its host matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rule {
+    scheme: Option<Scheme>,
+    port: PortRule,
+}
+
+impl Rule {
+    fn scheme_ok(&self, s: Scheme) -> bool {
+        match self.scheme {
+            None => matches!(s, Scheme::Http | Scheme::Https),
+            Some(g) => g == s,
+        }
+    }
+    fn port_ok(&self, s: Scheme, port: u16) -> bool {
+        match self.port {
+            PortRule::Any => true,
+            PortRule::Default => port == s.default_port(),
+            PortRule::Exact(p) => p == port,
+        }
+    }
+}
+
+/// How a URL's host matched: needed by the address check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostMatch {
+    /// An exact grant of this IP literal.
+    IpLiteral(IpAddr),
+    /// An exact grant of `localhost`.
+    Localhost,
+    /// A DNS name (exact or suffix).
+    Name,
+}
+
+/// A URL that passed `checkFetch`: its canonical (WHATWG) serialisation and how it matched.
+#[derive(Debug, Clone)]
+pub struct AllowedUrl {
+    pub url: Url,
+    pub host_match: HostMatch,
+}
+
+/// The compiled fetch grants: an exact-host hash map and a suffix map looked up
+/// label by label, so a check costs O(labels), not O(patterns).
+#[derive(Debug, Clone, Default)]
+pub struct FetchMatcher {
+    exact: HashMap<Host, Vec<Rule>>,
+    suffix: HashMap<String, Vec<Rule>>,
+    /// Schemes some pattern names beyond http/https.
+    extra_schemes: Vec<Scheme>,
+}
+
+impl FetchMatcher {
+    pub fn compile(patterns: &[FetchPattern]) -> Self {
+        let mut m = FetchMatcher::default();
+        for p in patterns {
+            let rule = Rule { scheme: p.scheme, port: p.port };
+            let list = match &p.host {
+                HostPattern::Exact(h) => m.exact.entry(h.clone()).or_default(),
+                HostPattern::Suffix(s) => m.suffix.entry(s.clone()).or_default(),
+            };
+            if !list.contains(&rule) {
+                list.push(rule);
+            }
+            if let Some(s) = p.scheme {
+                if !matches!(s, Scheme::Http | Scheme::Https) && !m.extra_schemes.contains(&s) {
+                    m.extra_schemes.push(s);
+                }
+            }
+        }
+        m
+    }
+
+    fn rules_for<'a>(&'a self, host: &Host, out: &mut Vec<&'a Rule>) {
+        if let Some(r) = self.exact.get(host) {
+            out.extend(r.iter());
+        }
+        if let Host::Domain(d) = host {
+            if self.suffix.is_empty() {
+                return;
+            }
+            // Every proper suffix that starts after a '.', so `*.example.com`
+            // matches `a.example.com` and never `example.com` or `evilexample.com`.
+            let mut rest = d.as_str();
+            while let Some(i) = rest.find('.') {
+                rest = &rest[i + 1..];
+                if let Some(r) = self.suffix.get(rest) {
+                    out.extend(r.iter());
+                }
+            }
+        }
+    }
+
+    /// The check of SPEC §3 on a string, as Node's `fetch` would parse it.
+    pub fn check(&self, input: &str) -> Result<AllowedUrl, DenyReason> {
+        if input.len() > MAX_URL_BYTES {
+            return Err(DenyReason::InvalidUrl);
+        }
+        let url = Url::parse(input).map_err(|_| DenyReason::InvalidUrl)?;
+        self.check_url(url)
+    }
+
+    /// The check of SPEC §3 on a parsed URL.
+    pub fn check_url(&self, url: Url) -> Result<AllowedUrl, DenyReason> {
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(DenyReason::CredentialsInUrl);
+        }
+        let scheme = match Scheme::parse(url.scheme()) {
+            Some(s @ (Scheme::Http | Scheme::Https)) => s,
+            Some(s) if self.extra_schemes.contains(&s) => s,
+            _ => return Err(DenyReason::SchemeNotAllowed),
+        };
+        let host = match url.host() {
+            Some(h) => Host::from_url_host(h),
+            None => return Err(DenyReason::InvalidUrl),
+        };
+        let port = url.port_or_known_default().ok_or(DenyReason::InvalidUrl)?;
+        let mut rules = Vec::new();
+        self.rules_for(&host, &mut rules);
+        if rules.is_empty() {
+            return Err(DenyReason::HostNotAllowlisted);
+        }
+        if !rules.iter().any(|r| r.scheme_ok(scheme)) {
+            return Err(DenyReason::SchemeNotAllowed);
+        }
+        if !rules.iter().any(|r| r.scheme_ok(scheme) && r.port_ok(scheme, port)) {
+            return Err(DenyReason::PortNotAllowed);
+        }
+        let host_match = match &host {
+            Host::Ipv4(a) => HostMatch::IpLiteral(IpAddr::V4(*a)),
+            Host::Ipv6(a) => HostMatch::IpLiteral(IpAddr::V6(*a)),
+            Host::Domain(d) if d == "localhost" && self.exact.contains_key(&host) => HostMatch::Localhost,
+            Host::Domain(_) => HostMatch::Name,
+        };
+        Ok(AllowedUrl { url, host_match })
+    }
+
+    /// `checkFetchAddress`: the fetch check, then the address the host resolved
+    /// the URL's name to. See [`is_special_address`].
+    pub fn check_address(&self, input: &str, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
+        let allowed = self.check(input)?;
+        let ip = parse_ip(resolved_ip).ok_or(DenyReason::AddressNotAllowed)?;
+        let ok = match allowed.host_match {
+            HostMatch::IpLiteral(lit) => canonical_ip(lit) == canonical_ip(ip),
+            HostMatch::Localhost => is_loopback(ip),
+            HostMatch::Name => !is_special_address(ip),
+        };
+        if ok {
+            Ok(allowed)
+        } else {
+            Err(DenyReason::AddressNotAllowed)
+        }
+    }
+}
+
+/// `scheme://host:port` of a URL, the only part of a URL an error detail may carry.
+pub fn redacted_origin(url: &Url) -> Option<String> {
+    let host = url.host()?;
+    let port = url.port_or_known_default()?;
+    Some(format!("{}://{}:{}", url.scheme(), Host::from_url_host(host), port))
+}
+
+/// `scheme://host:port` of a string URL, or `None` when it does not parse.
+pub fn redacted_origin_str(input: &str) -> Option<String> {
+    if input.len() > MAX_URL_BYTES {
+        return None;
+    }
+    Url::parse(input).ok().as_ref().and_then(redacted_origin)
+}
+
+/// Parses an IP address as a resolver reports it (`1.2.3.4`, `::1`, `[::1]`); zone ids are rejected.
+pub fn parse_ip(s: &str) -> Option<IpAddr> {
+    let s = s.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(s);
+    s.parse::<IpAddr>().ok()
+}
+
+/// Folds IPv4-mapped IPv6 to IPv4.
+pub fn canonical_ip(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(a) => match a.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(a),
+        },
+        v4 => v4,
+    }
+}
+
+/// The IPv4 address an IPv6 address embeds and routes to, for the forms that
+/// do (mapped, compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`).
+fn embedded_v4(a: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = a.segments();
+    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    if let Some(v4) = a.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    if s[..6] == [0, 0, 0, 0, 0, 0] && !(s[6] == 0 && s[7] <= 1) {
+        return Some(tail);
+    }
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return Some(tail);
+    }
+    if s[0] == 0x2002 {
+        return Some(Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8));
+    }
+    None
+}
+
+fn is_loopback(ip: IpAddr) -> bool {
+    match canonical_ip(ip) {
+        IpAddr::V4(a) => a.is_loopback(),
+        IpAddr::V6(a) => a.is_loopback(),
+    }
+}
+
+/// Loopback, private (RFC 1918, CGNAT, ULA), link-local (including the cloud
+/// metadata address 169.254.169.254), unspecified, multicast, broadcast,
+/// benchmarking, documentation and reserved ranges, and IPv6 forms that embed
+/// such an IPv4 address.
+pub fn is_special_address(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(a) => is_special_v4(a),
+        IpAddr::V6(a) => {
+            if let Some(v4) = embedded_v4(a) {
+                return is_special_v4(v4);
+            }
+            let s = a.segments();
+            a.is_unspecified()
+                || a.is_loopback()
+                || (s[0] & 0xfe00) == 0xfc00 // ULA fc00::/7
+                || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
+                || (s[0] & 0xffc0) == 0xfec0 // site-local fec0::/10 (deprecated)
+                || (s[0] & 0xff00) == 0xff00 // multicast
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x0100 && s[1..4] == [0, 0, 0]) // discard-only 100::/64
+        }
+    }
+}
+
+fn is_special_v4(a: Ipv4Addr) -> bool {
+    let o = a.octets();
+    a.is_unspecified()
+        || o[0] == 0 // "this network"
+        || a.is_loopback()
+        || a.is_private()
+        || a.is_link_local()
+        || (o[0] == 100 && (o[1] & 0xc0) == 64) // CGNAT 100.64/10
+        || (o[0] == 192 && o[1] == 0 && o[2] == 0) // IETF protocol assignments
+        || (o[0] == 192 && o[1] == 0 && o[2] == 2) // TEST-NET-1
+        || (o[0] == 198 && (o[1] & 0xfe) == 18) // benchmarking 198.18/15
+        || (o[0] == 198 && o[1] == 51 && o[2] == 100) // TEST-NET-2
+        || (o[0] == 203 && o[1] == 0 && o[2] == 113) // TEST-NET-3
+        || a.is_multicast()
+        || o[0] >= 240 // reserved and broadcast
+}
+
+/// The decision for a fetch check result.
+pub fn decision_of(r: &Result<AllowedUrl, DenyReason>) -> Decision {
+    match r {
+        Ok(_) => Decision::Allowed,
+        Err(reason) => Decision::deny(Capability::Fetch, *reason),
+    }
+}

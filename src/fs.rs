@@ -1,0 +1,422 @@
+//! Filesystem checks: lexical path normalisation and compiled glob grants (SPEC §2).
+
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::error::{Capability, Decision, DenyReason, ManifestError};
+use crate::policy::Platform;
+
+/// Longest path (in UTF-8 bytes) a check accepts, and longest fs glob a manifest may hold.
+pub const MAX_PATH_BYTES: usize = 4096;
+/// Most `{` groups one fs glob may hold.
+pub const MAX_BRACE_GROUPS: usize = 8;
+/// Most alternatives (commas inside braces, plus one per group) one fs glob may hold.
+pub const MAX_BRACE_ALTERNATIVES: usize = 64;
+
+/// The access a request wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FsMode {
+    Read,
+    Write,
+}
+
+impl FsMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "read" => Some(FsMode::Read),
+            "write" => Some(FsMode::Write),
+            _ => None,
+        }
+    }
+    pub const fn capability(self) -> Capability {
+        match self {
+            FsMode::Read => Capability::FsRead,
+            FsMode::Write => Capability::FsWrite,
+        }
+    }
+}
+
+/// The access a grant gives. Default: `Read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum GrantMode {
+    #[default]
+    Read,
+    Write,
+    ReadWrite,
+}
+
+impl GrantMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "read" => Some(GrantMode::Read),
+            "write" => Some(GrantMode::Write),
+            "readwrite" => Some(GrantMode::ReadWrite),
+            _ => None,
+        }
+    }
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GrantMode::Read => "read",
+            GrantMode::Write => "write",
+            GrantMode::ReadWrite => "readwrite",
+        }
+    }
+    pub const fn allows(self, mode: FsMode) -> bool {
+        matches!(
+            (self, mode),
+            (GrantMode::ReadWrite, _) | (GrantMode::Read, FsMode::Read) | (GrantMode::Write, FsMode::Write)
+        )
+    }
+}
+
+/// One fs grant after validation: its normalised glob (always `/`-separated) and mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsGrant {
+    pub glob: String,
+    pub mode: GrantMode,
+}
+
+/// A path after lexical normalisation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NormalPath {
+    /// `/`-separated, no empty, `.` or `..` segments; win32 as `C:/a/b` with an upper-case drive.
+    pub path: String,
+    /// The raw path had a `..` segment.
+    pub had_dotdot: bool,
+}
+
+fn is_win32_sep(c: char) -> bool {
+    c == '/' || c == '\\'
+}
+
+/// A win32 drive-absolute prefix `X:\` or `X:/`.
+fn win32_drive(raw: &str) -> Option<char> {
+    let b = raw.as_bytes();
+    if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'/' || b[2] == b'\\') {
+        Some(b[0].to_ascii_uppercase() as char)
+    } else {
+        None
+    }
+}
+
+/// Reserved DOS device names, which Windows opens as devices in any directory.
+fn is_win32_device_name(segment: &str) -> bool {
+    let base = segment.split('.').next().unwrap_or("").trim_end_matches(' ');
+    let upper = base.to_ascii_uppercase();
+    match upper.as_str() {
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
+        _ => {
+            let (head, tail) = upper.split_at(upper.len().min(3));
+            (head == "COM" || head == "LPT")
+                && matches!(tail, "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³")
+        }
+    }
+}
+
+/// A win32 path segment Windows would open as something other than its text:
+/// reserved characters (`:` is an alternate data stream), control characters,
+/// trailing dots or spaces (stripped by Windows), or a device name.
+fn is_bad_win32_segment(segment: &str) -> bool {
+    segment.chars().any(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') || (c as u32) < 32)
+        || segment.ends_with('.')
+        || segment.ends_with(' ')
+        || is_win32_device_name(segment)
+}
+
+/// Lexically normalises `raw` per SPEC §2 rules 1 and 2.
+pub fn normalize(raw: &str, platform: Platform) -> Result<NormalPath, DenyReason> {
+    if raw.is_empty() || raw.len() > MAX_PATH_BYTES || raw.contains('\0') {
+        return Err(DenyReason::InvalidPath);
+    }
+    let mut out = String::with_capacity(raw.len() + 1);
+    let mut had_dotdot = false;
+    let (root_len, rest) = match platform {
+        Platform::Posix => {
+            if !raw.starts_with('/') {
+                return Err(DenyReason::InvalidPath);
+            }
+            // globset treats `\` as a separator on Windows hosts; posix paths
+            // with `\` cannot be matched faithfully there.
+            if cfg!(windows) && raw.contains('\\') {
+                return Err(DenyReason::InvalidPath);
+            }
+            (0, raw)
+        }
+        Platform::Win32 => {
+            let drive = win32_drive(raw).ok_or(DenyReason::InvalidPath)?;
+            out.push(drive);
+            out.push(':');
+            (2, &raw[2..])
+        }
+    };
+    let segments: Box<dyn Iterator<Item = &str>> = match platform {
+        Platform::Posix => Box::new(rest.split('/')),
+        Platform::Win32 => Box::new(rest.split(is_win32_sep)),
+    };
+    for segment in segments {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                had_dotdot = true;
+                if out.len() == root_len {
+                    return Err(DenyReason::PathTraversal);
+                }
+                let cut = out.rfind('/').unwrap_or(root_len);
+                out.truncate(cut);
+            }
+            s => {
+                if platform == Platform::Win32 && is_bad_win32_segment(s) {
+                    return Err(DenyReason::InvalidPath);
+                }
+                out.push('/');
+                out.push_str(s);
+            }
+        }
+    }
+    if out.len() == root_len {
+        out.push('/');
+    }
+    Ok(NormalPath { path: out, had_dotdot })
+}
+
+/// Validates and normalises one fs grant glob (without compiling it).
+/// `pointer` is where it sits in the manifest, for the error.
+pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<String, ManifestError> {
+    let absolute = match platform {
+        Platform::Posix => "an absolute posix glob starting with '/'",
+        Platform::Win32 => "an absolute win32 glob starting with a drive like 'C:\\'",
+    };
+    if raw.is_empty() || raw.contains('\0') {
+        return Err(ManifestError::new(pointer, format!("{absolute}, non-empty and without NUL")));
+    }
+    if raw.len() > MAX_PATH_BYTES {
+        return Err(ManifestError::new(pointer, format!("a glob of at most {MAX_PATH_BYTES} bytes")));
+    }
+    let (mut out, rest): (String, &str) = match platform {
+        Platform::Posix if raw.starts_with('/') => (String::new(), raw),
+        Platform::Win32 => match win32_drive(raw) {
+            Some(d) => (format!("{d}:"), &raw[2..]),
+            None => return Err(ManifestError::new(pointer, absolute)),
+        },
+        Platform::Posix => return Err(ManifestError::new(pointer, absolute)),
+    };
+    let root_len = out.len();
+    let segs: Vec<&str> = match platform {
+        Platform::Posix => rest.split('/').collect(),
+        Platform::Win32 => rest.split(is_win32_sep).collect(),
+    };
+    for s in segs {
+        match s {
+            "" => {}
+            "." | ".." => {
+                return Err(ManifestError::new(
+                    pointer,
+                    "a normalised glob: no '.' or '..' segments (write the directory it means)",
+                ))
+            }
+            s => {
+                out.push('/');
+                out.push_str(s);
+            }
+        }
+    }
+    if out.len() == root_len {
+        out.push('/');
+    }
+    let groups = out.matches('{').count();
+    let alternatives = groups + out.matches(',').count();
+    if groups > MAX_BRACE_GROUPS || alternatives > MAX_BRACE_ALTERNATIVES {
+        return Err(ManifestError::new(
+            pointer,
+            format!("at most {MAX_BRACE_GROUPS} '{{...}}' groups and {MAX_BRACE_ALTERNATIVES} alternatives in one glob"),
+        ));
+    }
+    Ok(out)
+}
+
+fn build_glob(glob: &str, platform: Platform) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(glob)
+        .literal_separator(true)
+        .case_insensitive(platform == Platform::Win32)
+        .backslash_escape(platform == Platform::Posix)
+        .empty_alternates(false)
+        .build()
+}
+
+/// Compiles one normalised glob, for validation.
+pub fn compile_check(glob: &str, platform: Platform, pointer: &str) -> Result<(), ManifestError> {
+    build_glob(glob, platform).map(|_| ()).map_err(|e| {
+        ManifestError::new(
+            pointer,
+            format!(
+                "a valid glob ({}); `*` `?` `[...]` `{{a,b}}` and whole-segment `**` are special, write `[*]` for a literal '*'",
+                e.kind()
+            ),
+        )
+    })
+}
+
+/// The compiled fs grants of a policy: one glob set per mode, built once.
+#[derive(Debug, Clone)]
+pub struct FsMatcher {
+    platform: Platform,
+    read: GlobSet,
+    write: GlobSet,
+}
+
+impl FsMatcher {
+    /// Compiles validated grants. Errors carry the pointer `/fs/<i>`.
+    pub fn compile(grants: &[FsGrant], platform: Platform) -> Result<Self, ManifestError> {
+        let mut read = GlobSetBuilder::new();
+        let mut write = GlobSetBuilder::new();
+        for (i, g) in grants.iter().enumerate() {
+            let glob = build_glob(&g.glob, platform).map_err(|e| {
+                ManifestError::new(format!("/fs/{i}"), format!("a valid glob ({})", e.kind()))
+            })?;
+            if g.mode.allows(FsMode::Read) {
+                read.add(glob.clone());
+            }
+            if g.mode.allows(FsMode::Write) {
+                write.add(glob);
+            }
+        }
+        let too_big = |e: globset::Error| {
+            ManifestError::new("/fs", format!("fs globs that compile within the matcher size limit ({e})"))
+        };
+        Ok(Self { platform, read: read.build().map_err(too_big)?, write: write.build().map_err(too_big)? })
+    }
+
+    fn set(&self, mode: FsMode) -> &GlobSet {
+        match mode {
+            FsMode::Read => &self.read,
+            FsMode::Write => &self.write,
+        }
+    }
+
+    /// Matches an already-normalised path (rule 3 of SPEC §2).
+    pub fn match_normal(&self, path: &NormalPath, mode: FsMode) -> Decision {
+        let cap = mode.capability();
+        if self.set(mode).is_match(&path.path) {
+            return Decision::Allowed;
+        }
+        let other = match mode {
+            FsMode::Read => FsMode::Write,
+            FsMode::Write => FsMode::Read,
+        };
+        if self.set(other).is_match(&path.path) {
+            Decision::deny(cap, DenyReason::ModeNotGranted)
+        } else if path.had_dotdot {
+            Decision::deny(cap, DenyReason::PathTraversal)
+        } else {
+            Decision::deny(cap, DenyReason::NotAllowlisted)
+        }
+    }
+
+    /// The lexical check of SPEC §2.
+    pub fn check(&self, raw: &str, mode: FsMode) -> Decision {
+        match normalize(raw, self.platform) {
+            Ok(p) => self.match_normal(&p, mode),
+            Err(reason) => Decision::deny(mode.capability(), reason),
+        }
+    }
+
+    /// The lexical check, then the same check on the real path (symlinks
+    /// resolved component by component, dangling links included): a real path
+    /// outside the grants is `symlink_escape`. Fails closed: when the real path
+    /// cannot be determined (I/O error, link loop, non-UTF-8 target, a policy
+    /// platform that is not this host's), the answer is `symlink_escape`.
+    pub fn check_resolved(&self, raw: &str, mode: FsMode) -> Decision {
+        let lexical = match normalize(raw, self.platform) {
+            Ok(p) => p,
+            Err(reason) => return Decision::deny(mode.capability(), reason),
+        };
+        let decision = self.match_normal(&lexical, mode);
+        if !decision.is_allowed() {
+            return decision;
+        }
+        let escape = Decision::deny(mode.capability(), DenyReason::SymlinkEscape);
+        let host_platform = if cfg!(windows) { Platform::Win32 } else { Platform::Posix };
+        if self.platform != host_platform {
+            return escape;
+        }
+        let Ok(real) = real_path(Path::new(&lexical.path)) else { return escape };
+        let Some(real) = real.to_str() else { return escape };
+        let Ok(real) = normalize(real, self.platform) else { return escape };
+        match self.match_normal(&NormalPath { path: real.path, had_dotdot: false }, mode) {
+            Decision::Allowed => Decision::Allowed,
+            Decision::Denied(d) if d.reason == DenyReason::ModeNotGranted => Decision::Denied(d),
+            Decision::Denied(_) => escape,
+        }
+    }
+}
+
+/// Most symlinks followed while resolving one path (Linux's own limit).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Resolves every symlink in an absolute path, as `open(2)` would follow them,
+/// including a dangling final link (which `O_CREAT` would create through).
+/// Components past the first missing one are appended lexically.
+pub fn real_path(path: &Path) -> std::io::Result<PathBuf> {
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    use std::path::Component;
+
+    let mut pending: VecDeque<OsString> = VecDeque::new();
+    let mut resolved = PathBuf::new();
+    let push_components = |p: &Path, pending: &mut VecDeque<OsString>, resolved: &mut PathBuf, front: bool| {
+        let mut items = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::Prefix(_) | Component::RootDir => {
+                    *resolved = PathBuf::from(Component::RootDir.as_os_str());
+                    if let Component::Prefix(pre) = c {
+                        *resolved = PathBuf::from(pre.as_os_str());
+                        resolved.push(Component::RootDir.as_os_str());
+                    }
+                }
+                Component::CurDir => {}
+                Component::ParentDir => items.push(OsString::from("..")),
+                Component::Normal(s) => items.push(s.to_owned()),
+            }
+        }
+        if front {
+            for it in items.into_iter().rev() {
+                pending.push_front(it);
+            }
+        } else {
+            pending.extend(items);
+        }
+    };
+    push_components(path, &mut pending, &mut resolved, false);
+    let mut hops = 0;
+    let mut missing = false;
+    while let Some(c) = pending.pop_front() {
+        if c == ".." {
+            resolved.pop();
+            continue;
+        }
+        let candidate = resolved.join(&c);
+        if missing {
+            resolved = candidate;
+            continue;
+        }
+        match std::fs::symlink_metadata(&candidate) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops += 1;
+                if hops > MAX_SYMLINK_HOPS {
+                    return Err(std::io::Error::other("too many levels of symbolic links"));
+                }
+                let target = std::fs::read_link(&candidate)?;
+                push_components(&target, &mut pending, &mut resolved, true);
+            }
+            Ok(_) => resolved = candidate,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                missing = true;
+                resolved = candidate;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(resolved)
+}

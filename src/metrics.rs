@@ -1,0 +1,92 @@
+//! Instrument descriptors (SPEC §5), exported as data so every host emits the
+//! same names and label sets, and the counters the Rust checker records to.
+
+use opentelemetry::metrics::{Counter, Meter};
+use opentelemetry::KeyValue;
+
+/// An instrument as data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstrumentDescriptor {
+    pub name: &'static str,
+    /// Always `counter`.
+    pub kind: &'static str,
+    pub unit: &'static str,
+    pub description: &'static str,
+    /// The attribute keys, the only labels recorded.
+    pub attribute_keys: &'static [&'static str],
+}
+
+/// The instrumentation scope name both languages record under.
+pub const METER_NAME: &str = "@suaveplan/api-sandbox-permissions";
+
+pub const PERMISSION_DENIED_TOTAL: InstrumentDescriptor = InstrumentDescriptor {
+    name: "plugin.permission_denied_total",
+    kind: "counter",
+    unit: "{denial}",
+    description: "Capability calls denied by the sandbox permission policy",
+    attribute_keys: &["plugin", "capability", "reason"],
+};
+
+pub const BUDGET_EXCEEDED_TOTAL: InstrumentDescriptor = InstrumentDescriptor {
+    name: "plugin.budget_exceeded_total",
+    kind: "counter",
+    unit: "{breach}",
+    description: "Requests that went over a CPU, memory or wall-clock budget",
+    attribute_keys: &["plugin", "capability", "reason"],
+};
+
+/// Both descriptors.
+pub const INSTRUMENTS: &[InstrumentDescriptor] = &[PERMISSION_DENIED_TOTAL, BUDGET_EXCEEDED_TOTAL];
+
+fn counter(meter: &Meter, d: &InstrumentDescriptor) -> Counter<u64> {
+    meter.u64_counter(d.name).with_unit(d.unit).with_description(d.description).build()
+}
+
+/// The two counters, created once per checker or tracker.
+#[derive(Clone)]
+pub struct Instruments {
+    denied: Counter<u64>,
+    budget: Counter<u64>,
+}
+
+impl std::fmt::Debug for Instruments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Instruments")
+    }
+}
+
+impl Instruments {
+    /// Instruments on `meter`.
+    pub fn new(meter: &Meter) -> Self {
+        Self { denied: counter(meter, &PERMISSION_DENIED_TOTAL), budget: counter(meter, &BUDGET_EXCEEDED_TOTAL) }
+    }
+
+    /// Instruments on the global meter provider's meter named [`METER_NAME`].
+    pub fn global() -> Self {
+        Self::new(&opentelemetry::global::meter(METER_NAME))
+    }
+
+    /// One permission denial. Every value is from a closed set or the host-chosen plugin id.
+    pub fn denied(&self, plugin: &str, capability: &'static str, reason: &'static str) {
+        self.denied.add(
+            1,
+            &[
+                KeyValue::new("plugin", plugin.to_owned()),
+                KeyValue::new("capability", capability),
+                KeyValue::new("reason", reason),
+            ],
+        );
+    }
+
+    /// One budget breach.
+    pub fn budget_exceeded(&self, plugin: &str, capability: &str, reason: &'static str) {
+        self.budget.add(
+            1,
+            &[
+                KeyValue::new("plugin", plugin.to_owned()),
+                KeyValue::new("capability", capability.to_owned()),
+                KeyValue::new("reason", reason),
+            ],
+        );
+    }
+}
