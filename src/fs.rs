@@ -65,7 +65,9 @@ impl GrantMode {
     pub const fn allows(self, mode: FsMode) -> bool {
         matches!(
             (self, mode),
-            (GrantMode::ReadWrite, _) | (GrantMode::Read, FsMode::Read) | (GrantMode::Write, FsMode::Write)
+            (GrantMode::ReadWrite, _)
+                | (GrantMode::Read, FsMode::Read)
+                | (GrantMode::Write, FsMode::Write)
         )
     }
 }
@@ -93,7 +95,8 @@ fn is_win32_sep(c: char) -> bool {
 /// A win32 drive-absolute prefix `X:\` or `X:/`.
 fn win32_drive(raw: &str) -> Option<char> {
     let b = raw.as_bytes();
-    if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'/' || b[2] == b'\\') {
+    if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'/' || b[2] == b'\\')
+    {
         Some(b[0].to_ascii_uppercase() as char)
     } else {
         None
@@ -102,14 +105,21 @@ fn win32_drive(raw: &str) -> Option<char> {
 
 /// Reserved DOS device names, which Windows opens as devices in any directory.
 fn is_win32_device_name(segment: &str) -> bool {
-    let base = segment.split('.').next().unwrap_or("").trim_end_matches(' ');
+    let base = segment
+        .split('.')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(' ');
     let upper = base.to_ascii_uppercase();
     match upper.as_str() {
         "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
         _ => {
             let (head, tail) = upper.split_at(upper.len().min(3));
             (head == "COM" || head == "LPT")
-                && matches!(tail, "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³")
+                && matches!(
+                    tail,
+                    "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³"
+                )
         }
     }
 }
@@ -118,7 +128,9 @@ fn is_win32_device_name(segment: &str) -> bool {
 /// reserved characters (`:` is an alternate data stream), control characters,
 /// trailing dots or spaces (stripped by Windows), or a device name.
 fn is_bad_win32_segment(segment: &str) -> bool {
-    segment.chars().any(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') || (c as u32) < 32)
+    segment
+        .chars()
+        .any(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') || (c as u32) < 32)
         || segment.ends_with('.')
         || segment.ends_with(' ')
         || is_win32_device_name(segment)
@@ -177,21 +189,34 @@ pub fn normalize(raw: &str, platform: Platform) -> Result<NormalPath, DenyReason
     if out.len() == root_len {
         out.push('/');
     }
-    Ok(NormalPath { path: out, had_dotdot })
+    Ok(NormalPath {
+        path: out,
+        had_dotdot,
+    })
 }
 
 /// Validates and normalises one fs grant glob (without compiling it).
 /// `pointer` is where it sits in the manifest, for the error.
-pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<String, ManifestError> {
+pub fn normalize_grant(
+    raw: &str,
+    platform: Platform,
+    pointer: &str,
+) -> Result<String, ManifestError> {
     let absolute = match platform {
         Platform::Posix => "an absolute posix glob starting with '/'",
         Platform::Win32 => "an absolute win32 glob starting with a drive like 'C:\\'",
     };
     if raw.is_empty() || raw.contains('\0') {
-        return Err(ManifestError::new(pointer, format!("{absolute}, non-empty and without NUL")));
+        return Err(ManifestError::new(
+            pointer,
+            format!("{absolute}, non-empty and without NUL"),
+        ));
     }
     if raw.len() > MAX_PATH_BYTES {
-        return Err(ManifestError::new(pointer, format!("a glob of at most {MAX_PATH_BYTES} bytes")));
+        return Err(ManifestError::new(
+            pointer,
+            format!("a glob of at most {MAX_PATH_BYTES} bytes"),
+        ));
     }
     let (mut out, rest): (String, &str) = match platform {
         Platform::Posix if raw.starts_with('/') => (String::new(), raw),
@@ -213,6 +238,12 @@ pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<S
                 return Err(ManifestError::new(
                     pointer,
                     "a normalised glob: no '.' or '..' segments (write the directory it means)",
+                ))
+            }
+            s if s.contains("**") && s != "**" => {
+                return Err(ManifestError::new(
+                    pointer,
+                    "`**` only as a whole segment (`/a/**/b`); inside a name write `*`",
                 ))
             }
             s => {
@@ -282,9 +313,16 @@ impl FsMatcher {
             }
         }
         let too_big = |e: globset::Error| {
-            ManifestError::new("/fs", format!("fs globs that compile within the matcher size limit ({e})"))
+            ManifestError::new(
+                "/fs",
+                format!("fs globs that compile within the matcher size limit ({e})"),
+            )
         };
-        Ok(Self { platform, read: read.build().map_err(too_big)?, write: write.build().map_err(too_big)? })
+        Ok(Self {
+            platform,
+            read: read.build().map_err(too_big)?,
+            write: write.build().map_err(too_big)?,
+        })
     }
 
     fn set(&self, mode: FsMode) -> &GlobSet {
@@ -336,14 +374,30 @@ impl FsMatcher {
             return decision;
         }
         let escape = Decision::deny(mode.capability(), DenyReason::SymlinkEscape);
-        let host_platform = if cfg!(windows) { Platform::Win32 } else { Platform::Posix };
+        let host_platform = if cfg!(windows) {
+            Platform::Win32
+        } else {
+            Platform::Posix
+        };
         if self.platform != host_platform {
             return escape;
         }
-        let Ok(real) = real_path(Path::new(&lexical.path)) else { return escape };
-        let Some(real) = real.to_str() else { return escape };
-        let Ok(real) = normalize(real, self.platform) else { return escape };
-        match self.match_normal(&NormalPath { path: real.path, had_dotdot: false }, mode) {
+        let Ok(real) = real_path(Path::new(&lexical.path)) else {
+            return escape;
+        };
+        let Some(real) = real.to_str() else {
+            return escape;
+        };
+        let Ok(real) = normalize(real, self.platform) else {
+            return escape;
+        };
+        match self.match_normal(
+            &NormalPath {
+                path: real.path,
+                had_dotdot: false,
+            },
+            mode,
+        ) {
             Decision::Allowed => Decision::Allowed,
             Decision::Denied(d) if d.reason == DenyReason::ModeNotGranted => Decision::Denied(d),
             Decision::Denied(_) => escape,
@@ -364,30 +418,31 @@ pub fn real_path(path: &Path) -> std::io::Result<PathBuf> {
 
     let mut pending: VecDeque<OsString> = VecDeque::new();
     let mut resolved = PathBuf::new();
-    let push_components = |p: &Path, pending: &mut VecDeque<OsString>, resolved: &mut PathBuf, front: bool| {
-        let mut items = Vec::new();
-        for c in p.components() {
-            match c {
-                Component::Prefix(_) | Component::RootDir => {
-                    *resolved = PathBuf::from(Component::RootDir.as_os_str());
-                    if let Component::Prefix(pre) = c {
-                        *resolved = PathBuf::from(pre.as_os_str());
-                        resolved.push(Component::RootDir.as_os_str());
+    let push_components =
+        |p: &Path, pending: &mut VecDeque<OsString>, resolved: &mut PathBuf, front: bool| {
+            let mut items = Vec::new();
+            for c in p.components() {
+                match c {
+                    Component::Prefix(_) | Component::RootDir => {
+                        *resolved = PathBuf::from(Component::RootDir.as_os_str());
+                        if let Component::Prefix(pre) = c {
+                            *resolved = PathBuf::from(pre.as_os_str());
+                            resolved.push(Component::RootDir.as_os_str());
+                        }
                     }
+                    Component::CurDir => {}
+                    Component::ParentDir => items.push(OsString::from("..")),
+                    Component::Normal(s) => items.push(s.to_owned()),
                 }
-                Component::CurDir => {}
-                Component::ParentDir => items.push(OsString::from("..")),
-                Component::Normal(s) => items.push(s.to_owned()),
             }
-        }
-        if front {
-            for it in items.into_iter().rev() {
-                pending.push_front(it);
+            if front {
+                for it in items.into_iter().rev() {
+                    pending.push_front(it);
+                }
+            } else {
+                pending.extend(items);
             }
-        } else {
-            pending.extend(items);
-        }
-    };
+        };
     push_components(path, &mut pending, &mut resolved, false);
     let mut hops = 0;
     let mut missing = false;

@@ -1,21 +1,25 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod budget;
 pub mod capability;
 pub mod checker;
+pub mod conformance;
 pub mod error;
 pub mod fetch;
 pub mod fs;
 pub mod metrics;
 pub mod policy;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 #[cfg(feature = "napi")]
 mod binding;
 
 pub use checker::{FsCheckOptions, PermissionChecker};
 pub use error::{
-    BudgetExceeded, BudgetKind, Capability, Decision, Denial, DenyReason, ErrorCode, InvalidSample, ManifestError,
-    PermissionDenied, ERROR_REGISTRY,
+    BudgetExceeded, BudgetKind, Capability, Decision, Denial, DenyReason, ErrorCode, InvalidSample,
+    ManifestError, PermissionDenied, ERROR_REGISTRY,
 };
 pub use fs::FsMode;
 pub use policy::{Budgets, PermissionPolicy, Platform, PolicyOptions};

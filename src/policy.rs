@@ -54,7 +54,10 @@ pub struct PolicyOptions {
 
 impl PolicyOptions {
     pub fn new(plugin: impl Into<String>) -> Self {
-        Self { plugin: plugin.into(), platform: Platform::default() }
+        Self {
+            plugin: plugin.into(),
+            platform: Platform::default(),
+        }
     }
     pub fn platform(mut self, platform: Platform) -> Self {
         self.platform = platform;
@@ -119,9 +122,17 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-fn expect_object<'a>(v: &'a Value, ptr: &str, what: &str, allowed: &[&str]) -> Result<&'a Map<String, Value>, ManifestError> {
+fn expect_object<'a>(
+    v: &'a Value,
+    ptr: &str,
+    what: &str,
+    allowed: &[&str],
+) -> Result<&'a Map<String, Value>, ManifestError> {
     let Value::Object(m) = v else {
-        return Err(ManifestError::new(ptr, format!("{what}, got {}", type_name(v))));
+        return Err(ManifestError::new(
+            ptr,
+            format!("{what}, got {}", type_name(v)),
+        ));
     };
     for k in m.keys() {
         if !allowed.contains(&k.as_str()) {
@@ -136,10 +147,16 @@ fn expect_object<'a>(v: &'a Value, ptr: &str, what: &str, allowed: &[&str]) -> R
 
 fn expect_array<'a>(v: &'a Value, ptr: &str, what: &str) -> Result<&'a [Value], ManifestError> {
     let Value::Array(a) = v else {
-        return Err(ManifestError::new(ptr, format!("an array of {what}, got {}", type_name(v))));
+        return Err(ManifestError::new(
+            ptr,
+            format!("an array of {what}, got {}", type_name(v)),
+        ));
     };
     if a.len() > MAX_PATTERNS {
-        return Err(ManifestError::new(ptr, format!("at most {MAX_PATTERNS} entries")));
+        return Err(ManifestError::new(
+            ptr,
+            format!("at most {MAX_PATTERNS} entries"),
+        ));
     }
     Ok(a)
 }
@@ -147,7 +164,10 @@ fn expect_array<'a>(v: &'a Value, ptr: &str, what: &str) -> Result<&'a [Value], 
 fn expect_str<'a>(v: &'a Value, ptr: &str, what: &str) -> Result<&'a str, ManifestError> {
     match v {
         Value::String(s) => Ok(s),
-        _ => Err(ManifestError::new(ptr, format!("{what}, got {}", type_name(v)))),
+        _ => Err(ManifestError::new(
+            ptr,
+            format!("{what}, got {}", type_name(v)),
+        )),
     }
 }
 
@@ -166,10 +186,13 @@ fn expect_budget(v: &Value, ptr: &str, unit: &str) -> Result<f64, ManifestError>
     let what = format!("a finite number greater than 0 ({unit})");
     match v.as_f64() {
         Some(n) if n.is_finite() && n > 0.0 => Ok(n),
-        _ => Err(ManifestError::new(ptr, match v {
-            Value::Number(_) => what,
-            other => format!("{what}, got {}", type_name(other)),
-        })),
+        _ => Err(ManifestError::new(
+            ptr,
+            match v {
+                Value::Number(_) => what,
+                other => format!("{what}, got {}", type_name(other)),
+            },
+        )),
     }
 }
 
@@ -178,7 +201,10 @@ impl PermissionPolicy {
     /// naming its JSON pointer; unknown keys are errors; nothing is dropped.
     pub fn from_manifest(manifest: &Value, options: PolicyOptions) -> Result<Self, ManifestError> {
         let PolicyOptions { plugin, platform } = options;
-        if plugin.is_empty() || plugin.len() > MAX_NAME_BYTES || plugin.chars().any(char::is_control) {
+        if plugin.is_empty()
+            || plugin.len() > MAX_NAME_BYTES
+            || plugin.chars().any(char::is_control)
+        {
             return Err(ManifestError::new(
                 "",
                 "options.plugin: a plugin id of 1 to 256 bytes without control characters",
@@ -220,20 +246,29 @@ impl PermissionPolicy {
                         let o = expect_object(g, &ptr, "an fs grant", &["path", "mode"])?;
                         let path_ptr = format!("{ptr}/path");
                         let path_v = o.get("path").ok_or_else(|| {
-                            ManifestError::new(&path_ptr, "a required 'path': an absolute glob string")
+                            ManifestError::new(
+                                &path_ptr,
+                                "a required 'path': an absolute glob string",
+                            )
                         })?;
                         let mode = match o.get("mode") {
                             None => GrantMode::Read,
                             Some(m) => {
                                 let mptr = format!("{ptr}/mode");
                                 let s = expect_str(m, &mptr, "'read', 'write' or 'readwrite'")?;
-                                GrantMode::parse(s)
-                                    .ok_or_else(|| ManifestError::new(&mptr, "'read', 'write' or 'readwrite'"))?
+                                GrantMode::parse(s).ok_or_else(|| {
+                                    ManifestError::new(&mptr, "'read', 'write' or 'readwrite'")
+                                })?
                             }
                         };
                         (path_v, path_ptr, mode)
                     }
-                    other => return Err(ManifestError::new(&ptr, format!("{what}, got {}", type_name(other)))),
+                    other => {
+                        return Err(ManifestError::new(
+                            &ptr,
+                            format!("{what}, got {}", type_name(other)),
+                        ))
+                    }
                 };
                 let raw = expect_str(path_v, &path_ptr, "an absolute glob string")?;
                 let glob = fs::normalize_grant(raw, platform, &path_ptr)?;
@@ -245,7 +280,10 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("fetch") {
             policy.present.fetch = true;
-            for (i, p) in expect_array(v, "/fetch", "host pattern strings")?.iter().enumerate() {
+            for (i, p) in expect_array(v, "/fetch", "host pattern strings")?
+                .iter()
+                .enumerate()
+            {
                 let ptr = format!("/fetch/{i}");
                 let s = expect_str(p, &ptr, "a host pattern string")?;
                 policy.fetch_patterns.push(FetchPattern::parse(s, &ptr)?);
@@ -255,21 +293,34 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("budgets") {
             policy.present.budgets = true;
-            let o = expect_object(v, "/budgets", "a budgets object", &["cpuPercent", "memoryMb", "wallClockMs"])?;
+            let o = expect_object(
+                v,
+                "/budgets",
+                "a budgets object",
+                &["cpuPercent", "memoryMb", "wallClockMs"],
+            )?;
             if let Some(x) = o.get("cpuPercent") {
-                policy.budgets.cpu_percent = Some(expect_budget(x, "/budgets/cpuPercent", "percent of one core")?);
+                policy.budgets.cpu_percent = Some(expect_budget(
+                    x,
+                    "/budgets/cpuPercent",
+                    "percent of one core",
+                )?);
             }
             if let Some(x) = o.get("memoryMb") {
                 policy.budgets.memory_mb = Some(expect_budget(x, "/budgets/memoryMb", "MB")?);
             }
             if let Some(x) = o.get("wallClockMs") {
-                policy.budgets.wall_clock_ms = Some(expect_budget(x, "/budgets/wallClockMs", "ms")?);
+                policy.budgets.wall_clock_ms =
+                    Some(expect_budget(x, "/budgets/wallClockMs", "ms")?);
             }
         }
 
         if let Some(v) = top.get("secrets") {
             policy.present.secrets = true;
-            for (i, s) in expect_array(v, "/secrets", "secret names")?.iter().enumerate() {
+            for (i, s) in expect_array(v, "/secrets", "secret names")?
+                .iter()
+                .enumerate()
+            {
                 let name = expect_name(s, &format!("/secrets/{i}"), "a secret name")?;
                 if policy.secret_set.insert(name.to_owned()) {
                     policy.secrets.push(name.to_owned());
@@ -279,15 +330,31 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("events") {
             policy.has_events = true;
-            let o = expect_object(v, "/events", "an events object", &["publishes", "subscribes"])?;
+            let o = expect_object(
+                v,
+                "/events",
+                "an events object",
+                &["publishes", "subscribes"],
+            )?;
             for (key, list, flag) in [
-                ("publishes", &mut policy.publishes, &mut policy.has_publishes),
-                ("subscribes", &mut policy.subscribes, &mut policy.has_subscribes),
+                (
+                    "publishes",
+                    &mut policy.publishes,
+                    &mut policy.has_publishes,
+                ),
+                (
+                    "subscribes",
+                    &mut policy.subscribes,
+                    &mut policy.has_subscribes,
+                ),
             ] {
                 if let Some(a) = o.get(key) {
                     *flag = true;
                     let ptr = format!("/events/{key}");
-                    for (i, t) in expect_array(a, &ptr, "topic pattern strings")?.iter().enumerate() {
+                    for (i, t) in expect_array(a, &ptr, "topic pattern strings")?
+                        .iter()
+                        .enumerate()
+                    {
                         let tptr = format!("{ptr}/{i}");
                         let s = expect_str(t, &tptr, "a topic pattern string")?;
                         list.push(TopicPattern::parse_manifest(s, &tptr)?);
@@ -298,9 +365,9 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("db") {
             let o = expect_object(v, "/db", "a db object { database }", &["database"])?;
-            let d = o
-                .get("database")
-                .ok_or_else(|| ManifestError::new("/db/database", "a required database name string"))?;
+            let d = o.get("database").ok_or_else(|| {
+                ManifestError::new("/db/database", "a required database name string")
+            })?;
             policy.database = Some(expect_name(d, "/db/database", "a database name")?.to_owned());
         }
         Ok(policy)
@@ -308,8 +375,16 @@ impl PermissionPolicy {
 
     /// Parses JSON text, then [`Self::from_manifest`]. A syntax error points at `""`.
     pub fn from_json(json: &str, options: PolicyOptions) -> Result<Self, ManifestError> {
-        let v: Value = serde_json::from_str(json)
-            .map_err(|e| ManifestError::new("", format!("a JSON object (syntax error at line {} column {})", e.line(), e.column())))?;
+        let v: Value = serde_json::from_str(json).map_err(|e| {
+            ManifestError::new(
+                "",
+                format!(
+                    "a JSON object (syntax error at line {} column {})",
+                    e.line(),
+                    e.column()
+                ),
+            )
+        })?;
         Self::from_manifest(&v, options)
     }
 
@@ -354,12 +429,20 @@ impl PermissionPolicy {
             m.insert("fs".into(), Value::Array(grants));
         }
         if self.present.fetch {
-            let pats = self.fetch_patterns.iter().map(|p| Value::String(p.to_string())).collect();
+            let pats = self
+                .fetch_patterns
+                .iter()
+                .map(|p| Value::String(p.to_string()))
+                .collect();
             m.insert("fetch".into(), Value::Array(pats));
         }
         if self.present.budgets {
             let mut b = Map::new();
-            let num = |x: f64| serde_json::Number::from_f64(x).map(Value::Number).unwrap_or(Value::Null);
+            let num = |x: f64| {
+                serde_json::Number::from_f64(x)
+                    .map(Value::Number)
+                    .unwrap_or(Value::Null)
+            };
             if let Some(x) = self.budgets.cpu_percent {
                 b.insert("cpuPercent".into(), num(x));
             }
@@ -372,11 +455,16 @@ impl PermissionPolicy {
             m.insert("budgets".into(), Value::Object(b));
         }
         if self.present.secrets {
-            m.insert("secrets".into(), Value::Array(self.secrets.iter().cloned().map(Value::String).collect()));
+            m.insert(
+                "secrets".into(),
+                Value::Array(self.secrets.iter().cloned().map(Value::String).collect()),
+            );
         }
         if self.has_events {
             let mut e = Map::new();
-            let list = |l: &[TopicPattern]| Value::Array(l.iter().map(|t| Value::String(t.to_string())).collect());
+            let list = |l: &[TopicPattern]| {
+                Value::Array(l.iter().map(|t| Value::String(t.to_string())).collect())
+            };
             if self.has_publishes {
                 e.insert("publishes".into(), list(&self.publishes));
             }
@@ -412,7 +500,11 @@ impl PermissionPolicy {
     }
 
     /// `checkFetchAddress(url, resolvedIp)`: DNS-rebinding defence.
-    pub fn check_fetch_address(&self, url: &str, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
+    pub fn check_fetch_address(
+        &self,
+        url: &str,
+        resolved_ip: &str,
+    ) -> Result<AllowedUrl, DenyReason> {
         self.fetch.check_address(url, resolved_ip)
     }
 
@@ -479,7 +571,9 @@ impl PermissionPolicy {
             Capability::SecretsGet => self.check_secret(field),
             Capability::EventsPublish | Capability::EventsSubscribe => self.check_topic(cap, field),
             Capability::DbQuery => self.check_database(field),
-            Capability::Unknown => Decision::deny(Capability::Unknown, DenyReason::UnknownCapability),
+            Capability::Unknown => {
+                Decision::deny(Capability::Unknown, DenyReason::UnknownCapability)
+            }
         }
     }
 

@@ -1,0 +1,329 @@
+//! The conformance case table (SPEC §7), defined once as JSON data embedded in
+//! the crate and shared by the Rust runner ([`crate::testing`]) and the JS
+//! harness (`./testing`). Cases are named `category - case`.
+
+use std::sync::OnceLock;
+
+use serde_json::{json, Value};
+
+use crate::error::{BudgetKind, DenyReason};
+use crate::fs::FsMode;
+use crate::policy::Platform;
+
+/// The embedded data files, each starting with a provenance string.
+pub const DATA_FILES: &[(&str, &str)] = &[
+    (
+        "manifest.json",
+        include_str!("../data/conformance/manifest.json"),
+    ),
+    ("fs.json", include_str!("../data/conformance/fs.json")),
+    ("fetch.json", include_str!("../data/conformance/fetch.json")),
+    (
+        "capability.json",
+        include_str!("../data/conformance/capability.json"),
+    ),
+    (
+        "budget.json",
+        include_str!("../data/conformance/budget.json"),
+    ),
+];
+
+/// One step of a budget case: clock, cumulative CPU ms, RSS MB (`None`: sampler unset).
+pub type BudgetStep = (f64, Option<f64>, Option<f64>);
+
+/// What a case does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Build a policy from the manifest; `expect_pointer` `None` means valid.
+    Manifest {
+        expect_pointer: Option<String>,
+    },
+    Fs {
+        path: String,
+        mode: FsMode,
+    },
+    Fetch {
+        url: String,
+    },
+    FetchAddress {
+        url: String,
+        ip: String,
+    },
+    Capability {
+        id: String,
+        payload: Value,
+    },
+    Budget {
+        grace_ms: f64,
+        steps: Vec<BudgetStep>,
+    },
+}
+
+/// What a case expects.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expect {
+    Allow,
+    Deny(DenyReason),
+    /// `INVALID_MANIFEST` (the pointer is in [`Op::Manifest`]).
+    InvalidManifest,
+    /// A budget case within budget, optionally with an exact elapsed time.
+    BudgetOk {
+        elapsed_ms: Option<f64>,
+    },
+    /// A budget case ending breached; `also` are other budgets also counted once.
+    BudgetExceeded {
+        budget: BudgetKind,
+        limit: f64,
+        observed: f64,
+        also: Vec<BudgetKind>,
+    },
+    InvalidSample,
+}
+
+/// One conformance case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// `category - case`.
+    pub name: String,
+    pub category: String,
+    pub manifest: Value,
+    pub platform: Platform,
+    pub op: Op,
+    pub expect: Expect,
+}
+
+/// Expands `{"$repeat": [s, n]}` and `{"$array": [v, n]}` placeholders.
+pub fn expand(v: &Value) -> Value {
+    match v {
+        Value::Object(o) if o.len() == 1 && o.contains_key("$repeat") => {
+            let a = &o["$repeat"];
+            a[0].as_str()
+                .unwrap_or_default()
+                .repeat(a[1].as_u64().unwrap_or(0) as usize)
+                .into()
+        }
+        Value::Object(o) if o.len() == 1 && o.contains_key("$array") => {
+            let a = &o["$array"];
+            Value::Array(vec![expand(&a[0]); a[1].as_u64().unwrap_or(0) as usize])
+        }
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), expand(v))).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(expand).collect()),
+        other => other.clone(),
+    }
+}
+
+fn num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn reason(v: &Value) -> Expect {
+    match v.as_str() {
+        Some("allow") => Expect::Allow,
+        Some(r) => {
+            Expect::Deny(DenyReason::parse(r).unwrap_or_else(|| panic!("unknown reason {r}")))
+        }
+        None => panic!("bad expectation {v}"),
+    }
+}
+
+fn budget_expect(v: &Value) -> Expect {
+    match v {
+        Value::String(s) if s == "ok" => Expect::BudgetOk { elapsed_ms: None },
+        Value::String(s) if s == "invalid_sample" => Expect::InvalidSample,
+        Value::Object(o) if o.get("ok") == Some(&Value::Bool(true)) => Expect::BudgetOk {
+            elapsed_ms: o.get("elapsedMs").and_then(num),
+        },
+        Value::Object(o) => Expect::BudgetExceeded {
+            budget: BudgetKind::parse(o["budget"].as_str().unwrap()).unwrap(),
+            limit: num(&o["limit"]).unwrap(),
+            observed: num(&o["observed"]).unwrap(),
+            also: o
+                .get("also")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|k| BudgetKind::parse(k.as_str().unwrap()).unwrap())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
+        _ => panic!("bad budget expectation {v}"),
+    }
+}
+
+fn load() -> Vec<Case> {
+    let mut out = Vec::new();
+    for (file, text) in DATA_FILES {
+        let doc: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(
+            doc["provenance"].as_str().is_some_and(|p| !p.is_empty()),
+            "{file} has no provenance"
+        );
+        for g in doc["groups"].as_array().unwrap() {
+            let category = g["category"].as_str().unwrap().to_owned();
+            let manifest = expand(g.get("manifest").unwrap_or(&Value::Null));
+            let platform = g
+                .get("platform")
+                .and_then(Value::as_str)
+                .and_then(Platform::parse)
+                .unwrap_or(Platform::Posix);
+            let mut push = |name: &str, manifest: Value, op: Op, expect: Expect| {
+                out.push(Case {
+                    name: format!("{category} - {name}"),
+                    category: category.clone(),
+                    manifest,
+                    platform,
+                    op,
+                    expect,
+                });
+            };
+            let rows = |key: &str| {
+                g.get(key)
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            for c in rows("manifest_cases") {
+                let pointer = c[2].as_str().map(str::to_owned);
+                let expect = if pointer.is_some() {
+                    Expect::InvalidManifest
+                } else {
+                    Expect::Allow
+                };
+                push(
+                    c[0].as_str().unwrap(),
+                    expand(&c[1]),
+                    Op::Manifest {
+                        expect_pointer: pointer,
+                    },
+                    expect,
+                );
+            }
+            for c in rows("fs") {
+                let mode = FsMode::parse(c[2].as_str().unwrap()).unwrap();
+                push(
+                    c[0].as_str().unwrap(),
+                    manifest.clone(),
+                    Op::Fs {
+                        path: c[1].as_str().unwrap().into(),
+                        mode,
+                    },
+                    reason(&c[3]),
+                );
+            }
+            for c in rows("fetch") {
+                push(
+                    c[0].as_str().unwrap(),
+                    manifest.clone(),
+                    Op::Fetch {
+                        url: c[1].as_str().unwrap().into(),
+                    },
+                    reason(&c[2]),
+                );
+            }
+            for c in rows("address") {
+                let op = Op::FetchAddress {
+                    url: c[1].as_str().unwrap().into(),
+                    ip: c[2].as_str().unwrap().into(),
+                };
+                push(c[0].as_str().unwrap(), manifest.clone(), op, reason(&c[3]));
+            }
+            for c in rows("capability") {
+                let op = Op::Capability {
+                    id: c[1].as_str().unwrap().into(),
+                    payload: expand(&c[2]),
+                };
+                push(c[0].as_str().unwrap(), manifest.clone(), op, reason(&c[3]));
+            }
+            for c in rows("budget") {
+                let spec = &c[1];
+                let steps = spec["steps"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| (num(&s[0]).unwrap(), num(&s[1]), num(&s[2])))
+                    .collect();
+                let op = Op::Budget {
+                    grace_ms: num(&spec["grace"]).unwrap_or(0.0),
+                    steps,
+                };
+                push(
+                    c[0].as_str().unwrap(),
+                    manifest.clone(),
+                    op,
+                    budget_expect(&c[2]),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Every case, in file order.
+pub fn cases() -> &'static [Case] {
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    CASES.get_or_init(load)
+}
+
+fn js_num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else if x.is_nan() {
+        json!("NaN")
+    } else if x > 0.0 {
+        json!("Infinity")
+    } else {
+        json!("-Infinity")
+    }
+}
+
+/// The cases as one JSON document for the JS harness: placeholders expanded,
+/// non-finite numbers as the strings `NaN`, `Infinity`, `-Infinity`.
+pub fn cases_json() -> String {
+    let list: Vec<Value> = cases()
+        .iter()
+        .map(|c| {
+            let (op, args) = match &c.op {
+                Op::Manifest { expect_pointer } => ("manifest", json!({ "pointer": expect_pointer })),
+                Op::Fs { path, mode } => {
+                    ("fs", json!({ "path": path, "mode": if *mode == FsMode::Read { "read" } else { "write" } }))
+                }
+                Op::Fetch { url } => ("fetch", json!({ "url": url })),
+                Op::FetchAddress { url, ip } => ("fetchAddress", json!({ "url": url, "ip": ip })),
+                Op::Capability { id, payload } => ("capability", json!({ "id": id, "payload": payload })),
+                Op::Budget { grace_ms, steps } => {
+                    let steps: Vec<Value> = steps
+                        .iter()
+                        .map(|(n, c, r)| json!([js_num(*n), c.map(js_num), r.map(js_num)]))
+                        .collect();
+                    ("budget", json!({ "graceMs": grace_ms, "steps": steps }))
+                }
+            };
+            let expect = match &c.expect {
+                Expect::Allow => json!({ "allowed": true }),
+                Expect::Deny(r) => json!({ "allowed": false, "reason": r.as_str() }),
+                Expect::InvalidManifest => json!({ "error": "INVALID_MANIFEST" }),
+                Expect::BudgetOk { elapsed_ms } => json!({ "ok": true, "elapsedMs": elapsed_ms }),
+                Expect::BudgetExceeded { budget, limit, observed, also } => json!({
+                    "ok": false, "budget": budget.as_str(), "reason": budget.reason(), "limit": limit, "observed": observed,
+                    "also": also.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+                }),
+                Expect::InvalidSample => json!({ "error": "INVALID_SAMPLE" }),
+            };
+            json!({
+                "name": c.name, "category": c.category, "manifest": c.manifest,
+                "platform": c.platform.as_str(), "op": op, "args": args, "expect": expect,
+            })
+        })
+        .collect();
+    Value::Array(list).to_string()
+}

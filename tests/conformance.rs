@@ -1,0 +1,138 @@
+//! The shipped harness against this crate's own checker, and against broken
+//! adapters it must catch.
+
+use api_sandbox_permissions::testing::{
+    native_checker, run_permissions_conformance, run_permissions_conformance_with,
+    ConformanceChecker, ConformanceContext, ConformanceOptions, NativeAdapter,
+};
+use api_sandbox_permissions::{Decision, FsMode, ManifestError};
+use serde_json::Value;
+
+#[test]
+fn native_checker_passes_every_case() {
+    let report = run_permissions_conformance("native", native_checker);
+    assert!(
+        report.passed.len() > 250,
+        "only {} cases ran",
+        report.passed.len()
+    );
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    assert!(report
+        .passed
+        .iter()
+        .any(|n| n.starts_with("adversarial - ")));
+}
+
+#[test]
+fn case_names_are_unique_and_categorised() {
+    let mut seen = std::collections::HashSet::new();
+    for c in api_sandbox_permissions::conformance::cases() {
+        assert!(
+            c.name.starts_with(&format!("{} - ", c.category)),
+            "{}",
+            c.name
+        );
+        assert!(seen.insert(c.name.clone()), "duplicate case {}", c.name);
+    }
+}
+
+#[test]
+fn filter_and_declared_skips() {
+    let options = ConformanceOptions {
+        filter: Some("fetch address".into()),
+        skip: vec![(
+            "fetch address - public address".into(),
+            "resolver not wired".into(),
+        )],
+    };
+    let report = run_permissions_conformance_with("filtered", &options, native_checker);
+    assert_eq!(report.skipped.len(), 1);
+    assert!(report.failed.is_empty());
+    assert!(report
+        .passed
+        .iter()
+        .all(|n| n.starts_with("fetch address - ")));
+}
+
+/// Wraps the native adapter, overriding one behaviour.
+struct Broken {
+    inner: NativeAdapter,
+    kind: &'static str,
+}
+
+impl ConformanceChecker for Broken {
+    fn check_fs(&self, path: &str, mode: FsMode) -> Decision {
+        match self.kind {
+            "allow-all" => Decision::Allowed,
+            "no-metrics" => self.inner.checker.policy().check_fs(path, mode),
+            _ => self.inner.check_fs(path, mode),
+        }
+    }
+    fn check_fetch(&self, url: &str) -> Decision {
+        match self.kind {
+            "allow-all" => Decision::Allowed,
+            "ignore-ports" => match self.inner.check_fetch(url) {
+                Decision::Denied(d)
+                    if d.reason == api_sandbox_permissions::DenyReason::PortNotAllowed =>
+                {
+                    Decision::Allowed
+                }
+                d => d,
+            },
+            _ => self.inner.check_fetch(url),
+        }
+    }
+    fn check_capability(&self, id: &str, payload: &Value) -> Decision {
+        match self.kind {
+            "allow-all" => Decision::Allowed,
+            _ => self.inner.check_capability(id, payload),
+        }
+    }
+    fn check_fetch_address(&self, url: &str, ip: &str) -> Option<Decision> {
+        self.inner.check_fetch_address(url, ip)
+    }
+}
+
+fn broken(
+    kind: &'static str,
+) -> impl FnMut(&Value, &ConformanceContext) -> Result<Box<dyn ConformanceChecker>, ManifestError> {
+    move |m, ctx| {
+        let policy = api_sandbox_permissions::PermissionPolicy::from_manifest(
+            m,
+            api_sandbox_permissions::PolicyOptions::new(&ctx.plugin).platform(ctx.platform),
+        )?;
+        let inner = NativeAdapter {
+            checker: api_sandbox_permissions::PermissionChecker::new(policy, &ctx.meter),
+            meter: ctx.meter.clone(),
+        };
+        Ok(Box::new(Broken { inner, kind }))
+    }
+}
+
+#[test]
+fn broken_adapters_are_caught() {
+    for (kind, must_fail) in [
+        ("allow-all", "adversarial - traversal out of a grant"),
+        ("ignore-ports", "fetch - other port"),
+        ("no-metrics", "fs - write to a read grant"),
+    ] {
+        let report =
+            run_permissions_conformance_with(kind, &ConformanceOptions::default(), broken(kind));
+        assert!(
+            report.failed.iter().any(|(n, _)| n == must_fail),
+            "{kind} not caught at {must_fail}: {:?}",
+            report
+                .failed
+                .iter()
+                .map(|f| &f.0)
+                .take(5)
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+#[should_panic(expected = "conformance cases failed")]
+fn the_panicking_runner_fails_on_a_broken_adapter() {
+    run_permissions_conformance("allow-all", broken("allow-all"));
+}
