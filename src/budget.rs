@@ -95,10 +95,7 @@ impl BudgetState {
     /// Starts at `start`: its `now_ms` is time zero, its CPU reading (if any) the baseline.
     pub fn new(budgets: Budgets, start: Sample, cpu_grace_ms: f64) -> Result<Self, InvalidSample> {
         let start_ms = valid("now", start.now_ms)?;
-        let cpu_base = start
-            .cpu_time_ms
-            .map(|c| valid("cpuTimeMs", c))
-            .transpose()?;
+        let cpu_base = start.cpu_time_ms.map(|c| valid("cpuTimeMs", c)).transpose()?;
         let rss = start.rss_mb.map(|r| valid("rssMb", r)).transpose()?;
         let cpu_grace_ms = valid("cpuGraceMs", cpu_grace_ms)?;
         Ok(Self {
@@ -158,22 +155,9 @@ impl BudgetState {
         };
         let cpu_enforced = elapsed >= self.cpu_grace_ms;
         let checks = [
-            (
-                BudgetKind::WallClockMs,
-                over(self.budgets.wall_clock_ms, Some(elapsed)),
-            ),
-            (
-                BudgetKind::MemoryMb,
-                over(self.budgets.memory_mb, self.rss_last),
-            ),
-            (
-                BudgetKind::CpuPercent,
-                if cpu_enforced {
-                    over(self.budgets.cpu_percent, cpu_percent)
-                } else {
-                    None
-                },
-            ),
+            (BudgetKind::WallClockMs, over(self.budgets.wall_clock_ms, Some(elapsed))),
+            (BudgetKind::MemoryMb, over(self.budgets.memory_mb, self.rss_last)),
+            (BudgetKind::CpuPercent, if cpu_enforced { over(self.budgets.cpu_percent, cpu_percent) } else { None }),
         ];
         let mut new = NewBreaches::default();
         for (kind, hit) in checks {
@@ -184,25 +168,13 @@ impl BudgetState {
                     new.0 |= 1 << i;
                 }
                 if self.breach.is_none() {
-                    self.breach = Some(Breach {
-                        budget: kind,
-                        limit,
-                        observed,
-                        elapsed_ms: elapsed,
-                    });
+                    self.breach = Some(Breach { budget: kind, limit, observed, elapsed_ms: elapsed });
                 }
             }
         }
         let status = match self.breach {
-            Some(b) => BudgetStatus::Exceeded(Breach {
-                elapsed_ms: elapsed,
-                ..b
-            }),
-            None => BudgetStatus::Ok {
-                elapsed_ms: elapsed,
-                cpu_percent,
-                memory_mb: self.rss_last,
-            },
+            Some(b) => BudgetStatus::Exceeded(Breach { elapsed_ms: elapsed, ..b }),
+            None => BudgetStatus::Ok { elapsed_ms: elapsed, cpu_percent, memory_mb: self.rss_last },
         };
         (status, new)
     }
@@ -214,10 +186,7 @@ pub struct NewBreaches(pub u8);
 
 impl NewBreaches {
     pub fn iter(self) -> impl Iterator<Item = BudgetKind> {
-        BudgetKind::ALL
-            .iter()
-            .copied()
-            .filter(move |k| self.0 & (1 << k.index()) != 0)
+        BudgetKind::ALL.iter().copied().filter(move |k| self.0 & (1 << k.index()) != 0)
     }
     pub fn is_empty(self) -> bool {
         self.0 == 0
@@ -260,10 +229,7 @@ pub struct BudgetTracker<C: Clock> {
 
 impl<C: Clock> std::fmt::Debug for BudgetTracker<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BudgetTracker")
-            .field("state", &self.state)
-            .field("plugin", &self.plugin)
-            .finish()
+        f.debug_struct("BudgetTracker").field("state", &self.state).field("plugin", &self.plugin).finish()
     }
 }
 
@@ -344,10 +310,7 @@ impl<C: Clock> BudgetTracker<C> {
     /// Reads the clock only, and evaluates.
     pub fn check(&mut self) -> Result<BudgetStatus, InvalidSample> {
         let now = self.clock.now_ms();
-        self.record(Sample {
-            now_ms: now,
-            ..Sample::default()
-        })
+        self.record(Sample { now_ms: now, ..Sample::default() })
     }
 
     /// `check`, as an error when over budget.
@@ -374,17 +337,10 @@ mod tests {
     use super::*;
 
     fn budgets(cpu: Option<f64>, mem: Option<f64>, wall: Option<f64>) -> Budgets {
-        Budgets {
-            cpu_percent: cpu,
-            memory_mb: mem,
-            wall_clock_ms: wall,
-        }
+        Budgets { cpu_percent: cpu, memory_mb: mem, wall_clock_ms: wall }
     }
     fn at(now: f64) -> Sample {
-        Sample {
-            now_ms: now,
-            ..Sample::default()
-        }
+        Sample { now_ms: now, ..Sample::default() }
     }
 
     #[test]
@@ -401,10 +357,7 @@ mod tests {
                 elapsed_ms: 100.5
             })
         );
-        assert_eq!(
-            new.iter().collect::<Vec<_>>(),
-            vec![BudgetKind::WallClockMs]
-        );
+        assert_eq!(new.iter().collect::<Vec<_>>(), vec![BudgetKind::WallClockMs]);
         // Sticky, counted once.
         let (st, new) = s.record(at(2000.0)).unwrap();
         assert!(!st.is_ok());
@@ -421,36 +374,14 @@ mod tests {
 
     #[test]
     fn invalid_samples_are_errors_and_change_nothing() {
-        let mut s =
-            BudgetState::new(budgets(Some(50.0), Some(10.0), Some(100.0)), at(0.0), 0.0).unwrap();
+        let mut s = BudgetState::new(budgets(Some(50.0), Some(10.0), Some(100.0)), at(0.0), 0.0).unwrap();
         for (sample, field) in [
             (at(f64::NAN), "now"),
             (at(f64::INFINITY), "now"),
             (at(-1.0), "now"),
-            (
-                Sample {
-                    now_ms: 5.0,
-                    cpu_time_ms: Some(f64::NAN),
-                    rss_mb: None,
-                },
-                "cpuTimeMs",
-            ),
-            (
-                Sample {
-                    now_ms: 5.0,
-                    cpu_time_ms: None,
-                    rss_mb: Some(-0.5),
-                },
-                "rssMb",
-            ),
-            (
-                Sample {
-                    now_ms: 5.0,
-                    cpu_time_ms: None,
-                    rss_mb: Some(f64::NEG_INFINITY),
-                },
-                "rssMb",
-            ),
+            (Sample { now_ms: 5.0, cpu_time_ms: Some(f64::NAN), rss_mb: None }, "cpuTimeMs"),
+            (Sample { now_ms: 5.0, cpu_time_ms: None, rss_mb: Some(-0.5) }, "rssMb"),
+            (Sample { now_ms: 5.0, cpu_time_ms: None, rss_mb: Some(f64::NEG_INFINITY) }, "rssMb"),
         ] {
             assert_eq!(s.record(sample), Err(InvalidSample { field }));
         }
@@ -461,40 +392,22 @@ mod tests {
     #[test]
     fn memory_is_the_latest_sample() {
         let mut s = BudgetState::new(budgets(None, Some(64.0), None), at(0.0), 0.0).unwrap();
-        let mem = |v| Sample {
-            now_ms: 1.0,
-            cpu_time_ms: None,
-            rss_mb: Some(v),
-        };
+        let mem = |v| Sample { now_ms: 1.0, cpu_time_ms: None, rss_mb: Some(v) };
         assert!(s.record(mem(64.0)).unwrap().0.is_ok());
         assert!(s.record(mem(10.0)).unwrap().0.is_ok());
         let (st, _) = s.record(mem(64.01)).unwrap();
-        assert!(matches!(
-            st,
-            BudgetStatus::Exceeded(Breach {
-                budget: BudgetKind::MemoryMb,
-                ..
-            })
-        ));
+        assert!(matches!(st, BudgetStatus::Exceeded(Breach { budget: BudgetKind::MemoryMb, .. })));
     }
 
     #[test]
     fn cpu_grace_window_then_enforced() {
         let mut s = BudgetState::new(
             budgets(Some(50.0), None, None),
-            Sample {
-                now_ms: 0.0,
-                cpu_time_ms: Some(1000.0),
-                rss_mb: None,
-            },
+            Sample { now_ms: 0.0, cpu_time_ms: Some(1000.0), rss_mb: None },
             100.0,
         )
         .unwrap();
-        let cpu = |now, c| Sample {
-            now_ms: now,
-            cpu_time_ms: Some(c),
-            rss_mb: None,
-        };
+        let cpu = |now, c| Sample { now_ms: now, cpu_time_ms: Some(c), rss_mb: None };
         // 100% CPU, but inside the grace window.
         assert!(s.record(cpu(50.0, 1050.0)).unwrap().0.is_ok());
         // Exactly 50% at 200 ms: within.
@@ -514,19 +427,11 @@ mod tests {
     fn cpu_reading_going_backwards_does_not_lower_usage() {
         let mut s = BudgetState::new(
             budgets(Some(50.0), None, None),
-            Sample {
-                now_ms: 0.0,
-                cpu_time_ms: Some(0.0),
-                rss_mb: None,
-            },
+            Sample { now_ms: 0.0, cpu_time_ms: Some(0.0), rss_mb: None },
             0.0,
         )
         .unwrap();
-        let cpu = |now, c| Sample {
-            now_ms: now,
-            cpu_time_ms: Some(c),
-            rss_mb: None,
-        };
+        let cpu = |now, c| Sample { now_ms: now, cpu_time_ms: Some(c), rss_mb: None };
         assert!(s.record(cpu(100.0, 40.0)).unwrap().0.is_ok());
         assert!(s.record(cpu(100.0, 0.0)).unwrap().0.is_ok());
         assert!(!s.record(cpu(100.0, 60.0)).unwrap().0.is_ok());
@@ -536,36 +441,14 @@ mod tests {
     fn several_breaches_report_wall_clock_first_and_count_each_once() {
         let mut s = BudgetState::new(
             budgets(Some(10.0), Some(1.0), Some(10.0)),
-            Sample {
-                now_ms: 0.0,
-                cpu_time_ms: Some(0.0),
-                rss_mb: None,
-            },
+            Sample { now_ms: 0.0, cpu_time_ms: Some(0.0), rss_mb: None },
             0.0,
         )
         .unwrap();
-        let (st, new) = s
-            .record(Sample {
-                now_ms: 100.0,
-                cpu_time_ms: Some(100.0),
-                rss_mb: Some(5.0),
-            })
-            .unwrap();
-        assert!(matches!(
-            st,
-            BudgetStatus::Exceeded(Breach {
-                budget: BudgetKind::WallClockMs,
-                ..
-            })
-        ));
+        let (st, new) = s.record(Sample { now_ms: 100.0, cpu_time_ms: Some(100.0), rss_mb: Some(5.0) }).unwrap();
+        assert!(matches!(st, BudgetStatus::Exceeded(Breach { budget: BudgetKind::WallClockMs, .. })));
         assert_eq!(new.iter().count(), 3);
-        let (_, new) = s
-            .record(Sample {
-                now_ms: 200.0,
-                cpu_time_ms: Some(200.0),
-                rss_mb: Some(9.0),
-            })
-            .unwrap();
+        let (_, new) = s.record(Sample { now_ms: 200.0, cpu_time_ms: Some(200.0), rss_mb: Some(9.0) }).unwrap();
         assert!(new.is_empty());
     }
 
@@ -584,10 +467,7 @@ mod tests {
         let mut t = BudgetTracker::new(
             &policy,
             move || n2.load(Ordering::SeqCst) as f64,
-            TrackerOptions {
-                rss_mb: Some(Box::new(move || r2.load(Ordering::SeqCst) as f64)),
-                ..Default::default()
-            },
+            TrackerOptions { rss_mb: Some(Box::new(move || r2.load(Ordering::SeqCst) as f64)), ..Default::default() },
         )
         .unwrap();
         now.store(500, Ordering::SeqCst);
@@ -596,18 +476,11 @@ mod tests {
         rss.store(101, Ordering::SeqCst);
         assert!(t.assert_within().is_ok(), "check reads the clock only");
         let st = t.sample().unwrap();
-        assert!(matches!(
-            st,
-            BudgetStatus::Exceeded(Breach {
-                budget: BudgetKind::MemoryMb,
-                ..
-            })
-        ));
+        assert!(matches!(st, BudgetStatus::Exceeded(Breach { budget: BudgetKind::MemoryMb, .. })));
         match t.assert_within() {
-            Err(BudgetError::Exceeded(e)) => assert_eq!(
-                (e.budget, e.limit, e.observed),
-                (BudgetKind::MemoryMb, 100.0, 101.0)
-            ),
+            Err(BudgetError::Exceeded(e)) => {
+                assert_eq!((e.budget, e.limit, e.observed), (BudgetKind::MemoryMb, 100.0, 101.0))
+            }
             other => panic!("{other:?}"),
         }
     }

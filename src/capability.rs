@@ -58,13 +58,8 @@ impl TopicPattern {
                 "**" if parts.peek().is_none() => Segment::Rest,
                 "**" => return Err(TopicError("`**` only as the last segment")),
                 lit => {
-                    if lit
-                        .chars()
-                        .any(|c| c == '*' || c.is_whitespace() || c.is_control())
-                    {
-                        return Err(TopicError(
-                            "`*` only as a whole segment; no whitespace or control characters",
-                        ));
+                    if lit.chars().any(|c| c == '*' || c.is_whitespace() || c.is_control()) {
+                        return Err(TopicError("`*` only as a whole segment; no whitespace or control characters"));
                     }
                     Segment::Literal(lit.to_owned())
                 }
@@ -171,9 +166,7 @@ mod tests {
 
     #[test]
     fn grammar() {
-        for bad in [
-            "", ".", "a.", ".a", "a..b", "a.**.b", "a*", "a.b*", "a b", "a.\n", "***",
-        ] {
+        for bad in ["", ".", "a.", ".a", "a..b", "a.**.b", "a*", "a.b*", "a b", "a.\n", "***"] {
             assert!(TopicPattern::parse(bad).is_err(), "{bad:?}");
         }
         for good in ["a", "a.b", "a.*", "a.**", "*", "**", "*.b.**", "a-b_c:d"] {
@@ -205,11 +198,7 @@ mod tests {
         ];
         for (d, r, want) in cases {
             assert_eq!(p(d).covers(&p(r)), want, "{d} covers {r}");
-            assert_eq!(
-                reference_covers(&p(d), &p(r)),
-                want,
-                "reference {d} covers {r}"
-            );
+            assert_eq!(reference_covers(&p(d), &p(r)), want, "reference {d} covers {r}");
         }
     }
 
@@ -241,11 +230,7 @@ mod tests {
         }
         for d in &pats {
             for r in &pats {
-                assert_eq!(
-                    p(d).covers(&p(r)),
-                    reference_covers(&p(d), &p(r)),
-                    "{d} covers {r}"
-                );
+                assert_eq!(p(d).covers(&p(r)), reference_covers(&p(d), &p(r)), "{d} covers {r}");
             }
         }
     }

@@ -30,18 +30,12 @@ pub struct PermissionChecker {
 impl PermissionChecker {
     /// A checker recording to `meter`.
     pub fn new(policy: PermissionPolicy, meter: &Meter) -> Self {
-        Self {
-            policy: Arc::new(policy),
-            instruments: Instruments::new(meter),
-        }
+        Self { policy: Arc::new(policy), instruments: Instruments::new(meter) }
     }
 
     /// A checker recording to the global meter provider.
     pub fn with_global_meter(policy: PermissionPolicy) -> Self {
-        Self {
-            policy: Arc::new(policy),
-            instruments: Instruments::global(),
-        }
+        Self { policy: Arc::new(policy), instruments: Instruments::global() }
     }
 
     pub fn policy(&self) -> &PermissionPolicy {
@@ -50,11 +44,7 @@ impl PermissionChecker {
 
     fn count(&self, d: Decision) -> Decision {
         if let Decision::Denied(x) = d {
-            self.instruments.denied(
-                self.policy.plugin(),
-                x.capability.as_str(),
-                x.reason.as_str(),
-            );
+            self.instruments.denied(self.policy.plugin(), x.capability.as_str(), x.reason.as_str());
         }
         d
     }
@@ -62,11 +52,9 @@ impl PermissionChecker {
     fn denied(&self, d: Decision, target: Option<String>) -> Result<(), PermissionDenied> {
         match self.count(d) {
             Decision::Allowed => Ok(()),
-            Decision::Denied(denial) => Err(PermissionDenied {
-                plugin: self.policy.plugin().to_owned(),
-                denial,
-                target,
-            }),
+            Decision::Denied(denial) => {
+                Err(PermissionDenied { plugin: self.policy.plugin().to_owned(), denial, target })
+            }
         }
     }
 
@@ -84,28 +72,18 @@ impl PermissionChecker {
 
     /// The fetch check; when allowed, the canonical URL to fetch.
     pub fn check_fetch_url(&self, url: &str) -> Result<Url, Decision> {
-        self.policy
-            .check_fetch_url(url)
-            .map(|a| a.url)
-            .map_err(|r| self.count(Decision::deny(Capability::Fetch, r)))
+        self.policy.check_fetch_url(url).map(|a| a.url).map_err(|r| self.count(Decision::deny(Capability::Fetch, r)))
     }
 
     pub fn check_fetch_address(&self, url: &str, resolved_ip: &str) -> Decision {
-        self.count(crate::fetch::decision_of(
-            &self.policy.check_fetch_address(url, resolved_ip),
-        ))
+        self.count(crate::fetch::decision_of(&self.policy.check_fetch_address(url, resolved_ip)))
     }
 
     pub fn check_capability(&self, id: &str, payload: &Value) -> Decision {
         self.count(self.policy.check_capability(id, payload))
     }
 
-    pub fn assert_fs(
-        &self,
-        path: &str,
-        mode: FsMode,
-        options: FsCheckOptions,
-    ) -> Result<(), PermissionDenied> {
+    pub fn assert_fs(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Result<(), PermissionDenied> {
         let d = if options.resolve_symlinks {
             self.policy.check_fs_resolved(path, mode)
         } else {
@@ -118,37 +96,21 @@ impl PermissionChecker {
     pub fn assert_fetch(&self, url: &str) -> Result<Url, PermissionDenied> {
         match self.policy.check_fetch_url(url) {
             Ok(AllowedUrl { url, .. }) => Ok(url),
-            Err(r) => Err(self
-                .denied(
-                    Decision::deny(Capability::Fetch, r),
-                    redacted_origin_str(url),
-                )
-                .unwrap_err()),
+            Err(r) => Err(self.denied(Decision::deny(Capability::Fetch, r), redacted_origin_str(url)).unwrap_err()),
         }
     }
 
-    pub fn assert_fetch_address(
-        &self,
-        url: &str,
-        resolved_ip: &str,
-    ) -> Result<Url, PermissionDenied> {
+    pub fn assert_fetch_address(&self, url: &str, resolved_ip: &str) -> Result<Url, PermissionDenied> {
         match self.policy.check_fetch_address(url, resolved_ip) {
             Ok(a) => Ok(a.url),
-            Err(r) => Err(self
-                .denied(
-                    Decision::deny(Capability::Fetch, r),
-                    redacted_origin_str(url),
-                )
-                .unwrap_err()),
+            Err(r) => Err(self.denied(Decision::deny(Capability::Fetch, r), redacted_origin_str(url)).unwrap_err()),
         }
     }
 
     pub fn assert_capability(&self, id: &str, payload: &Value) -> Result<(), PermissionDenied> {
         let d = self.policy.check_capability(id, payload);
         let target = match (d, payload.get("url").and_then(Value::as_str)) {
-            (Decision::Denied(x), Some(u)) if x.capability == Capability::Fetch => {
-                redacted_origin_str(u)
-            }
+            (Decision::Denied(x), Some(u)) if x.capability == Capability::Fetch => redacted_origin_str(u),
             _ => None,
         };
         self.denied(d, target)

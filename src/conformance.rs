@@ -12,20 +12,11 @@ use crate::policy::Platform;
 
 /// The embedded data files, each starting with a provenance string.
 pub const DATA_FILES: &[(&str, &str)] = &[
-    (
-        "manifest.json",
-        include_str!("../data/conformance/manifest.json"),
-    ),
+    ("manifest.json", include_str!("../data/conformance/manifest.json")),
     ("fs.json", include_str!("../data/conformance/fs.json")),
     ("fetch.json", include_str!("../data/conformance/fetch.json")),
-    (
-        "capability.json",
-        include_str!("../data/conformance/capability.json"),
-    ),
-    (
-        "budget.json",
-        include_str!("../data/conformance/budget.json"),
-    ),
+    ("capability.json", include_str!("../data/conformance/capability.json")),
+    ("budget.json", include_str!("../data/conformance/budget.json")),
 ];
 
 /// One step of a budget case: clock, cumulative CPU ms, RSS MB (`None`: sampler unset).
@@ -97,10 +88,7 @@ pub fn expand(v: &Value) -> Value {
     match v {
         Value::Object(o) if o.len() == 1 && o.contains_key("$repeat") => {
             let a = &o["$repeat"];
-            a[0].as_str()
-                .unwrap_or_default()
-                .repeat(a[1].as_u64().unwrap_or(0) as usize)
-                .into()
+            a[0].as_str().unwrap_or_default().repeat(a[1].as_u64().unwrap_or(0) as usize).into()
         }
         Value::Object(o) if o.len() == 1 && o.contains_key("$array") => {
             let a = &o["$array"];
@@ -128,9 +116,7 @@ fn num(v: &Value) -> Option<f64> {
 fn reason(v: &Value) -> Expect {
     match v.as_str() {
         Some("allow") => Expect::Allow,
-        Some(r) => {
-            Expect::Deny(DenyReason::parse(r).unwrap_or_else(|| panic!("unknown reason {r}")))
-        }
+        Some(r) => Expect::Deny(DenyReason::parse(r).unwrap_or_else(|| panic!("unknown reason {r}"))),
         None => panic!("bad expectation {v}"),
     }
 }
@@ -139,9 +125,9 @@ fn budget_expect(v: &Value) -> Expect {
     match v {
         Value::String(s) if s == "ok" => Expect::BudgetOk { elapsed_ms: None },
         Value::String(s) if s == "invalid_sample" => Expect::InvalidSample,
-        Value::Object(o) if o.get("ok") == Some(&Value::Bool(true)) => Expect::BudgetOk {
-            elapsed_ms: o.get("elapsedMs").and_then(num),
-        },
+        Value::Object(o) if o.get("ok") == Some(&Value::Bool(true)) => {
+            Expect::BudgetOk { elapsed_ms: o.get("elapsedMs").and_then(num) }
+        }
         Value::Object(o) => Expect::BudgetExceeded {
             budget: BudgetKind::parse(o["budget"].as_str().unwrap()).unwrap(),
             limit: num(&o["limit"]).unwrap(),
@@ -149,11 +135,7 @@ fn budget_expect(v: &Value) -> Expect {
             also: o
                 .get("also")
                 .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .map(|k| BudgetKind::parse(k.as_str().unwrap()).unwrap())
-                        .collect()
-                })
+                .map(|a| a.iter().map(|k| BudgetKind::parse(k.as_str().unwrap()).unwrap()).collect())
                 .unwrap_or_default(),
         },
         _ => panic!("bad budget expectation {v}"),
@@ -164,18 +146,12 @@ fn load() -> Vec<Case> {
     let mut out = Vec::new();
     for (file, text) in DATA_FILES {
         let doc: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert!(
-            doc["provenance"].as_str().is_some_and(|p| !p.is_empty()),
-            "{file} has no provenance"
-        );
+        assert!(doc["provenance"].as_str().is_some_and(|p| !p.is_empty()), "{file} has no provenance");
         for g in doc["groups"].as_array().unwrap() {
             let category = g["category"].as_str().unwrap().to_owned();
             let manifest = expand(g.get("manifest").unwrap_or(&Value::Null));
-            let platform = g
-                .get("platform")
-                .and_then(Value::as_str)
-                .and_then(Platform::parse)
-                .unwrap_or(Platform::Posix);
+            let platform =
+                g.get("platform").and_then(Value::as_str).and_then(Platform::parse).unwrap_or(Platform::Posix);
             let mut push = |name: &str, manifest: Value, op: Op, expect: Expect| {
                 out.push(Case {
                     name: format!("{category} - {name}"),
@@ -186,37 +162,18 @@ fn load() -> Vec<Case> {
                     expect,
                 });
             };
-            let rows = |key: &str| {
-                g.get(key)
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default()
-            };
+            let rows = |key: &str| g.get(key).and_then(Value::as_array).cloned().unwrap_or_default();
             for c in rows("manifest_cases") {
                 let pointer = c[2].as_str().map(str::to_owned);
-                let expect = if pointer.is_some() {
-                    Expect::InvalidManifest
-                } else {
-                    Expect::Allow
-                };
-                push(
-                    c[0].as_str().unwrap(),
-                    expand(&c[1]),
-                    Op::Manifest {
-                        expect_pointer: pointer,
-                    },
-                    expect,
-                );
+                let expect = if pointer.is_some() { Expect::InvalidManifest } else { Expect::Allow };
+                push(c[0].as_str().unwrap(), expand(&c[1]), Op::Manifest { expect_pointer: pointer }, expect);
             }
             for c in rows("fs") {
                 let mode = FsMode::parse(c[2].as_str().unwrap()).unwrap();
                 push(
                     c[0].as_str().unwrap(),
                     manifest.clone(),
-                    Op::Fs {
-                        path: c[1].as_str().unwrap().into(),
-                        mode,
-                    },
+                    Op::Fs { path: c[1].as_str().unwrap().into(), mode },
                     reason(&c[3]),
                 );
             }
@@ -224,24 +181,16 @@ fn load() -> Vec<Case> {
                 push(
                     c[0].as_str().unwrap(),
                     manifest.clone(),
-                    Op::Fetch {
-                        url: c[1].as_str().unwrap().into(),
-                    },
+                    Op::Fetch { url: c[1].as_str().unwrap().into() },
                     reason(&c[2]),
                 );
             }
             for c in rows("address") {
-                let op = Op::FetchAddress {
-                    url: c[1].as_str().unwrap().into(),
-                    ip: c[2].as_str().unwrap().into(),
-                };
+                let op = Op::FetchAddress { url: c[1].as_str().unwrap().into(), ip: c[2].as_str().unwrap().into() };
                 push(c[0].as_str().unwrap(), manifest.clone(), op, reason(&c[3]));
             }
             for c in rows("capability") {
-                let op = Op::Capability {
-                    id: c[1].as_str().unwrap().into(),
-                    payload: expand(&c[2]),
-                };
+                let op = Op::Capability { id: c[1].as_str().unwrap().into(), payload: expand(&c[2]) };
                 push(c[0].as_str().unwrap(), manifest.clone(), op, reason(&c[3]));
             }
             for c in rows("budget") {
@@ -252,16 +201,8 @@ fn load() -> Vec<Case> {
                     .iter()
                     .map(|s| (num(&s[0]).unwrap(), num(&s[1]), num(&s[2])))
                     .collect();
-                let op = Op::Budget {
-                    grace_ms: num(&spec["grace"]).unwrap_or(0.0),
-                    steps,
-                };
-                push(
-                    c[0].as_str().unwrap(),
-                    manifest.clone(),
-                    op,
-                    budget_expect(&c[2]),
-                );
+                let op = Op::Budget { grace_ms: num(&spec["grace"]).unwrap_or(0.0), steps };
+                push(c[0].as_str().unwrap(), manifest.clone(), op, budget_expect(&c[2]));
             }
         }
     }

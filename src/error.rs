@@ -223,10 +223,7 @@ pub struct ManifestError {
 
 impl ManifestError {
     pub fn new(pointer: impl Into<String>, expected: impl Into<String>) -> Self {
-        Self {
-            pointer: pointer.into(),
-            expected: expected.into(),
-        }
+        Self { pointer: pointer.into(), expected: expected.into() }
     }
 }
 
@@ -268,9 +265,7 @@ pub fn redact_string(s: &str, max_chars: usize) -> String {
             out.push('…');
             break;
         }
-        if c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        {
+        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
@@ -294,15 +289,7 @@ mod tests {
         for c in Capability::ALL {
             assert_eq!(Capability::parse(c.as_str()), Some(*c));
         }
-        for bad in [
-            "__proto__",
-            "constructor",
-            "toString",
-            "FS.READ",
-            "fs.read ",
-            "",
-            "unknown",
-        ] {
+        for bad in ["__proto__", "constructor", "toString", "FS.READ", "fs.read ", "", "unknown"] {
             assert_eq!(Capability::from_id(bad), None, "{bad:?}");
         }
     }
@@ -317,12 +304,7 @@ mod tests {
             assert!(e.id.starts_with("SAND_PERM_"));
             assert_eq!(ErrorCode::parse(e.code).unwrap().spec(), *e);
         }
-        for c in [
-            "PERMISSION_DENIED",
-            "BUDGET_EXCEEDED",
-            "INVALID_MANIFEST",
-            "INVALID_SAMPLE",
-        ] {
+        for c in ["PERMISSION_DENIED", "BUDGET_EXCEEDED", "INVALID_MANIFEST", "INVALID_SAMPLE"] {
             assert!(ErrorCode::parse(c).is_some(), "{c}");
         }
     }

@@ -158,12 +158,9 @@ impl FetchPattern {
             }
             None => (None, raw),
         };
-        if rest.chars().any(|c| {
-            c.is_whitespace() || c.is_control() || matches!(c, '/' | '\\' | '?' | '#' | '@' | '%')
-        }) {
-            return Err(err(
-                "no path, query, fragment, userinfo, percent-escapes or whitespace",
-            ));
+        if rest.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '/' | '\\' | '?' | '#' | '@' | '%'))
+        {
+            return Err(err("no path, query, fragment, userinfo, percent-escapes or whitespace"));
         }
         let (host_str, port_str) = if rest.starts_with('[') {
             match rest.find(']') {
@@ -188,10 +185,7 @@ impl FetchPattern {
             None => PortRule::Default,
             Some("*") => PortRule::Any,
             Some(p) => {
-                let ok = !p.is_empty()
-                    && p.len() <= 5
-                    && p.bytes().all(|b| b.is_ascii_digit())
-                    && !p.starts_with('0');
+                let ok = !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()) && !p.starts_with('0');
                 match (ok, p.parse::<u16>()) {
                     (true, Ok(n)) if n > 0 => PortRule::Exact(n),
                     _ => return Err(err("port must be 1-65535 without leading zeros, or `*`")),
@@ -204,30 +198,19 @@ impl FetchPattern {
                 return Err(err("`*.` must be followed by a DNS name"));
             }
             match url::Host::parse(suffix) {
-                Ok(url::Host::Domain(d)) if !d.is_empty() && !d.ends_with('.') => {
-                    HostPattern::Suffix(d)
-                }
-                Ok(_) => {
-                    return Err(err(
-                        "a `*.suffix` pattern takes a DNS name, never an IP literal",
-                    ))
-                }
+                Ok(url::Host::Domain(d)) if !d.is_empty() && !d.ends_with('.') => HostPattern::Suffix(d),
+                Ok(_) => return Err(err("a `*.suffix` pattern takes a DNS name, never an IP literal")),
                 Err(_) => return Err(err("invalid DNS name")),
             }
         } else {
             if host_str.contains('*') {
-                return Err(err(
-                    "`*` is only allowed as a leading `*.` label or as the port",
-                ));
+                return Err(err("`*` is only allowed as a leading `*.` label or as the port"));
             }
             if host_str.is_empty() {
                 return Err(err("empty host"));
             }
-            let trimmed = if host_str.starts_with('[') {
-                host_str
-            } else {
-                host_str.strip_suffix('.').unwrap_or(host_str)
-            };
+            let trimmed =
+                if host_str.starts_with('[') { host_str } else { host_str.strip_suffix('.').unwrap_or(host_str) };
             match url::Host::parse(trimmed) {
                 Ok(h) => {
                     let h = Host::from_url_host(h);
@@ -298,10 +281,7 @@ impl FetchMatcher {
     pub fn compile(patterns: &[FetchPattern]) -> Self {
         let mut m = FetchMatcher::default();
         for p in patterns {
-            let rule = Rule {
-                scheme: p.scheme,
-                port: p.port,
-            };
+            let rule = Rule { scheme: p.scheme, port: p.port };
             let list = match &p.host {
                 HostPattern::Exact(h) => m.exact.entry(h.clone()).or_default(),
                 HostPattern::Suffix(s) => m.suffix.entry(s.clone()).or_default(),
@@ -370,18 +350,13 @@ impl FetchMatcher {
         if !rules.iter().any(|r| r.scheme_ok(scheme)) {
             return Err(DenyReason::SchemeNotAllowed);
         }
-        if !rules
-            .iter()
-            .any(|r| r.scheme_ok(scheme) && r.port_ok(scheme, port))
-        {
+        if !rules.iter().any(|r| r.scheme_ok(scheme) && r.port_ok(scheme, port)) {
             return Err(DenyReason::PortNotAllowed);
         }
         let host_match = match &host {
             Host::Ipv4(a) => HostMatch::IpLiteral(IpAddr::V4(*a)),
             Host::Ipv6(a) => HostMatch::IpLiteral(IpAddr::V6(*a)),
-            Host::Domain(d) if d == "localhost" && self.exact.contains_key(&host) => {
-                HostMatch::Localhost
-            }
+            Host::Domain(d) if d == "localhost" && self.exact.contains_key(&host) => HostMatch::Localhost,
             Host::Domain(_) => HostMatch::Name,
         };
         Ok(AllowedUrl { url, host_match })
@@ -409,12 +384,7 @@ impl FetchMatcher {
 pub fn redacted_origin(url: &Url) -> Option<String> {
     let host = url.host()?;
     let port = url.port_or_known_default()?;
-    Some(format!(
-        "{}://{}:{}",
-        url.scheme(),
-        Host::from_url_host(host),
-        port
-    ))
+    Some(format!("{}://{}:{}", url.scheme(), Host::from_url_host(host), port))
 }
 
 /// `scheme://host:port` of a string URL, or `None` when it does not parse.
@@ -427,10 +397,7 @@ pub fn redacted_origin_str(input: &str) -> Option<String> {
 
 /// Parses an IP address as a resolver reports it (`1.2.3.4`, `::1`, `[::1]`); zone ids are rejected.
 pub fn parse_ip(s: &str) -> Option<IpAddr> {
-    let s = s
-        .strip_prefix('[')
-        .and_then(|x| x.strip_suffix(']'))
-        .unwrap_or(s);
+    let s = s.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(s);
     s.parse::<IpAddr>().ok()
 }
 
@@ -460,12 +427,7 @@ fn embedded_v4(a: Ipv6Addr) -> Option<Ipv4Addr> {
         return Some(tail);
     }
     if s[0] == 0x2002 {
-        return Some(Ipv4Addr::new(
-            (s[1] >> 8) as u8,
-            s[1] as u8,
-            (s[2] >> 8) as u8,
-            s[2] as u8,
-        ));
+        return Some(Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8));
     }
     None
 }

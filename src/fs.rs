@@ -65,9 +65,7 @@ impl GrantMode {
     pub const fn allows(self, mode: FsMode) -> bool {
         matches!(
             (self, mode),
-            (GrantMode::ReadWrite, _)
-                | (GrantMode::Read, FsMode::Read)
-                | (GrantMode::Write, FsMode::Write)
+            (GrantMode::ReadWrite, _) | (GrantMode::Read, FsMode::Read) | (GrantMode::Write, FsMode::Write)
         )
     }
 }
@@ -95,8 +93,7 @@ fn is_win32_sep(c: char) -> bool {
 /// A win32 drive-absolute prefix `X:\` or `X:/`.
 fn win32_drive(raw: &str) -> Option<char> {
     let b = raw.as_bytes();
-    if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'/' || b[2] == b'\\')
-    {
+    if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'/' || b[2] == b'\\') {
         Some(b[0].to_ascii_uppercase() as char)
     } else {
         None
@@ -105,21 +102,14 @@ fn win32_drive(raw: &str) -> Option<char> {
 
 /// Reserved DOS device names, which Windows opens as devices in any directory.
 fn is_win32_device_name(segment: &str) -> bool {
-    let base = segment
-        .split('.')
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(' ');
+    let base = segment.split('.').next().unwrap_or("").trim_end_matches(' ');
     let upper = base.to_ascii_uppercase();
     match upper.as_str() {
         "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
         _ => {
             let (head, tail) = upper.split_at(upper.len().min(3));
             (head == "COM" || head == "LPT")
-                && matches!(
-                    tail,
-                    "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³"
-                )
+                && matches!(tail, "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³")
         }
     }
 }
@@ -128,9 +118,7 @@ fn is_win32_device_name(segment: &str) -> bool {
 /// reserved characters (`:` is an alternate data stream), control characters,
 /// trailing dots or spaces (stripped by Windows), or a device name.
 fn is_bad_win32_segment(segment: &str) -> bool {
-    segment
-        .chars()
-        .any(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') || (c as u32) < 32)
+    segment.chars().any(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') || (c as u32) < 32)
         || segment.ends_with('.')
         || segment.ends_with(' ')
         || is_win32_device_name(segment)
@@ -189,34 +177,21 @@ pub fn normalize(raw: &str, platform: Platform) -> Result<NormalPath, DenyReason
     if out.len() == root_len {
         out.push('/');
     }
-    Ok(NormalPath {
-        path: out,
-        had_dotdot,
-    })
+    Ok(NormalPath { path: out, had_dotdot })
 }
 
 /// Validates and normalises one fs grant glob (without compiling it).
 /// `pointer` is where it sits in the manifest, for the error.
-pub fn normalize_grant(
-    raw: &str,
-    platform: Platform,
-    pointer: &str,
-) -> Result<String, ManifestError> {
+pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<String, ManifestError> {
     let absolute = match platform {
         Platform::Posix => "an absolute posix glob starting with '/'",
         Platform::Win32 => "an absolute win32 glob starting with a drive like 'C:\\'",
     };
     if raw.is_empty() || raw.contains('\0') {
-        return Err(ManifestError::new(
-            pointer,
-            format!("{absolute}, non-empty and without NUL"),
-        ));
+        return Err(ManifestError::new(pointer, format!("{absolute}, non-empty and without NUL")));
     }
     if raw.len() > MAX_PATH_BYTES {
-        return Err(ManifestError::new(
-            pointer,
-            format!("a glob of at most {MAX_PATH_BYTES} bytes"),
-        ));
+        return Err(ManifestError::new(pointer, format!("a glob of at most {MAX_PATH_BYTES} bytes")));
     }
     let (mut out, rest): (String, &str) = match platform {
         Platform::Posix if raw.starts_with('/') => (String::new(), raw),
@@ -260,7 +235,9 @@ pub fn normalize_grant(
     if groups > MAX_BRACE_GROUPS || alternatives > MAX_BRACE_ALTERNATIVES {
         return Err(ManifestError::new(
             pointer,
-            format!("at most {MAX_BRACE_GROUPS} '{{...}}' groups and {MAX_BRACE_ALTERNATIVES} alternatives in one glob"),
+            format!(
+                "at most {MAX_BRACE_GROUPS} '{{...}}' groups and {MAX_BRACE_ALTERNATIVES} alternatives in one glob"
+            ),
         ));
     }
     Ok(out)
@@ -294,6 +271,10 @@ pub struct FsMatcher {
     platform: Platform,
     read: GlobSet,
     write: GlobSet,
+    /// Grants that are exactly a root (`/`, `C:/`), per mode. A root has no
+    /// name, so no wildcard covers it: only a literal root grant does.
+    read_roots: Vec<String>,
+    write_roots: Vec<String>,
 }
 
 impl FsMatcher {
@@ -301,10 +282,18 @@ impl FsMatcher {
     pub fn compile(grants: &[FsGrant], platform: Platform) -> Result<Self, ManifestError> {
         let mut read = GlobSetBuilder::new();
         let mut write = GlobSetBuilder::new();
+        let (mut read_roots, mut write_roots) = (Vec::new(), Vec::new());
+        for g in grants.iter().filter(|g| g.glob.ends_with('/')) {
+            if g.mode.allows(FsMode::Read) {
+                read_roots.push(g.glob.clone());
+            }
+            if g.mode.allows(FsMode::Write) {
+                write_roots.push(g.glob.clone());
+            }
+        }
         for (i, g) in grants.iter().enumerate() {
-            let glob = build_glob(&g.glob, platform).map_err(|e| {
-                ManifestError::new(format!("/fs/{i}"), format!("a valid glob ({})", e.kind()))
-            })?;
+            let glob = build_glob(&g.glob, platform)
+                .map_err(|e| ManifestError::new(format!("/fs/{i}"), format!("a valid glob ({})", e.kind())))?;
             if g.mode.allows(FsMode::Read) {
                 read.add(glob.clone());
             }
@@ -313,36 +302,43 @@ impl FsMatcher {
             }
         }
         let too_big = |e: globset::Error| {
-            ManifestError::new(
-                "/fs",
-                format!("fs globs that compile within the matcher size limit ({e})"),
-            )
+            ManifestError::new("/fs", format!("fs globs that compile within the matcher size limit ({e})"))
         };
         Ok(Self {
             platform,
             read: read.build().map_err(too_big)?,
             write: write.build().map_err(too_big)?,
+            read_roots,
+            write_roots,
         })
     }
 
-    fn set(&self, mode: FsMode) -> &GlobSet {
+    fn matches(&self, path: &str, mode: FsMode) -> bool {
+        if path.ends_with('/') {
+            // The root: only a literal root grant covers it.
+            let roots = match mode {
+                FsMode::Read => &self.read_roots,
+                FsMode::Write => &self.write_roots,
+            };
+            return roots.iter().any(|r| r.eq_ignore_ascii_case(path));
+        }
         match mode {
-            FsMode::Read => &self.read,
-            FsMode::Write => &self.write,
+            FsMode::Read => self.read.is_match(path),
+            FsMode::Write => self.write.is_match(path),
         }
     }
 
     /// Matches an already-normalised path (rule 3 of SPEC §2).
     pub fn match_normal(&self, path: &NormalPath, mode: FsMode) -> Decision {
         let cap = mode.capability();
-        if self.set(mode).is_match(&path.path) {
+        if self.matches(&path.path, mode) {
             return Decision::Allowed;
         }
         let other = match mode {
             FsMode::Read => FsMode::Write,
             FsMode::Write => FsMode::Read,
         };
-        if self.set(other).is_match(&path.path) {
+        if self.matches(&path.path, other) {
             Decision::deny(cap, DenyReason::ModeNotGranted)
         } else if path.had_dotdot {
             Decision::deny(cap, DenyReason::PathTraversal)
@@ -374,11 +370,7 @@ impl FsMatcher {
             return decision;
         }
         let escape = Decision::deny(mode.capability(), DenyReason::SymlinkEscape);
-        let host_platform = if cfg!(windows) {
-            Platform::Win32
-        } else {
-            Platform::Posix
-        };
+        let host_platform = if cfg!(windows) { Platform::Win32 } else { Platform::Posix };
         if self.platform != host_platform {
             return escape;
         }
@@ -391,13 +383,7 @@ impl FsMatcher {
         let Ok(real) = normalize(real, self.platform) else {
             return escape;
         };
-        match self.match_normal(
-            &NormalPath {
-                path: real.path,
-                had_dotdot: false,
-            },
-            mode,
-        ) {
+        match self.match_normal(&NormalPath { path: real.path, had_dotdot: false }, mode) {
             Decision::Allowed => Decision::Allowed,
             Decision::Denied(d) if d.reason == DenyReason::ModeNotGranted => Decision::Denied(d),
             Decision::Denied(_) => escape,
@@ -418,31 +404,30 @@ pub fn real_path(path: &Path) -> std::io::Result<PathBuf> {
 
     let mut pending: VecDeque<OsString> = VecDeque::new();
     let mut resolved = PathBuf::new();
-    let push_components =
-        |p: &Path, pending: &mut VecDeque<OsString>, resolved: &mut PathBuf, front: bool| {
-            let mut items = Vec::new();
-            for c in p.components() {
-                match c {
-                    Component::Prefix(_) | Component::RootDir => {
-                        *resolved = PathBuf::from(Component::RootDir.as_os_str());
-                        if let Component::Prefix(pre) = c {
-                            *resolved = PathBuf::from(pre.as_os_str());
-                            resolved.push(Component::RootDir.as_os_str());
-                        }
+    let push_components = |p: &Path, pending: &mut VecDeque<OsString>, resolved: &mut PathBuf, front: bool| {
+        let mut items = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::Prefix(_) | Component::RootDir => {
+                    *resolved = PathBuf::from(Component::RootDir.as_os_str());
+                    if let Component::Prefix(pre) = c {
+                        *resolved = PathBuf::from(pre.as_os_str());
+                        resolved.push(Component::RootDir.as_os_str());
                     }
-                    Component::CurDir => {}
-                    Component::ParentDir => items.push(OsString::from("..")),
-                    Component::Normal(s) => items.push(s.to_owned()),
                 }
+                Component::CurDir => {}
+                Component::ParentDir => items.push(OsString::from("..")),
+                Component::Normal(s) => items.push(s.to_owned()),
             }
-            if front {
-                for it in items.into_iter().rev() {
-                    pending.push_front(it);
-                }
-            } else {
-                pending.extend(items);
+        }
+        if front {
+            for it in items.into_iter().rev() {
+                pending.push_front(it);
             }
-        };
+        } else {
+            pending.extend(items);
+        }
+    };
     push_components(path, &mut pending, &mut resolved, false);
     let mut hops = 0;
     let mut missing = false;

@@ -18,8 +18,8 @@ mod binding;
 
 pub use checker::{FsCheckOptions, PermissionChecker};
 pub use error::{
-    BudgetExceeded, BudgetKind, Capability, Decision, Denial, DenyReason, ErrorCode, InvalidSample,
-    ManifestError, PermissionDenied, ERROR_REGISTRY,
+    BudgetExceeded, BudgetKind, Capability, Decision, Denial, DenyReason, ErrorCode, InvalidSample, ManifestError,
+    PermissionDenied, ERROR_REGISTRY,
 };
 pub use fs::FsMode;
 pub use policy::{Budgets, PermissionPolicy, Platform, PolicyOptions};

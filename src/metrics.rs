@@ -39,11 +39,7 @@ pub const BUDGET_EXCEEDED_TOTAL: InstrumentDescriptor = InstrumentDescriptor {
 pub const INSTRUMENTS: &[InstrumentDescriptor] = &[PERMISSION_DENIED_TOTAL, BUDGET_EXCEEDED_TOTAL];
 
 fn counter(meter: &Meter, d: &InstrumentDescriptor) -> Counter<u64> {
-    meter
-        .u64_counter(d.name)
-        .with_unit(d.unit)
-        .with_description(d.description)
-        .build()
+    meter.u64_counter(d.name).with_unit(d.unit).with_description(d.description).build()
 }
 
 /// The two counters, created once per checker or tracker.
@@ -62,10 +58,7 @@ impl std::fmt::Debug for Instruments {
 impl Instruments {
     /// Instruments on `meter`.
     pub fn new(meter: &Meter) -> Self {
-        Self {
-            denied: counter(meter, &PERMISSION_DENIED_TOTAL),
-            budget: counter(meter, &BUDGET_EXCEEDED_TOTAL),
-        }
+        Self { denied: counter(meter, &PERMISSION_DENIED_TOTAL), budget: counter(meter, &BUDGET_EXCEEDED_TOTAL) }
     }
 
     /// Instruments on the global meter provider's meter named [`METER_NAME`].

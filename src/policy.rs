@@ -54,10 +54,7 @@ pub struct PolicyOptions {
 
 impl PolicyOptions {
     pub fn new(plugin: impl Into<String>) -> Self {
-        Self {
-            plugin: plugin.into(),
-            platform: Platform::default(),
-        }
+        Self { plugin: plugin.into(), platform: Platform::default() }
     }
     pub fn platform(mut self, platform: Platform) -> Self {
         self.platform = platform;
@@ -129,10 +126,7 @@ fn expect_object<'a>(
     allowed: &[&str],
 ) -> Result<&'a Map<String, Value>, ManifestError> {
     let Value::Object(m) = v else {
-        return Err(ManifestError::new(
-            ptr,
-            format!("{what}, got {}", type_name(v)),
-        ));
+        return Err(ManifestError::new(ptr, format!("{what}, got {}", type_name(v))));
     };
     for k in m.keys() {
         if !allowed.contains(&k.as_str()) {
@@ -147,16 +141,10 @@ fn expect_object<'a>(
 
 fn expect_array<'a>(v: &'a Value, ptr: &str, what: &str) -> Result<&'a [Value], ManifestError> {
     let Value::Array(a) = v else {
-        return Err(ManifestError::new(
-            ptr,
-            format!("an array of {what}, got {}", type_name(v)),
-        ));
+        return Err(ManifestError::new(ptr, format!("an array of {what}, got {}", type_name(v))));
     };
     if a.len() > MAX_PATTERNS {
-        return Err(ManifestError::new(
-            ptr,
-            format!("at most {MAX_PATTERNS} entries"),
-        ));
+        return Err(ManifestError::new(ptr, format!("at most {MAX_PATTERNS} entries")));
     }
     Ok(a)
 }
@@ -164,10 +152,7 @@ fn expect_array<'a>(v: &'a Value, ptr: &str, what: &str) -> Result<&'a [Value], 
 fn expect_str<'a>(v: &'a Value, ptr: &str, what: &str) -> Result<&'a str, ManifestError> {
     match v {
         Value::String(s) => Ok(s),
-        _ => Err(ManifestError::new(
-            ptr,
-            format!("{what}, got {}", type_name(v)),
-        )),
+        _ => Err(ManifestError::new(ptr, format!("{what}, got {}", type_name(v)))),
     }
 }
 
@@ -201,21 +186,14 @@ impl PermissionPolicy {
     /// naming its JSON pointer; unknown keys are errors; nothing is dropped.
     pub fn from_manifest(manifest: &Value, options: PolicyOptions) -> Result<Self, ManifestError> {
         let PolicyOptions { plugin, platform } = options;
-        if plugin.is_empty()
-            || plugin.len() > MAX_NAME_BYTES
-            || plugin.chars().any(char::is_control)
-        {
+        if plugin.is_empty() || plugin.len() > MAX_NAME_BYTES || plugin.chars().any(char::is_control) {
             return Err(ManifestError::new(
                 "",
                 "options.plugin: a plugin id of 1 to 256 bytes without control characters",
             ));
         }
-        let top = expect_object(
-            manifest,
-            "",
-            "a manifest object",
-            &["fs", "fetch", "budgets", "secrets", "events", "db"],
-        )?;
+        let top =
+            expect_object(manifest, "", "a manifest object", &["fs", "fetch", "budgets", "secrets", "events", "db"])?;
         let mut policy = PermissionPolicy {
             plugin,
             platform,
@@ -237,7 +215,8 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("fs") {
             policy.present.fs = true;
-            let what = "fs grants (an absolute glob string, or { path, mode? } with mode 'read', 'write' or 'readwrite')";
+            let what =
+                "fs grants (an absolute glob string, or { path, mode? } with mode 'read', 'write' or 'readwrite')";
             for (i, g) in expect_array(v, "/fs", what)?.iter().enumerate() {
                 let ptr = format!("/fs/{i}");
                 let (path_v, path_ptr, mode) = match g {
@@ -246,29 +225,20 @@ impl PermissionPolicy {
                         let o = expect_object(g, &ptr, "an fs grant", &["path", "mode"])?;
                         let path_ptr = format!("{ptr}/path");
                         let path_v = o.get("path").ok_or_else(|| {
-                            ManifestError::new(
-                                &path_ptr,
-                                "a required 'path': an absolute glob string",
-                            )
+                            ManifestError::new(&path_ptr, "a required 'path': an absolute glob string")
                         })?;
                         let mode = match o.get("mode") {
                             None => GrantMode::Read,
                             Some(m) => {
                                 let mptr = format!("{ptr}/mode");
                                 let s = expect_str(m, &mptr, "'read', 'write' or 'readwrite'")?;
-                                GrantMode::parse(s).ok_or_else(|| {
-                                    ManifestError::new(&mptr, "'read', 'write' or 'readwrite'")
-                                })?
+                                GrantMode::parse(s)
+                                    .ok_or_else(|| ManifestError::new(&mptr, "'read', 'write' or 'readwrite'"))?
                             }
                         };
                         (path_v, path_ptr, mode)
                     }
-                    other => {
-                        return Err(ManifestError::new(
-                            &ptr,
-                            format!("{what}, got {}", type_name(other)),
-                        ))
-                    }
+                    other => return Err(ManifestError::new(&ptr, format!("{what}, got {}", type_name(other)))),
                 };
                 let raw = expect_str(path_v, &path_ptr, "an absolute glob string")?;
                 let glob = fs::normalize_grant(raw, platform, &path_ptr)?;
@@ -280,10 +250,7 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("fetch") {
             policy.present.fetch = true;
-            for (i, p) in expect_array(v, "/fetch", "host pattern strings")?
-                .iter()
-                .enumerate()
-            {
+            for (i, p) in expect_array(v, "/fetch", "host pattern strings")?.iter().enumerate() {
                 let ptr = format!("/fetch/{i}");
                 let s = expect_str(p, &ptr, "a host pattern string")?;
                 policy.fetch_patterns.push(FetchPattern::parse(s, &ptr)?);
@@ -293,34 +260,21 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("budgets") {
             policy.present.budgets = true;
-            let o = expect_object(
-                v,
-                "/budgets",
-                "a budgets object",
-                &["cpuPercent", "memoryMb", "wallClockMs"],
-            )?;
+            let o = expect_object(v, "/budgets", "a budgets object", &["cpuPercent", "memoryMb", "wallClockMs"])?;
             if let Some(x) = o.get("cpuPercent") {
-                policy.budgets.cpu_percent = Some(expect_budget(
-                    x,
-                    "/budgets/cpuPercent",
-                    "percent of one core",
-                )?);
+                policy.budgets.cpu_percent = Some(expect_budget(x, "/budgets/cpuPercent", "percent of one core")?);
             }
             if let Some(x) = o.get("memoryMb") {
                 policy.budgets.memory_mb = Some(expect_budget(x, "/budgets/memoryMb", "MB")?);
             }
             if let Some(x) = o.get("wallClockMs") {
-                policy.budgets.wall_clock_ms =
-                    Some(expect_budget(x, "/budgets/wallClockMs", "ms")?);
+                policy.budgets.wall_clock_ms = Some(expect_budget(x, "/budgets/wallClockMs", "ms")?);
             }
         }
 
         if let Some(v) = top.get("secrets") {
             policy.present.secrets = true;
-            for (i, s) in expect_array(v, "/secrets", "secret names")?
-                .iter()
-                .enumerate()
-            {
+            for (i, s) in expect_array(v, "/secrets", "secret names")?.iter().enumerate() {
                 let name = expect_name(s, &format!("/secrets/{i}"), "a secret name")?;
                 if policy.secret_set.insert(name.to_owned()) {
                     policy.secrets.push(name.to_owned());
@@ -330,31 +284,15 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("events") {
             policy.has_events = true;
-            let o = expect_object(
-                v,
-                "/events",
-                "an events object",
-                &["publishes", "subscribes"],
-            )?;
+            let o = expect_object(v, "/events", "an events object", &["publishes", "subscribes"])?;
             for (key, list, flag) in [
-                (
-                    "publishes",
-                    &mut policy.publishes,
-                    &mut policy.has_publishes,
-                ),
-                (
-                    "subscribes",
-                    &mut policy.subscribes,
-                    &mut policy.has_subscribes,
-                ),
+                ("publishes", &mut policy.publishes, &mut policy.has_publishes),
+                ("subscribes", &mut policy.subscribes, &mut policy.has_subscribes),
             ] {
                 if let Some(a) = o.get(key) {
                     *flag = true;
                     let ptr = format!("/events/{key}");
-                    for (i, t) in expect_array(a, &ptr, "topic pattern strings")?
-                        .iter()
-                        .enumerate()
-                    {
+                    for (i, t) in expect_array(a, &ptr, "topic pattern strings")?.iter().enumerate() {
                         let tptr = format!("{ptr}/{i}");
                         let s = expect_str(t, &tptr, "a topic pattern string")?;
                         list.push(TopicPattern::parse_manifest(s, &tptr)?);
@@ -365,9 +303,9 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("db") {
             let o = expect_object(v, "/db", "a db object { database }", &["database"])?;
-            let d = o.get("database").ok_or_else(|| {
-                ManifestError::new("/db/database", "a required database name string")
-            })?;
+            let d = o
+                .get("database")
+                .ok_or_else(|| ManifestError::new("/db/database", "a required database name string"))?;
             policy.database = Some(expect_name(d, "/db/database", "a database name")?.to_owned());
         }
         Ok(policy)
@@ -376,14 +314,7 @@ impl PermissionPolicy {
     /// Parses JSON text, then [`Self::from_manifest`]. A syntax error points at `""`.
     pub fn from_json(json: &str, options: PolicyOptions) -> Result<Self, ManifestError> {
         let v: Value = serde_json::from_str(json).map_err(|e| {
-            ManifestError::new(
-                "",
-                format!(
-                    "a JSON object (syntax error at line {} column {})",
-                    e.line(),
-                    e.column()
-                ),
-            )
+            ManifestError::new("", format!("a JSON object (syntax error at line {} column {})", e.line(), e.column()))
         })?;
         Self::from_manifest(&v, options)
     }
@@ -421,28 +352,17 @@ impl PermissionPolicy {
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         if self.present.fs {
-            let grants = self
-                .fs_grants
-                .iter()
-                .map(|g| serde_json::json!({ "path": g.glob, "mode": g.mode.as_str() }))
-                .collect();
+            let grants =
+                self.fs_grants.iter().map(|g| serde_json::json!({ "path": g.glob, "mode": g.mode.as_str() })).collect();
             m.insert("fs".into(), Value::Array(grants));
         }
         if self.present.fetch {
-            let pats = self
-                .fetch_patterns
-                .iter()
-                .map(|p| Value::String(p.to_string()))
-                .collect();
+            let pats = self.fetch_patterns.iter().map(|p| Value::String(p.to_string())).collect();
             m.insert("fetch".into(), Value::Array(pats));
         }
         if self.present.budgets {
             let mut b = Map::new();
-            let num = |x: f64| {
-                serde_json::Number::from_f64(x)
-                    .map(Value::Number)
-                    .unwrap_or(Value::Null)
-            };
+            let num = |x: f64| serde_json::Number::from_f64(x).map(Value::Number).unwrap_or(Value::Null);
             if let Some(x) = self.budgets.cpu_percent {
                 b.insert("cpuPercent".into(), num(x));
             }
@@ -455,16 +375,11 @@ impl PermissionPolicy {
             m.insert("budgets".into(), Value::Object(b));
         }
         if self.present.secrets {
-            m.insert(
-                "secrets".into(),
-                Value::Array(self.secrets.iter().cloned().map(Value::String).collect()),
-            );
+            m.insert("secrets".into(), Value::Array(self.secrets.iter().cloned().map(Value::String).collect()));
         }
         if self.has_events {
             let mut e = Map::new();
-            let list = |l: &[TopicPattern]| {
-                Value::Array(l.iter().map(|t| Value::String(t.to_string())).collect())
-            };
+            let list = |l: &[TopicPattern]| Value::Array(l.iter().map(|t| Value::String(t.to_string())).collect());
             if self.has_publishes {
                 e.insert("publishes".into(), list(&self.publishes));
             }
@@ -500,11 +415,7 @@ impl PermissionPolicy {
     }
 
     /// `checkFetchAddress(url, resolvedIp)`: DNS-rebinding defence.
-    pub fn check_fetch_address(
-        &self,
-        url: &str,
-        resolved_ip: &str,
-    ) -> Result<AllowedUrl, DenyReason> {
+    pub fn check_fetch_address(&self, url: &str, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
         self.fetch.check_address(url, resolved_ip)
     }
 
@@ -571,9 +482,7 @@ impl PermissionPolicy {
             Capability::SecretsGet => self.check_secret(field),
             Capability::EventsPublish | Capability::EventsSubscribe => self.check_topic(cap, field),
             Capability::DbQuery => self.check_database(field),
-            Capability::Unknown => {
-                Decision::deny(Capability::Unknown, DenyReason::UnknownCapability)
-            }
+            Capability::Unknown => Decision::deny(Capability::Unknown, DenyReason::UnknownCapability),
         }
     }
 

@@ -53,20 +53,12 @@ impl ManualHooks {
     /// A CPU sampler, if the case has CPU readings.
     pub fn cpu_sampler(&self) -> Option<Sampler> {
         let h = self.clone();
-        self.0
-            .lock()
-            .unwrap()
-            .1
-            .map(|_| Box::new(move || h.0.lock().unwrap().1.unwrap_or(f64::NAN)) as Sampler)
+        self.0.lock().unwrap().1.map(|_| Box::new(move || h.0.lock().unwrap().1.unwrap_or(f64::NAN)) as Sampler)
     }
     /// An RSS sampler, if the case has memory readings.
     pub fn rss_sampler(&self) -> Option<Sampler> {
         let h = self.clone();
-        self.0
-            .lock()
-            .unwrap()
-            .2
-            .map(|_| Box::new(move || h.0.lock().unwrap().2.unwrap_or(f64::NAN)) as Sampler)
+        self.0.lock().unwrap().2.map(|_| Box::new(move || h.0.lock().unwrap().2.unwrap_or(f64::NAN)) as Sampler)
     }
 }
 
@@ -124,26 +116,16 @@ struct Probe {
 impl Probe {
     fn new() -> Self {
         let exporter = InMemoryMetricExporter::default();
-        let provider = SdkMeterProvider::builder()
-            .with_reader(PeriodicReader::builder(exporter.clone()).build())
-            .build();
-        Self {
-            provider,
-            exporter,
-            last: HashMap::new(),
-        }
+        let provider =
+            SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
+        Self { provider, exporter, last: HashMap::new() }
     }
 
     /// Increments since the last call, by (instrument, plugin, capability, reason).
     fn delta(&mut self) -> HashMap<MetricKey, u64> {
         let _ = self.provider.force_flush();
         let mut now: HashMap<MetricKey, u64> = HashMap::new();
-        if let Some(rm) = self
-            .exporter
-            .get_finished_metrics()
-            .unwrap_or_default()
-            .last()
-        {
+        if let Some(rm) = self.exporter.get_finished_metrics().unwrap_or_default().last() {
             for sm in rm.scope_metrics() {
                 for m in sm.metrics() {
                     if let AggregatedMetrics::U64(MetricData::Sum(sum)) = m.data() {
@@ -153,12 +135,7 @@ impl Probe {
                                 labels.insert(kv.key.as_str(), kv.value.as_str().into_owned());
                             }
                             let get = |k: &str| labels.get(k).cloned().unwrap_or_default();
-                            let key = (
-                                m.name().to_owned(),
-                                get("plugin"),
-                                get("capability"),
-                                get("reason"),
-                            );
+                            let key = (m.name().to_owned(), get("plugin"), get("capability"), get("reason"));
                             *now.entry(key).or_default() += dp.value();
                         }
                     }
@@ -225,9 +202,7 @@ fn run_case(
             None => return Ok(Some("the adapter has no checkFetchAddress".into())),
         },
         Op::Capability { id, payload } => checker.check_capability(id, payload),
-        Op::Budget { grace_ms, steps } => {
-            return run_budget(case, probe, checker, hooks, *grace_ms, steps)
-        }
+        Op::Budget { grace_ms, steps } => return run_budget(case, probe, checker, hooks, *grace_ms, steps),
         Op::Manifest { .. } => unreachable!(),
     };
     let cap = expected_capability(&case.op);
@@ -271,11 +246,7 @@ fn run_budget(
             Err(e) => {
                 if case.expect == Expect::InvalidSample {
                     let d = probe.delta();
-                    return if d.is_empty() {
-                        Ok(None)
-                    } else {
-                        Err(format!("an invalid sample counted {d:?}"))
-                    };
+                    return if d.is_empty() { Ok(None) } else { Err(format!("an invalid sample counted {d:?}")) };
                 }
                 return Err(format!("unexpected {e}"));
             }
@@ -292,12 +263,7 @@ fn run_budget(
         )
     };
     match (&case.expect, last) {
-        (
-            Expect::BudgetOk { elapsed_ms },
-            BudgetStatus::Ok {
-                elapsed_ms: got, ..
-            },
-        ) => {
+        (Expect::BudgetOk { elapsed_ms }, BudgetStatus::Ok { elapsed_ms: got, .. }) => {
             if let Some(e) = elapsed_ms {
                 if !close(*e, got) {
                     return Err(format!("elapsedMs {got}, expected {e}"));
@@ -308,24 +274,12 @@ fn run_budget(
             }
             Ok(None)
         }
-        (
-            Expect::BudgetExceeded {
-                budget,
-                limit,
-                observed,
-                also,
-            },
-            BudgetStatus::Exceeded(b),
-        ) => {
+        (Expect::BudgetExceeded { budget, limit, observed, also }, BudgetStatus::Exceeded(b)) => {
             if b.budget != *budget || !close(b.limit, *limit) || !close(b.observed, *observed) {
-                return Err(format!(
-                    "breach {b:?}, expected {budget:?} limit {limit} observed {observed}"
-                ));
+                return Err(format!("breach {b:?}, expected {budget:?} limit {limit} observed {observed}"));
             }
-            let want: HashMap<MetricKey, u64> = std::iter::once(budget)
-                .chain(also.iter())
-                .map(|k| (key(k.reason()), 1))
-                .collect();
+            let want: HashMap<MetricKey, u64> =
+                std::iter::once(budget).chain(also.iter()).map(|k| (key(k.reason()), 1)).collect();
             if delta != want {
                 return Err(format!("metric increments {delta:?}, expected {want:?}"));
             }
@@ -345,22 +299,12 @@ where
     F: FnMut(&Value, &ConformanceContext) -> Result<Box<dyn ConformanceChecker>, ManifestError>,
 {
     let mut probe = Probe::new();
-    let mut report = ConformanceReport {
-        label: label.to_owned(),
-        ..Default::default()
-    };
+    let mut report = ConformanceReport { label: label.to_owned(), ..Default::default() };
     for case in cases() {
-        if options
-            .filter
-            .as_ref()
-            .is_some_and(|f| !case.name.contains(f.as_str()))
-        {
+        if options.filter.as_ref().is_some_and(|f| !case.name.contains(f.as_str())) {
             continue;
         }
-        if let Some((_, why)) = options
-            .skip
-            .iter()
-            .find(|(n, _)| case.name == *n || case.name.starts_with(n.as_str()))
+        if let Some((_, why)) = options.skip.iter().find(|(n, _)| case.name == *n || case.name.starts_with(n.as_str()))
         {
             report.skipped.push((case.name.clone(), why.clone()));
             continue;
@@ -372,25 +316,15 @@ where
         };
         let built = make_checker(&case.manifest, &ctx);
         let result = match (&case.op, built) {
-            (
-                Op::Manifest {
-                    expect_pointer: None,
-                },
-                Ok(_),
-            ) => Ok(None),
-            (
-                Op::Manifest {
-                    expect_pointer: Some(p),
-                },
-                Err(e),
-            ) if e.pointer == *p => Ok(None),
+            (Op::Manifest { expect_pointer: None }, Ok(_)) => Ok(None),
+            (Op::Manifest { expect_pointer: Some(p) }, Err(e)) if e.pointer == *p => Ok(None),
             (Op::Manifest { expect_pointer }, Err(e)) => Err(format!(
                 "INVALID_MANIFEST at {:?} ({}), expected pointer {expect_pointer:?}",
                 e.pointer, e.expected
             )),
-            (Op::Manifest { expect_pointer }, Ok(_)) => Err(format!(
-                "manifest accepted, expected INVALID_MANIFEST at {expect_pointer:?}"
-            )),
+            (Op::Manifest { expect_pointer }, Ok(_)) => {
+                Err(format!("manifest accepted, expected INVALID_MANIFEST at {expect_pointer:?}"))
+            }
             (_, Err(e)) => Err(format!("the case's manifest was rejected: {e}")),
             (_, Ok(checker)) => {
                 probe.delta();
@@ -411,17 +345,12 @@ pub fn run_permissions_conformance<F>(label: &str, make_checker: F) -> Conforman
 where
     F: FnMut(&Value, &ConformanceContext) -> Result<Box<dyn ConformanceChecker>, ManifestError>,
 {
-    let report =
-        run_permissions_conformance_with(label, &ConformanceOptions::default(), make_checker);
+    let report = run_permissions_conformance_with(label, &ConformanceOptions::default(), make_checker);
     for (name, why) in &report.skipped {
         eprintln!("[{label}] skipped {name}: {why}");
     }
     if !report.failed.is_empty() {
-        let lines: Vec<String> = report
-            .failed
-            .iter()
-            .map(|(n, w)| format!("  {n}: {w}"))
-            .collect();
+        let lines: Vec<String> = report.failed.iter().map(|(n, w)| format!("  {n}: {w}")).collect();
         panic!(
             "[{label}] {} of {} conformance cases failed:\n{}",
             report.failed.len(),
@@ -448,8 +377,7 @@ impl<C: crate::budget::Clock> ConformanceTracker for NativeTracker<C> {
 
 impl ConformanceChecker for NativeAdapter {
     fn check_fs(&self, path: &str, mode: FsMode) -> Decision {
-        self.checker
-            .check_fs(path, mode, crate::FsCheckOptions::default())
+        self.checker.check_fs(path, mode, crate::FsCheckOptions::default())
     }
     fn check_fetch(&self, url: &str) -> Decision {
         self.checker.check_fetch(url)
@@ -488,8 +416,5 @@ pub fn native_checker(
         manifest,
         crate::PolicyOptions::new(&ctx.plugin).platform(ctx.platform),
     )?;
-    Ok(Box::new(NativeAdapter {
-        checker: crate::PermissionChecker::new(policy, &ctx.meter),
-        meter: ctx.meter.clone(),
-    }))
+    Ok(Box::new(NativeAdapter { checker: crate::PermissionChecker::new(policy, &ctx.meter), meter: ctx.meter.clone() }))
 }

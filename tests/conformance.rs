@@ -2,8 +2,8 @@
 //! adapters it must catch.
 
 use api_sandbox_permissions::testing::{
-    native_checker, run_permissions_conformance, run_permissions_conformance_with,
-    ConformanceChecker, ConformanceContext, ConformanceOptions, NativeAdapter,
+    native_checker, run_permissions_conformance, run_permissions_conformance_with, ConformanceChecker,
+    ConformanceContext, ConformanceOptions, NativeAdapter,
 };
 use api_sandbox_permissions::{Decision, FsMode, ManifestError};
 use serde_json::Value;
@@ -11,27 +11,16 @@ use serde_json::Value;
 #[test]
 fn native_checker_passes_every_case() {
     let report = run_permissions_conformance("native", native_checker);
-    assert!(
-        report.passed.len() > 250,
-        "only {} cases ran",
-        report.passed.len()
-    );
+    assert!(report.passed.len() > 250, "only {} cases ran", report.passed.len());
     assert!(report.skipped.is_empty(), "{:?}", report.skipped);
-    assert!(report
-        .passed
-        .iter()
-        .any(|n| n.starts_with("adversarial - ")));
+    assert!(report.passed.iter().any(|n| n.starts_with("adversarial - ")));
 }
 
 #[test]
 fn case_names_are_unique_and_categorised() {
     let mut seen = std::collections::HashSet::new();
     for c in api_sandbox_permissions::conformance::cases() {
-        assert!(
-            c.name.starts_with(&format!("{} - ", c.category)),
-            "{}",
-            c.name
-        );
+        assert!(c.name.starts_with(&format!("{} - ", c.category)), "{}", c.name);
         assert!(seen.insert(c.name.clone()), "duplicate case {}", c.name);
     }
 }
@@ -40,18 +29,12 @@ fn case_names_are_unique_and_categorised() {
 fn filter_and_declared_skips() {
     let options = ConformanceOptions {
         filter: Some("fetch address".into()),
-        skip: vec![(
-            "fetch address - public address".into(),
-            "resolver not wired".into(),
-        )],
+        skip: vec![("fetch address - public address".into(), "resolver not wired".into())],
     };
     let report = run_permissions_conformance_with("filtered", &options, native_checker);
     assert_eq!(report.skipped.len(), 1);
     assert!(report.failed.is_empty());
-    assert!(report
-        .passed
-        .iter()
-        .all(|n| n.starts_with("fetch address - ")));
+    assert!(report.passed.iter().all(|n| n.starts_with("fetch address - ")));
 }
 
 /// Wraps the native adapter, overriding one behaviour.
@@ -72,9 +55,7 @@ impl ConformanceChecker for Broken {
         match self.kind {
             "allow-all" => Decision::Allowed,
             "ignore-ports" => match self.inner.check_fetch(url) {
-                Decision::Denied(d)
-                    if d.reason == api_sandbox_permissions::DenyReason::PortNotAllowed =>
-                {
+                Decision::Denied(d) if d.reason == api_sandbox_permissions::DenyReason::PortNotAllowed => {
                     Decision::Allowed
                 }
                 d => d,
@@ -116,17 +97,11 @@ fn broken_adapters_are_caught() {
         ("ignore-ports", "fetch - other port"),
         ("no-metrics", "fs - write to a read grant"),
     ] {
-        let report =
-            run_permissions_conformance_with(kind, &ConformanceOptions::default(), broken(kind));
+        let report = run_permissions_conformance_with(kind, &ConformanceOptions::default(), broken(kind));
         assert!(
             report.failed.iter().any(|(n, _)| n == must_fail),
             "{kind} not caught at {must_fail}: {:?}",
-            report
-                .failed
-                .iter()
-                .map(|f| &f.0)
-                .take(5)
-                .collect::<Vec<_>>()
+            report.failed.iter().map(|f| &f.0).take(5).collect::<Vec<_>>()
         );
     }
 }
