@@ -1,0 +1,441 @@
+'use strict'
+// @suaveplan/api-sandbox-permissions — the public JS API over the Rust core.
+// Argument types are validated here (TypeError); decisions come back from
+// Rust as numeric codes and map to frozen decision objects; denials are
+// counted through @opentelemetry/api exactly once per call.
+
+const { metrics } = require('@opentelemetry/api')
+const native = require('./lib/native.js')
+const errors = require('./lib/errors.js')
+const { manifestJson } = require('./lib/plain.js')
+
+const { binding, DECISIONS, ALLOW, codeOf, CAPABILITY_FIELDS, LIMITS, BUDGET_KIND_LIST, BUDGET_KINDS } = native
+const { PermissionDeniedError, BudgetExceededError, InvalidManifestError, InvalidSampleError, redact } = errors
+
+const VERSION = require('./package.json').version
+const PLATFORMS = new Set(['posix', 'win32'])
+const hostPlatform = () => (process.platform === 'win32' ? 'win32' : 'posix')
+const hrefOf = Object.getOwnPropertyDescriptor(URL.prototype, 'href').get
+
+const NATIVE = Symbol('native')
+
+function describe(v) {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  return typeof v
+}
+
+function optionsObject(options, what) {
+  if (options === undefined) return {}
+  if (options === null || typeof options !== 'object') throw new TypeError(`${what} must be an object, got ${describe(options)}`)
+  return options
+}
+
+/** Reads an own data property without invoking getters; `undefined` otherwise. */
+function ownValue(obj, key) {
+  try {
+    const d = Object.getOwnPropertyDescriptor(obj, key)
+    return d !== undefined && 'value' in d ? d.value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The validated, compiled permissions of one plugin. Immutable; build with `fromManifest`. */
+class PermissionPolicy {
+  #native
+  #plugin
+  #platform
+  #json
+
+  /** @private use `PermissionPolicy.fromManifest` */
+  constructor(token, nativePolicy, plugin, platform) {
+    if (token !== NATIVE) throw new TypeError('use PermissionPolicy.fromManifest(manifest, { plugin })')
+    this.#native = nativePolicy
+    this.#plugin = plugin
+    this.#platform = platform
+    Object.freeze(this)
+  }
+
+  /**
+   * Validates and compiles a manifest. Throws `INVALID_MANIFEST` (with
+   * `details.pointer` and `details.expected`) for any invalid field, and a
+   * TypeError for invalid options.
+   */
+  static fromManifest(manifest, options) {
+    const opts = optionsObject(options, 'options')
+    const plugin = ownValue(opts, 'plugin')
+    if (typeof plugin !== 'string' || plugin.length === 0 || plugin.length > LIMITS.maxNameBytes || /[\u0000-\u001f\u007f-\u009f]/.test(plugin) || !plugin.isWellFormed()) {
+      throw new TypeError(`options.plugin must be a plugin id of 1 to ${LIMITS.maxNameBytes} characters without control characters`)
+    }
+    const platformOpt = ownValue(opts, 'platform')
+    const platform = platformOpt === undefined ? hostPlatform() : platformOpt
+    if (!PLATFORMS.has(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
+    const json = manifestJson(manifest)
+    const nativePolicy = new binding.NativePolicy(json, plugin, platform)
+    const err = nativePolicy.error()
+    if (err !== null) throw new InvalidManifestError({ pointer: err[0], expected: err[1] })
+    return new PermissionPolicy(NATIVE, nativePolicy, plugin, platform)
+  }
+
+  get plugin() {
+    return this.#plugin
+  }
+
+  get platform() {
+    return this.#platform
+  }
+
+  /** Budgets from the manifest; absent ones are omitted. */
+  get budgets() {
+    const [cpuPercent, memoryMb, wallClockMs] = this.#native.budgets()
+    const b = {}
+    if (cpuPercent >= 0) b.cpuPercent = cpuPercent
+    if (memoryMb >= 0) b.memoryMb = memoryMb
+    if (wallClockMs >= 0) b.wallClockMs = wallClockMs
+    return Object.freeze(b)
+  }
+
+  /** The normalised manifest (deep-frozen). */
+  toJSON() {
+    if (this.#json === undefined) this.#json = native.deepFreeze(JSON.parse(this.#native.toJson()))
+    return this.#json
+  }
+
+  static [NATIVE](policy) {
+    return policy.#native
+  }
+}
+
+const nativeOf = (policy) => {
+  if (!(policy instanceof PermissionPolicy)) throw new TypeError('expected a PermissionPolicy (from PermissionPolicy.fromManifest)')
+  return PermissionPolicy[NATIVE](policy)
+}
+
+/** Resolves the meter: an explicit one, or the global provider's at this moment. */
+function meterFrom(opts) {
+  const meter = ownValue(opts, 'meter')
+  if (meter === undefined) return metrics.getMeter(native.METER_NAME, VERSION)
+  if (meter === null || typeof meter.createCounter !== 'function') throw new TypeError('options.meter must be an OpenTelemetry Meter')
+  return meter
+}
+
+function counterFor(meter, d) {
+  return meter.createCounter(d.name, { description: d.description, unit: d.unit })
+}
+
+const FS_MODES = new Map([
+  ['read', 0],
+  ['write', 1],
+])
+
+/** A string's UTF-16 length bounds its UTF-8 length from below. */
+const tooLong = (s, max) => s.length > max
+
+/**
+ * Checks capability calls against a policy and counts every denial once in
+ * `plugin.permission_denied_total{plugin, capability, reason}`.
+ */
+class PermissionChecker {
+  #native
+  #policy
+  #counter
+  #attrs = []
+
+  /** @param {PermissionPolicy} policy @param {{ meter?: import('@opentelemetry/api').Meter }} [options] */
+  constructor(policy, options) {
+    this.#native = nativeOf(policy)
+    this.#policy = policy
+    this.#counter = counterFor(meterFrom(optionsObject(options, 'options')), native.PERMISSION_DENIED_TOTAL)
+    Object.freeze(this)
+  }
+
+  get policy() {
+    return this.#policy
+  }
+
+  #decide(code) {
+    if (code !== 0) {
+      let attrs = this.#attrs[code]
+      if (attrs === undefined) {
+        const d = DECISIONS[code]
+        attrs = this.#attrs[code] = Object.freeze({ plugin: this.#policy.plugin, capability: d.capability, reason: d.reason })
+      }
+      this.#counter.add(1, attrs)
+    }
+    return DECISIONS[code]
+  }
+
+  #deny(capability, reason) {
+    return this.#decide(codeOf(capability, reason))
+  }
+
+  #fsCode(path, mode, options) {
+    const m = FS_MODES.get(mode)
+    if (m === undefined) throw new TypeError(`mode must be 'read' or 'write', got ${typeof mode === 'string' ? JSON.stringify(redact(mode)) : describe(mode)}`)
+    if (typeof path !== 'string') throw new TypeError(`path must be a string, got ${describe(path)}`)
+    const opts = optionsObject(options, 'options')
+    const resolve = ownValue(opts, 'resolveSymlinks')
+    if (resolve !== undefined && typeof resolve !== 'boolean') throw new TypeError('options.resolveSymlinks must be a boolean')
+    if (tooLong(path, LIMITS.maxPathBytes) || !path.isWellFormed()) {
+      return codeOf(m === 0 ? 'fs.read' : 'fs.write', 'invalid_path')
+    }
+    return resolve ? this.#native.checkFsResolved(path, m) : this.#native.checkFs(path, m)
+  }
+
+  /** `checkFs(path, 'read' | 'write', { resolveSymlinks? })` → decision. */
+  checkFs(path, mode, options) {
+    return this.#decide(this.#fsCode(path, mode, options))
+  }
+
+  /** Throws `PERMISSION_DENIED` unless `checkFs` allows. */
+  assertFs(path, mode, options) {
+    const d = this.checkFs(path, mode, options)
+    if (!d.allowed) throw this.#error(d)
+  }
+
+  #urlString(url) {
+    if (typeof url === 'string') return url
+    if (url instanceof URL) return Reflect.apply(hrefOf, url, [])
+    throw new TypeError(`url must be a string or a URL, got ${describe(url)}`)
+  }
+
+  /** `checkFetch(url)` → decision. */
+  checkFetch(url) {
+    const s = this.#urlString(url)
+    if (!s.isWellFormed()) return this.#deny('fetch', 'invalid_url')
+    return this.#decide(this.#native.checkFetch(s))
+  }
+
+  #fetchResult(r, s) {
+    if (typeof r === 'string') return r
+    const d = this.#decide(r)
+    throw this.#error(d, s)
+  }
+
+  /** Throws `PERMISSION_DENIED` unless `checkFetch` allows. */
+  assertFetch(url) {
+    this.authorizeFetch(url)
+  }
+
+  /**
+   * Asserts, then returns the canonical (WHATWG-serialised) URL: fetch exactly
+   * this string, so what is fetched is what was checked.
+   */
+  authorizeFetch(url) {
+    const s = this.#urlString(url)
+    if (!s.isWellFormed()) throw this.#error(this.#deny('fetch', 'invalid_url'))
+    return this.#fetchResult(this.#native.checkFetchUrl(s), s)
+  }
+
+  #addressArgs(url, resolvedIp) {
+    const s = this.#urlString(url)
+    if (typeof resolvedIp !== 'string') throw new TypeError(`resolvedIp must be a string, got ${describe(resolvedIp)}`)
+    return s
+  }
+
+  /** DNS-rebinding defence: re-check after resolution → decision. */
+  checkFetchAddress(url, resolvedIp) {
+    const s = this.#addressArgs(url, resolvedIp)
+    if (!s.isWellFormed()) return this.#deny('fetch', 'invalid_url')
+    const r = this.#native.checkFetchAddress(s, resolvedIp)
+    return typeof r === 'string' ? ALLOW : this.#decide(r)
+  }
+
+  /** Throws `PERMISSION_DENIED` unless `checkFetchAddress` allows; returns the canonical URL. */
+  assertFetchAddress(url, resolvedIp) {
+    const s = this.#addressArgs(url, resolvedIp)
+    if (!s.isWellFormed()) throw this.#error(this.#deny('fetch', 'invalid_url'))
+    return this.#fetchResult(this.#native.checkFetchAddress(s, resolvedIp), s)
+  }
+
+  #capabilityCode(capabilityId, payload) {
+    const field = typeof capabilityId === 'string' ? CAPABILITY_FIELDS.get(capabilityId) : undefined
+    if (field === undefined) return { code: codeOf('unknown', 'unknown_capability') }
+    const invalid = { code: codeOf(capabilityId, 'invalid_payload') }
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return invalid
+    const value = ownValue(payload, field)
+    if (typeof value !== 'string' || tooLong(value, LIMITS.maxPayloadStringBytes) || !value.isWellFormed()) return invalid
+    return { code: this.#native.checkCapability(capabilityId, value), value }
+  }
+
+  /** `checkCapability(id, payload)` → decision. Payload fields are read as own data properties only. */
+  checkCapability(capabilityId, payload) {
+    return this.#decide(this.#capabilityCode(capabilityId, payload).code)
+  }
+
+  /** Throws `PERMISSION_DENIED` unless `checkCapability` allows. */
+  assertCapability(capabilityId, payload) {
+    const { code, value } = this.#capabilityCode(capabilityId, payload)
+    const d = this.#decide(code)
+    if (!d.allowed) throw this.#error(d, d.capability === 'fetch' ? value : undefined)
+  }
+
+  #error(d, url) {
+    const details = { plugin: redact(this.#policy.plugin), capability: d.capability, reason: d.reason }
+    if (url !== undefined) {
+      const origin = binding.redactedOrigin(url)
+      if (origin !== null) details.target = redact(origin)
+    }
+    return new PermissionDeniedError(details)
+  }
+}
+
+const SAMPLE_FIELDS = ['now', 'cpuTimeMs', 'rssMb', 'cpuGraceMs']
+
+function hook(hooks, name) {
+  const f = ownValue(hooks, name)
+  if (f !== undefined && typeof f !== 'function') throw new TypeError(`hooks.${name} must be a function`)
+  return f
+}
+
+/** A number for the core; anything else becomes NaN, which the core rejects as INVALID_SAMPLE. */
+const num = (v) => (typeof v === 'number' ? v : NaN)
+
+const defaultNow = () => performance.now()
+
+/**
+ * Tracks one request's wall clock, memory and CPU against a policy's budgets.
+ * Hooks: `now()` (monotonic ms, default `performance.now`), `cpuTimeMs()`
+ * (cumulative CPU ms), `rssMb()` (resident MB). Each breach counts once in
+ * `plugin.budget_exceeded_total{plugin, capability, reason}`.
+ */
+class BudgetTracker {
+  #native
+  #policy
+  #now
+  #cpu
+  #rss
+  #counter
+  #capability
+
+  constructor(policy, options) {
+    const nativePolicy = nativeOf(policy)
+    const opts = optionsObject(options, 'options')
+    const hooks = optionsObject(ownValue(opts, 'hooks'), 'options.hooks')
+    this.#now = hook(hooks, 'now') || defaultNow
+    this.#cpu = hook(hooks, 'cpuTimeMs')
+    this.#rss = hook(hooks, 'rssMb')
+    const capability = ownValue(opts, 'capability')
+    if (capability !== undefined && (typeof capability !== 'string' || capability.length === 0 || capability.length > LIMITS.maxNameBytes)) {
+      throw new TypeError('options.capability must be a non-empty string label')
+    }
+    this.#capability = capability === undefined ? 'request' : redact(capability)
+    const grace = ownValue(opts, 'cpuGraceMs')
+    this.#policy = policy
+    this.#counter = counterFor(meterFrom(opts), native.BUDGET_EXCEEDED_TOTAL)
+    const now = num(this.#now())
+    const cpu = this.#cpu ? num(this.#cpu()) : undefined
+    const rss = this.#rss ? num(this.#rss()) : undefined
+    try {
+      this.#native = binding.NativeBudget.create(nativePolicy, now, cpu, rss, grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace))
+    } catch (e) {
+      const m = /INVALID_SAMPLE:(\w+)/.exec(String(e && e.message))
+      if (m) throw new InvalidSampleError({ field: m[1] })
+      throw e
+    }
+    Object.freeze(this)
+  }
+
+  /** Wall-clock ms since the tracker started (never decreasing). */
+  get elapsedMs() {
+    return this.#native.elapsedMs
+  }
+
+  #apply(code) {
+    if ((code & 0xf) === 2) throw new InvalidSampleError({ field: SAMPLE_FIELDS[code >> 8] })
+    const fresh = (code >> 4) & 0x7
+    if (fresh !== 0) {
+      for (let i = 0; i < BUDGET_KIND_LIST.length; i++) {
+        if (fresh & (1 << i)) {
+          this.#counter.add(1, { plugin: this.#policy.plugin, capability: this.#capability, reason: BUDGET_KINDS.get(BUDGET_KIND_LIST[i]) })
+        }
+      }
+    }
+    const s = this.#native.status()
+    if (s[0] === 1) {
+      const st = { ok: true, elapsedMs: s[1] }
+      if (s[2] >= 0) st.cpuPercent = s[2]
+      if (s[3] >= 0) st.memoryMb = s[3]
+      return st
+    }
+    const budget = BUDGET_KIND_LIST[s[2]]
+    return { ok: false, budget, limit: s[3], observed: s[4], reason: BUDGET_KINDS.get(budget), elapsedMs: s[1] }
+  }
+
+  /** Reads every hook, records and evaluates. Hook errors propagate. */
+  sample() {
+    const now = num(this.#now())
+    const cpu = this.#cpu ? num(this.#cpu()) : undefined
+    const rss = this.#rss ? num(this.#rss()) : undefined
+    return this.#apply(this.#native.record(now, cpu, rss))
+  }
+
+  /** Records pushed readings `{ now?, cpuTimeMs?, rssMb? }` (`now` defaults to the clock) and evaluates. */
+  record(sample) {
+    const s = optionsObject(sample, 'sample')
+    const nowV = ownValue(s, 'now')
+    const cpuV = ownValue(s, 'cpuTimeMs')
+    const rssV = ownValue(s, 'rssMb')
+    const now = nowV === undefined ? num(this.#now()) : num(nowV)
+    return this.#apply(this.#native.record(now, cpuV === undefined ? undefined : num(cpuV), rssV === undefined ? undefined : num(rssV)))
+  }
+
+  /** Reads the clock only and evaluates. */
+  check() {
+    return this.#apply(this.#native.record(num(this.#now()), undefined, undefined))
+  }
+
+  /** `check()`, throwing `BUDGET_EXCEEDED` when over budget. */
+  assertWithin() {
+    const st = this.check()
+    if (!st.ok) {
+      throw new BudgetExceededError({
+        plugin: redact(this.#policy.plugin),
+        capability: this.#capability,
+        budget: st.budget,
+        reason: st.reason,
+        limit: st.limit,
+        observed: st.observed,
+        elapsedMs: st.elapsedMs,
+      })
+    }
+  }
+}
+
+/** Convenience: `new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)`. */
+function createChecker(manifest, options) {
+  return new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)
+}
+
+module.exports = {
+  VERSION,
+  PermissionPolicy,
+  PermissionChecker,
+  BudgetTracker,
+  createChecker,
+  ERROR_REGISTRY: native.ERROR_REGISTRY,
+  ErrorCode: native.ErrorCode,
+  DenyReason: native.DenyReason,
+  DENY_REASONS: native.DENY_REASONS,
+  Capability: native.Capability,
+  INSTRUMENTS: native.INSTRUMENTS,
+  PERMISSION_DENIED_TOTAL: native.PERMISSION_DENIED_TOTAL,
+  BUDGET_EXCEEDED_TOTAL: native.BUDGET_EXCEEDED_TOTAL,
+  METER_NAME: native.METER_NAME,
+  LIMITS: native.LIMITS,
+  SandboxPermissionError: errors.SandboxPermissionError,
+  PermissionDeniedError,
+  BudgetExceededError,
+  InvalidManifestError,
+  InvalidSampleError,
+  UnsupportedPlatformError: errors.UnsupportedPlatformError,
+  isPermissionDenied: errors.isPermissionDenied,
+  isBudgetExceeded: errors.isBudgetExceeded,
+  isInvalidManifest: errors.isInvalidManifest,
+  isInvalidSample: errors.isInvalidSample,
+  isSandboxPermissionError: errors.isSandboxPermissionError,
+  serializeError: errors.serializeError,
+  reviveError: errors.reviveError,
+  errorReviverSource: errors.errorReviverSource,
+}

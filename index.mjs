@@ -1,0 +1,35 @@
+// ESM entry: the same module instance as the CommonJS entry.
+import cjs from './index.js'
+
+export const {
+  VERSION,
+  PermissionPolicy,
+  PermissionChecker,
+  BudgetTracker,
+  createChecker,
+  ERROR_REGISTRY,
+  ErrorCode,
+  DenyReason,
+  DENY_REASONS,
+  Capability,
+  INSTRUMENTS,
+  PERMISSION_DENIED_TOTAL,
+  BUDGET_EXCEEDED_TOTAL,
+  METER_NAME,
+  LIMITS,
+  SandboxPermissionError,
+  PermissionDeniedError,
+  BudgetExceededError,
+  InvalidManifestError,
+  InvalidSampleError,
+  UnsupportedPlatformError,
+  isPermissionDenied,
+  isBudgetExceeded,
+  isInvalidManifest,
+  isInvalidSample,
+  isSandboxPermissionError,
+  serializeError,
+  reviveError,
+  errorReviverSource,
+} = cjs
+export default cjs

@@ -1,0 +1,201 @@
+'use strict'
+// Errors: one class per registry code, guards that work across realms by
+// `code`, and serialisation for postMessage with a reviver that can run
+// inside a vm.Context (so the plugin never holds a host-realm object).
+
+const { ERROR_REGISTRY } = require('./native.js')
+
+const SPEC_BY_CODE = new Map(ERROR_REGISTRY.map((e) => [e.code, e]))
+const MAX_DETAIL_CHARS = 256
+
+/**
+ * Caps a detail string and escapes control and bidi characters, so a detail
+ * can be logged without letting plugin-chosen text forge or hide log lines.
+ */
+function redact(s) {
+  s = String(s)
+  let out = ''
+  let n = 0
+  for (const ch of s) {
+    if (n++ >= MAX_DETAIL_CHARS) return out + '…'
+    const c = ch.codePointAt(0)
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || (c >= 0xd800 && c <= 0xdfff)) {
+      out += `\\u{${c.toString(16)}}`
+    } else {
+      out += ch
+    }
+  }
+  return out
+}
+
+function formatMessage(template, details) {
+  return template.replace(/\{(\w+)\}/g, (_, k) => (details[k] === undefined ? k : String(details[k])))
+}
+
+/** Base class of every error this package throws with a registry code. */
+class SandboxPermissionError extends Error {
+  constructor(code, details, message) {
+    const spec = SPEC_BY_CODE.get(code)
+    if (!spec) throw new TypeError(`unknown error code ${redact(code)}`)
+    const frozen = Object.freeze({ ...details })
+    super(message === undefined ? formatMessage(spec.message, frozen) : message)
+    Object.defineProperties(this, {
+      name: { value: new.target.name, enumerable: false, configurable: true, writable: true },
+      code: { value: code, enumerable: true },
+      id: { value: spec.id, enumerable: true },
+      details: { value: frozen, enumerable: true },
+    })
+  }
+}
+
+class PermissionDeniedError extends SandboxPermissionError {
+  constructor(details) {
+    super('PERMISSION_DENIED', details)
+  }
+}
+class BudgetExceededError extends SandboxPermissionError {
+  constructor(details) {
+    super('BUDGET_EXCEEDED', details)
+  }
+}
+class InvalidManifestError extends SandboxPermissionError {
+  constructor(details) {
+    super('INVALID_MANIFEST', details)
+  }
+}
+class InvalidSampleError extends SandboxPermissionError {
+  constructor(details) {
+    super('INVALID_SAMPLE', details)
+  }
+}
+class UnsupportedPlatformError extends SandboxPermissionError {
+  constructor(details) {
+    super('ERR_UNSUPPORTED_PLATFORM', details)
+  }
+}
+
+const CLASS_BY_CODE = new Map([
+  ['PERMISSION_DENIED', PermissionDeniedError],
+  ['BUDGET_EXCEEDED', BudgetExceededError],
+  ['INVALID_MANIFEST', InvalidManifestError],
+  ['INVALID_SAMPLE', InvalidSampleError],
+  ['ERR_UNSUPPORTED_PLATFORM', UnsupportedPlatformError],
+])
+
+/**
+ * The `code` of a value, read as an own data property only (no getters, no
+ * prototype chain, no Proxy trap that throws escapes): works on errors from
+ * any realm or revived from a message.
+ */
+function codeOf(e) {
+  if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return undefined
+  try {
+    const d = Object.getOwnPropertyDescriptor(e, 'code')
+    return d && 'value' in d && typeof d.value === 'string' ? d.value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const isPermissionDenied = (e) => codeOf(e) === 'PERMISSION_DENIED'
+const isBudgetExceeded = (e) => codeOf(e) === 'BUDGET_EXCEEDED'
+const isInvalidManifest = (e) => codeOf(e) === 'INVALID_MANIFEST'
+const isInvalidSample = (e) => codeOf(e) === 'INVALID_SAMPLE'
+const isSandboxPermissionError = (e) => SPEC_BY_CODE.has(codeOf(e))
+
+/** Keeps only primitive detail values, redacted; drops nothing silently: non-primitives become their type name. */
+function sanitizeDetails(details) {
+  const out = {}
+  if (details === null || typeof details !== 'object') return out
+  for (const key of Object.keys(details)) {
+    if (key === '__proto__') continue
+    const v = details[key]
+    if (typeof v === 'string') out[redact(key)] = redact(v)
+    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[redact(key)] = v
+    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out[redact(key)] = v.map(redact)
+  }
+  return out
+}
+
+/**
+ * A plain, structured-clone- and JSON-safe form of a package error, for
+ * `postMessage`. Throws a TypeError for anything else.
+ */
+function serializeError(e) {
+  const code = codeOf(e)
+  const spec = SPEC_BY_CODE.get(code)
+  if (!spec) throw new TypeError('serializeError: not an error of @suaveplan/api-sandbox-permissions')
+  let details
+  try {
+    details = Object.getOwnPropertyDescriptor(e, 'details')?.value
+  } catch {
+    details = undefined
+  }
+  const clean = sanitizeDetails(details)
+  return { $sandboxPermissionError: 1, code, id: spec.id, message: formatMessage(spec.message, clean), details: clean }
+}
+
+function checkSerialized(obj) {
+  if (obj === null || typeof obj !== 'object' || obj.$sandboxPermissionError !== 1 || !SPEC_BY_CODE.has(obj.code)) {
+    throw new TypeError('reviveError: not a serialised @suaveplan/api-sandbox-permissions error')
+  }
+}
+
+/** Rebuilds the error (this realm's classes) from `serializeError` output or its JSON. */
+function reviveError(obj) {
+  if (typeof obj === 'string') obj = JSON.parse(obj)
+  checkSerialized(obj)
+  const Cls = CLASS_BY_CODE.get(obj.code) || SandboxPermissionError
+  const details = sanitizeDetails(obj.details)
+  return Cls === SandboxPermissionError ? new Cls(obj.code, details) : new Cls(details)
+}
+
+/**
+ * Self-contained: evaluated inside a vm.Context, it builds the error from
+ * the context's own `Error`, so plugin code never reaches a host-realm
+ * object (whose `constructor.constructor` would be the host's `Function`).
+ * Takes the JSON text of `serializeError` output.
+ */
+function reviveInRealm(json) {
+  'use strict'
+  const o = JSON.parse(json)
+  if (o === null || typeof o !== 'object' || o.$sandboxPermissionError !== 1 || typeof o.code !== 'string') {
+    throw new TypeError('not a serialised sandbox permission error')
+  }
+  const details = {}
+  const src = o.details !== null && typeof o.details === 'object' ? o.details : {}
+  for (const k of Object.keys(src)) {
+    const v = src[k]
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v === null) details[k] = v
+  }
+  const e = new Error(typeof o.message === 'string' ? o.message : o.code)
+  const name = { PERMISSION_DENIED: 'PermissionDeniedError', BUDGET_EXCEEDED: 'BudgetExceededError', INVALID_MANIFEST: 'InvalidManifestError', INVALID_SAMPLE: 'InvalidSampleError' }[o.code]
+  Object.defineProperties(e, {
+    name: { value: name || 'SandboxPermissionError', configurable: true, writable: true },
+    code: { value: o.code, enumerable: true },
+    id: { value: String(o.id), enumerable: true },
+    details: { value: Object.freeze(details), enumerable: true },
+  })
+  return e
+}
+
+/** Source of a function expression `(json) => Error`; run it in a vm.Context to revive errors there. */
+const errorReviverSource = `(${reviveInRealm.toString()})`
+
+module.exports = {
+  redact,
+  SandboxPermissionError,
+  PermissionDeniedError,
+  BudgetExceededError,
+  InvalidManifestError,
+  InvalidSampleError,
+  UnsupportedPlatformError,
+  isPermissionDenied,
+  isBudgetExceeded,
+  isInvalidManifest,
+  isInvalidSample,
+  isSandboxPermissionError,
+  serializeError,
+  reviveError,
+  errorReviverSource,
+}
