@@ -1,0 +1,304 @@
+'use strict'
+// `runPermissionsConformance(label, makeChecker, options?)`: the shared case
+// table (defined once, in Rust) run against a host's checker, with decisions,
+// error shapes and metric increments verified together through a real
+// OpenTelemetry SDK MeterProvider and in-memory exporter.
+//
+// Needs `@opentelemetry/sdk-metrics` (an optional peer dependency).
+
+const assert = require('node:assert/strict')
+const { binding } = require('./lib/native.js')
+const { isInvalidManifest, isPermissionDenied, isBudgetExceeded, isInvalidSample } = require('./lib/errors.js')
+
+const CONFORMANCE_PLUGIN = 'conformance-plugin'
+const BUDGET_CAPABILITY = 'request'
+const DENIED = 'plugin.permission_denied_total'
+const BUDGET = 'plugin.budget_exceeded_total'
+
+const special = (v) => (v === 'NaN' ? NaN : v === 'Infinity' ? Infinity : v === '-Infinity' ? -Infinity : v)
+
+let cached
+/** Every case: `{ name, category, manifest, platform, op, args, expect }`, deep-frozen. */
+function conformanceCases() {
+  if (cached === undefined) {
+    const list = JSON.parse(binding.conformanceCases())
+    for (const c of list) {
+      if (c.op === 'budget') c.args.steps = c.args.steps.map((s) => s.map(special))
+    }
+    cached = require('./lib/native.js').deepFreeze(list)
+  }
+  return cached
+}
+
+/** Rebuilds a case's manifest or payload as fresh, mutable plain data. */
+const fresh = (v) => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)))
+
+class MetricsProbe {
+  constructor(sdk) {
+    this.exporter = new sdk.InMemoryMetricExporter(sdk.AggregationTemporality.CUMULATIVE)
+    this.reader = new sdk.PeriodicExportingMetricReader({ exporter: this.exporter, exportIntervalMillis: 2 ** 30 })
+    this.provider = new sdk.MeterProvider({ readers: [this.reader] })
+    this.meter = this.provider.getMeter('@suaveplan/api-sandbox-permissions/conformance')
+    this.last = new Map()
+  }
+
+  /** Increments since the previous call: `name|plugin|capability|reason` -> count. */
+  async delta() {
+    await this.reader.forceFlush()
+    const all = this.exporter.getMetrics()
+    const now = new Map()
+    const rm = all[all.length - 1]
+    for (const sm of rm ? rm.scopeMetrics : []) {
+      for (const m of sm.metrics) {
+        for (const dp of m.dataPoints) {
+          const a = dp.attributes
+          const key = `${m.descriptor.name}|${a.plugin}|${a.capability}|${a.reason}`
+          now.set(key, (now.get(key) || 0) + dp.value)
+        }
+      }
+    }
+    this.exporter.reset()
+    const out = {}
+    for (const [k, v] of now) {
+      const d = v - (this.last.get(k) || 0)
+      if (d > 0) out[k] = d
+    }
+    this.last = now
+    return out
+  }
+
+  shutdown() {
+    return this.provider.shutdown()
+  }
+}
+
+function expectedCapability(c) {
+  switch (c.op) {
+    case 'fs':
+      return c.args.mode === 'read' ? 'fs.read' : 'fs.write'
+    case 'fetch':
+    case 'fetchAddress':
+      return 'fetch'
+    default:
+      return ['fs.read', 'fs.write', 'fetch', 'secrets.get', 'events.publish', 'events.subscribe', 'db.query'].includes(c.args.id) ? c.args.id : 'unknown'
+  }
+}
+
+const close = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b), 1)
+
+class Skip {
+  constructor(reason) {
+    this.reason = reason
+  }
+}
+
+function checkDenialError(e, capability, reason, where) {
+  assert.ok(isPermissionDenied(e), `${where}: expected a PERMISSION_DENIED error, got ${e && e.code}`)
+  assert.equal(e.id, 'SAND_PERM_001', `${where}: registry id`)
+  assert.equal(typeof e.message, 'string')
+  const d = e.details
+  assert.ok(d && typeof d === 'object', `${where}: details`)
+  assert.equal(d.plugin, CONFORMANCE_PLUGIN, `${where}: details.plugin`)
+  assert.equal(d.capability, capability, `${where}: details.capability`)
+  assert.equal(d.reason, reason, `${where}: details.reason`)
+  for (const k of Object.keys(d)) assert.ok(['plugin', 'capability', 'reason', 'target'].includes(k), `${where}: unexpected detail ${k}`)
+  if (d.target !== undefined) assert.match(d.target, /^[a-z][a-z0-9+.-]*:\/\/[^/?#@\s]+:\d+$/, `${where}: details.target must be scheme://host:port only`)
+}
+
+async function runDecisionCase(c, checker, probe) {
+  const want = c.expect
+  const capability = expectedCapability(c)
+  const call = (kind) => {
+    switch (c.op) {
+      case 'fs':
+        return checker[`${kind}Fs`](c.args.path, c.args.mode)
+      case 'fetch':
+        return checker[`${kind}Fetch`](c.args.url)
+      case 'fetchAddress':
+        return checker[`${kind}FetchAddress`](c.args.url, c.args.ip)
+      default:
+        return checker[`${kind}Capability`](c.args.id, fresh(c.args.payload))
+    }
+  }
+  const name = { fs: 'Fs', fetch: 'Fetch', fetchAddress: 'FetchAddress', capability: 'Capability' }[c.op]
+  if (typeof checker[`check${name}`] !== 'function') {
+    if (c.op === 'fetchAddress') throw new Skip('the adapter has no checkFetchAddress')
+    throw new Error(`the adapter has no check${name}`)
+  }
+  await probe.delta()
+  const got = await call('check')
+  assert.equal(got && got.allowed, want.allowed, `decision ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`)
+  if (!want.allowed) {
+    assert.equal(got.reason, want.reason, `reason ${got.reason}, expected ${want.reason}`)
+    assert.equal(got.capability, capability, `capability ${got.capability}, expected ${capability}`)
+  }
+  const key = `${DENIED}|${CONFORMANCE_PLUGIN}|${capability}|${want.reason}`
+  const expected = want.allowed ? {} : { [key]: 1 }
+  assert.deepEqual(await probe.delta(), expected, 'metric increments after check')
+  if (typeof checker[`assert${name}`] === 'function') {
+    let thrown
+    try {
+      await call('assert')
+    } catch (e) {
+      thrown = e
+    }
+    if (want.allowed) assert.equal(thrown, undefined, `assert${name} threw on an allowed call`)
+    else checkDenialError(thrown, capability, want.reason, `assert${name}`)
+    assert.deepEqual(await probe.delta(), expected, `metric increments after assert${name} (exactly once)`)
+  }
+}
+
+async function runBudgetCase(c, checker, probe) {
+  if (typeof checker.createBudgetTracker !== 'function') throw new Skip('the adapter has no createBudgetTracker')
+  const steps = c.args.steps
+  const state = { now: steps[0][0], cpu: steps[0][1], rss: steps[0][2] }
+  const hooks = { now: () => state.now }
+  if (state.cpu !== null) hooks.cpuTimeMs = () => state.cpu
+  if (state.rss !== null) hooks.rssMb = () => state.rss
+  const want = c.expect
+  let tracker
+  try {
+    tracker = await checker.createBudgetTracker(hooks, { cpuGraceMs: c.args.graceMs })
+  } catch (e) {
+    if (want.error === 'INVALID_SAMPLE' && isInvalidSample(e)) return
+    throw e
+  }
+  await probe.delta()
+  let last
+  for (const [now, cpu, rss] of steps.slice(1)) {
+    Object.assign(state, { now, cpu, rss })
+    try {
+      last = await tracker.sample()
+    } catch (e) {
+      if (want.error === 'INVALID_SAMPLE') {
+        assert.ok(isInvalidSample(e), `expected INVALID_SAMPLE, got ${e && e.code}`)
+        assert.equal(e.id, 'SAND_PERM_004')
+        assert.deepEqual(await probe.delta(), {}, 'an invalid sample must not count')
+        return
+      }
+      throw e
+    }
+  }
+  assert.notEqual(want.error, 'INVALID_SAMPLE', `expected INVALID_SAMPLE, got status ${JSON.stringify(last)}`)
+  const delta = await probe.delta()
+  if (want.ok) {
+    assert.equal(last.ok, true, `status ${JSON.stringify(last)}, expected within budget`)
+    if (want.elapsedMs !== null) assert.ok(close(last.elapsedMs, want.elapsedMs), `elapsedMs ${last.elapsedMs}, expected ${want.elapsedMs}`)
+    assert.deepEqual(delta, {}, 'within budget must not count')
+    return
+  }
+  assert.equal(last.ok, false, `status ${JSON.stringify(last)}, expected a breach`)
+  assert.equal(last.budget, want.budget)
+  assert.equal(last.reason, want.reason)
+  assert.ok(close(last.limit, want.limit), `limit ${last.limit}`)
+  assert.ok(close(last.observed, want.observed), `observed ${last.observed}, expected ${want.observed}`)
+  const reasonOf = { wallClockMs: 'wall_clock', memoryMb: 'memory', cpuPercent: 'cpu' }
+  const expected = {}
+  for (const b of [want.budget, ...want.also]) expected[`${BUDGET}|${CONFORMANCE_PLUGIN}|${BUDGET_CAPABILITY}|${reasonOf[b]}`] = 1
+  assert.deepEqual(delta, expected, 'each breach counts exactly once')
+  if (typeof tracker.assertWithin === 'function') {
+    let thrown
+    try {
+      await tracker.assertWithin()
+    } catch (e) {
+      thrown = e
+    }
+    assert.ok(isBudgetExceeded(thrown), 'assertWithin throws BUDGET_EXCEEDED after a breach')
+    assert.equal(thrown.details.budget, want.budget)
+    assert.deepEqual(await probe.delta(), {}, 'checking a breached tracker again must not count again')
+  }
+}
+
+/** Runs one case against `makeChecker`; resolves, rejects with the failure, or rejects with a `Skip`. */
+async function runCase(c, makeChecker, sdk) {
+  const probe = new MetricsProbe(sdk)
+  try {
+    const context = Object.freeze({ plugin: CONFORMANCE_PLUGIN, platform: c.platform, meter: probe.meter, meterProvider: probe.provider })
+    let checker
+    try {
+      checker = await makeChecker(fresh(c.manifest), context)
+    } catch (e) {
+      if (c.op === 'manifest' && c.expect.error === 'INVALID_MANIFEST') {
+        assert.ok(isInvalidManifest(e), `expected INVALID_MANIFEST, got ${e && (e.code || e.name)}: ${e && e.message}`)
+        assert.equal(e.id, 'SAND_PERM_003')
+        assert.equal(e.details.pointer, c.args.pointer, `pointer ${e.details.pointer}, expected ${c.args.pointer}`)
+        assert.equal(typeof e.details.expected, 'string')
+        return
+      }
+      throw e
+    }
+    if (c.op === 'manifest') {
+      assert.ok(c.expect.allowed, `manifest accepted, expected INVALID_MANIFEST at ${c.args.pointer}`)
+      return
+    }
+    if (c.op === 'budget') await runBudgetCase(c, checker, probe)
+    else await runDecisionCase(c, checker, probe)
+  } finally {
+    await probe.shutdown()
+  }
+}
+
+/**
+ * Registers one test per case. `makeChecker(manifest, context)` (may be
+ * async) returns `{ checkFs, checkFetch, checkCapability }` and optionally
+ * `checkFetchAddress`, `assertFs`/`assertFetch`/`assertFetchAddress`/`assertCapability`
+ * (then error shapes are checked too) and `createBudgetTracker(hooks, { cpuGraceMs })`.
+ * `context` is `{ plugin, platform, meter, meterProvider }`: build the policy
+ * with `plugin` and `platform`, and record metrics on `meter`.
+ *
+ * options: `describe`/`it` of another runner (default `node:test`), `filter`
+ * (substring of case names), `skip` (`{ [name or 'category - ' prefix]: reason }`:
+ * declared unsupported cases, skipped with the reason printed).
+ */
+function runPermissionsConformance(label, makeChecker, options = {}) {
+  if (typeof label !== 'string') throw new TypeError('label must be a string')
+  if (typeof makeChecker !== 'function') throw new TypeError('makeChecker must be a function')
+  const nodeTest = options.describe && options.it ? null : require('node:test')
+  const describe = options.describe || nodeTest.describe
+  const it = options.it || nodeTest.it
+  const sdk = require('@opentelemetry/sdk-metrics')
+  const skips = Object.entries(options.skip || {})
+  const cases = conformanceCases().filter((c) => !options.filter || c.name.includes(options.filter))
+  describe(`permissions conformance: ${label}`, () => {
+    for (const c of cases) {
+      const declared = skips.find(([n]) => c.name === n || c.name.startsWith(n))
+      if (declared) {
+        it(c.name, { skip: `declared unsupported: ${declared[1]}` }, () => {})
+        continue
+      }
+      it(c.name, async (t) => {
+        try {
+          await runCase(c, makeChecker, sdk)
+        } catch (e) {
+          if (e instanceof Skip) {
+            if (t && typeof t.skip === 'function') t.skip(e.reason)
+            else console.log(`# skipped ${c.name}: ${e.reason}`)
+            return
+          }
+          throw e
+        }
+      })
+    }
+  })
+}
+
+/** The adapter for this package's own PermissionChecker and BudgetTracker. */
+function packageChecker(pkg = require('./index.js')) {
+  return (manifest, context) => {
+    const policy = pkg.PermissionPolicy.fromManifest(manifest, { plugin: context.plugin, platform: context.platform })
+    const checker = new pkg.PermissionChecker(policy, { meter: context.meter })
+    return {
+      checkFs: (p, m) => checker.checkFs(p, m),
+      checkFetch: (u) => checker.checkFetch(u),
+      checkFetchAddress: (u, ip) => checker.checkFetchAddress(u, ip),
+      checkCapability: (id, payload) => checker.checkCapability(id, payload),
+      assertFs: (p, m) => checker.assertFs(p, m),
+      assertFetch: (u) => checker.assertFetch(u),
+      assertFetchAddress: (u, ip) => checker.assertFetchAddress(u, ip),
+      assertCapability: (id, payload) => checker.assertCapability(id, payload),
+      createBudgetTracker: (hooks, opts) => new pkg.BudgetTracker(policy, { hooks, cpuGraceMs: opts.cpuGraceMs, meter: context.meter }),
+    }
+  }
+}
+
+module.exports = { runPermissionsConformance, conformanceCases, runCase, packageChecker, Skip, CONFORMANCE_PLUGIN }
