@@ -12,18 +12,17 @@ const MAX_DETAIL_CHARS = 256
  * Caps a detail string and escapes control and bidi characters, so a detail
  * can be logged without letting plugin-chosen text forge or hide log lines.
  */
-function redact(s) {
+function redact(s, max = MAX_DETAIL_CHARS) {
   s = String(s)
   let out = ''
-  let n = 0
   for (const ch of s) {
-    if (n++ >= MAX_DETAIL_CHARS) return out + '…'
     const c = ch.codePointAt(0)
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || (c >= 0xd800 && c <= 0xdfff)) {
-      out += `\\u{${c.toString(16)}}`
-    } else {
-      out += ch
-    }
+    const piece =
+      c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || (c >= 0xd800 && c <= 0xdfff)
+        ? `\\u{${c.toString(16)}}`
+        : ch
+    if (out.length + piece.length > max) return out + '…'
+    out += piece
   }
   return out
 }
@@ -60,7 +59,8 @@ class BudgetExceededError extends SandboxPermissionError {
 }
 class InvalidManifestError extends SandboxPermissionError {
   constructor(details) {
-    super('INVALID_MANIFEST', details)
+    // The pointer holds manifest keys, which are third-party text.
+    super('INVALID_MANIFEST', { pointer: redact(details.pointer), expected: redact(details.expected, 511) })
   }
 }
 class InvalidSampleError extends SandboxPermissionError {
@@ -110,7 +110,7 @@ function sanitizeDetails(details) {
   for (const key of Object.keys(details)) {
     if (key === '__proto__') continue
     const v = details[key]
-    if (typeof v === 'string') out[redact(key)] = redact(v)
+    if (typeof v === 'string') out[redact(key)] = redact(v, key === 'expected' ? 511 : MAX_DETAIL_CHARS)
     else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[redact(key)] = v
     else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out[redact(key)] = v.map(redact)
   }

@@ -260,21 +260,23 @@ pub struct InvalidSample {
 /// detail can be logged without letting plugin-chosen bytes forge log lines.
 pub fn redact_string(s: &str, max_chars: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max_chars + 8));
-    for (n, c) in s.chars().enumerate() {
-        if n >= max_chars {
+    let mut len = 0;
+    for c in s.chars() {
+        let escaped = c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        let piece = if escaped { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() };
+        let n = piece.chars().count();
+        if len + n > max_chars {
             out.push('…');
             break;
         }
-        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
+        len += n;
+        out.push_str(&piece);
     }
     out
 }
 
-/// The longest string (in chars) an error detail carries.
+/// The longest string (in chars, after escaping) an error detail carries.
 pub const MAX_DETAIL_CHARS: usize = 256;
 
 #[cfg(test)]
@@ -325,5 +327,6 @@ mod tests {
         assert_eq!(redact_string("a\nb\u{1b}", 10), "a\\u{a}b\\u{1b}");
         assert_eq!(redact_string("abcdef", 3), "abc…");
         assert_eq!(redact_string("x\u{202e}y", 10), "x\\u{202e}y");
+        assert_eq!(redact_string("\n\n\n", 12), "\\u{a}\\u{a}…");
     }
 }
