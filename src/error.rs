@@ -324,7 +324,7 @@ mod tests {
 
     #[test]
     fn redaction_caps_and_escapes() {
-        assert_eq!(redact_string("a\nb\u{1b}", 10), "a\\u{a}b\\u{1b}");
+        assert_eq!(redact_string("a\nb\u{1b}", 20), "a\\u{a}b\\u{1b}");
         assert_eq!(redact_string("abcdef", 3), "abc…");
         assert_eq!(redact_string("x\u{202e}y", 10), "x\\u{202e}y");
         assert_eq!(redact_string("\n\n\n", 12), "\\u{a}\\u{a}…");
