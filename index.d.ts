@@ -166,7 +166,14 @@ export interface InvalidSampleDetails {
   readonly field: 'now' | 'cpuTimeMs' | 'rssMb' | 'cpuGraceMs'
 }
 
-export declare class SandboxPermissionError<C extends ErrorCodeName = ErrorCodeName, D = Readonly<Record<string, unknown>>> extends Error {
+/** The details of any package error. */
+export type ErrorDetails = PermissionDeniedDetails | BudgetExceededDetails | InvalidManifestDetails | InvalidSampleDetails | UnsupportedPlatformDetails
+export interface UnsupportedPlatformDetails {
+  readonly feature: string
+  readonly platform: string
+}
+
+export declare class SandboxPermissionError<C extends ErrorCodeName = ErrorCodeName, D extends object = ErrorDetails> extends Error {
   constructor(code: C, details: D, message?: string)
   readonly code: C
   /** Registry id, `SAND_PERM_*`. */
@@ -185,7 +192,7 @@ export declare class InvalidManifestError extends SandboxPermissionError<'INVALI
 export declare class InvalidSampleError extends SandboxPermissionError<'INVALID_SAMPLE', InvalidSampleDetails> {
   constructor(details: InvalidSampleDetails)
 }
-export declare class UnsupportedPlatformError extends SandboxPermissionError<'ERR_UNSUPPORTED_PLATFORM', { readonly feature: string; readonly platform: string }> {
+export declare class UnsupportedPlatformError extends SandboxPermissionError<'ERR_UNSUPPORTED_PLATFORM', UnsupportedPlatformDetails> {
   constructor(details: { feature: string; platform: string })
 }
 
@@ -194,7 +201,7 @@ export declare function isPermissionDenied(e: unknown): e is { code: 'PERMISSION
 export declare function isBudgetExceeded(e: unknown): e is { code: 'BUDGET_EXCEEDED'; id: string; details: BudgetExceededDetails; message: string }
 export declare function isInvalidManifest(e: unknown): e is { code: 'INVALID_MANIFEST'; id: string; details: InvalidManifestDetails; message: string }
 export declare function isInvalidSample(e: unknown): e is { code: 'INVALID_SAMPLE'; id: string; details: InvalidSampleDetails; message: string }
-export declare function isSandboxPermissionError(e: unknown): e is { code: ErrorCodeName; id: string; details: Readonly<Record<string, unknown>>; message: string }
+export declare function isSandboxPermissionError(e: unknown): e is { code: ErrorCodeName; id: string; details: ErrorDetails; message: string }
 
 /** The plain form of a package error, safe for `postMessage` and JSON. */
 export interface SerializedError {

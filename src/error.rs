@@ -262,8 +262,8 @@ pub fn redact_string(s: &str, max_chars: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max_chars + 8));
     let mut len = 0;
     for c in s.chars() {
-        let escaped = c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        let escaped =
+            c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
         let piece = if escaped { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() };
         let n = piece.chars().count();
         if len + n > max_chars {

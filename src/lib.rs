@@ -13,8 +13,10 @@ pub mod policy;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+/// The Node-API binding (feature `napi`). Not a Rust API: use the core modules.
 #[cfg(feature = "napi")]
-mod binding;
+#[doc(hidden)]
+pub mod binding;
 
 pub use checker::{FsCheckOptions, PermissionChecker};
 pub use error::{

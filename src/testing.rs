@@ -13,7 +13,7 @@ use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMete
 use serde_json::Value;
 
 use crate::budget::{BudgetStatus, Sampler};
-use crate::conformance::{cases, Case, Expect, Op};
+use crate::conformance::{cases, BudgetStep, Case, Expect, Op};
 use crate::error::{Capability, Decision, InvalidSample, ManifestError};
 use crate::fs::FsMode;
 use crate::metrics::{BUDGET_EXCEEDED_TOTAL, METER_NAME, PERMISSION_DENIED_TOTAL};
@@ -36,10 +36,10 @@ pub struct ConformanceContext {
 
 /// Manual clock and samplers a budget case drives.
 #[derive(Clone, Default)]
-pub struct ManualHooks(Arc<Mutex<(f64, Option<f64>, Option<f64>)>>);
+pub struct ManualHooks(Arc<Mutex<BudgetStep>>);
 
 impl ManualHooks {
-    fn set(&self, step: (f64, Option<f64>, Option<f64>)) {
+    fn set(&self, step: BudgetStep) {
         *self.0.lock().unwrap() = step;
     }
     pub fn now_ms(&self) -> f64 {
@@ -224,7 +224,7 @@ fn run_budget(
     checker: &dyn ConformanceChecker,
     hooks: &ManualHooks,
     grace_ms: f64,
-    steps: &[(f64, Option<f64>, Option<f64>)],
+    steps: &[BudgetStep],
 ) -> Result<Option<String>, String> {
     hooks.set(steps[0]);
     let mut tracker = match checker.budget_tracker(hooks, grace_ms) {

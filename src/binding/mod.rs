@@ -43,10 +43,8 @@ pub fn export_data() -> String {
             json!({ "name": d.name, "kind": d.kind, "unit": d.unit, "description": d.description, "attributeKeys": d.attribute_keys })
         })
         .collect();
-    let capabilities: Vec<_> = Capability::ALL
-        .iter()
-        .filter_map(|c| c.payload_field().map(|f| json!([c.as_str(), f])))
-        .collect();
+    let capabilities: Vec<_> =
+        Capability::ALL.iter().filter_map(|c| c.payload_field().map(|f| json!([c.as_str(), f]))).collect();
     json!({
         "registry": registry,
         "denyReasons": DenyReason::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>(),

@@ -1,0 +1,136 @@
+// A TypeScript consumer of every public export, compiled with `tsc --strict`
+// (module node16) by __test__/types.test.js: it fails when index.d.ts drifts.
+import {
+  VERSION,
+  PermissionPolicy,
+  PermissionChecker,
+  BudgetTracker,
+  createChecker,
+  ERROR_REGISTRY,
+  ErrorCode,
+  DenyReason,
+  DENY_REASONS,
+  Capability,
+  INSTRUMENTS,
+  PERMISSION_DENIED_TOTAL,
+  BUDGET_EXCEEDED_TOTAL,
+  METER_NAME,
+  LIMITS,
+  SandboxPermissionError,
+  PermissionDeniedError,
+  BudgetExceededError,
+  InvalidManifestError,
+  InvalidSampleError,
+  UnsupportedPlatformError,
+  isPermissionDenied,
+  isBudgetExceeded,
+  isInvalidManifest,
+  isInvalidSample,
+  isSandboxPermissionError,
+  serializeError,
+  reviveError,
+  errorReviverSource,
+  type PermissionsManifest,
+  type Decision,
+  type DenyReason as DenyReasonT,
+  type BudgetStatus,
+  type SerializedError,
+} from '@suaveplan/api-sandbox-permissions'
+import { runPermissionsConformance, conformanceCases, packageChecker, type MakeChecker } from '@suaveplan/api-sandbox-permissions/testing'
+import { metrics } from '@opentelemetry/api'
+
+const manifest: PermissionsManifest = {
+  fs: ['/data/**', { path: '/out/*.json', mode: 'write' }],
+  fetch: ['api.example.com'],
+  budgets: { cpuPercent: 50, memoryMb: 128, wallClockMs: 5000 },
+  secrets: ['API_KEY'],
+  events: { publishes: ['a.b'], subscribes: ['a.*'] },
+  db: { database: 'd' },
+}
+const policy: PermissionPolicy = PermissionPolicy.fromManifest(manifest, { plugin: 'p', platform: 'posix' })
+const checker = new PermissionChecker(policy, { meter: metrics.getMeter('x') })
+const d: Decision = checker.checkFs('/data/x', 'read', { resolveSymlinks: true })
+if (!d.allowed) {
+  const r: DenyReasonT = d.reason
+  const c: string = d.capability
+  void r, c
+}
+checker.assertFs('/data/x', 'read')
+const href: string = checker.authorizeFetch(new URL('https://api.example.com/'))
+checker.assertFetch('https://api.example.com/')
+const d2: Decision = checker.checkFetchAddress('https://api.example.com/', '93.184.216.34')
+const href2: string = checker.assertFetchAddress('https://api.example.com/', '93.184.216.34')
+const d3: Decision = checker.checkCapability('secrets.get', { name: 'API_KEY' })
+checker.assertCapability('db.query', { database: 'd', sql: 'select 1' })
+checker.checkCapability('anything', { whatever: 1 })
+const c2: PermissionChecker = createChecker(manifest, { plugin: 'p', meter: metrics.getMeter('y') })
+const json: Readonly<PermissionsManifest> = policy.toJSON()
+const plugin: string = policy.plugin
+const platform: 'posix' | 'win32' = policy.platform
+const wall: number | undefined = policy.budgets.wallClockMs
+
+const tracker = new BudgetTracker(policy, { hooks: { now: () => 0, cpuTimeMs: () => 0, rssMb: () => 1 }, capability: 'request', cpuGraceMs: 100 })
+const st: BudgetStatus = tracker.sample()
+if (!st.ok) {
+  const which: 'cpuPercent' | 'memoryMb' | 'wallClockMs' = st.budget
+  void which
+}
+tracker.record({ rssMb: 5 })
+tracker.check()
+tracker.assertWithin()
+const elapsed: number = tracker.elapsedMs
+
+try {
+  checker.assertFs('/etc/passwd', 'read')
+} catch (e) {
+  if (isPermissionDenied(e)) {
+    const reason: DenyReasonT = e.details.reason
+    const s: SerializedError = serializeError(e)
+    const back: SandboxPermissionError = reviveError(s)
+    void reason, back
+  }
+  if (isBudgetExceeded(e)) void e.details.budget
+  if (isInvalidManifest(e)) void e.details.pointer
+  if (isInvalidSample(e)) void e.details.field
+  if (isSandboxPermissionError(e)) void e.code
+  if (e instanceof PermissionDeniedError) void e.details.target
+}
+const errs: SandboxPermissionError[] = [
+  new PermissionDeniedError({ plugin: 'p', capability: 'fetch', reason: 'invalid_url' }),
+  new BudgetExceededError({ plugin: 'p', capability: 'request', budget: 'memoryMb', reason: 'memory', limit: 1, observed: 2, elapsedMs: 3 }),
+  new InvalidManifestError({ pointer: '/fs/0', expected: 'x' }),
+  new InvalidSampleError({ field: 'now' }),
+  new UnsupportedPlatformError({ feature: 'lockdown', platform: 'darwin' }),
+]
+const ids: string[] = ERROR_REGISTRY.map((e) => e.id)
+const code: 'PERMISSION_DENIED' = ErrorCode.PERMISSION_DENIED
+const reason: 'path_traversal' = DenyReason.PATH_TRAVERSAL
+const reasons: readonly DenyReasonT[] = DENY_REASONS
+const cap: 'fs.read' = Capability.FS_READ
+const names: string[] = INSTRUMENTS.map((i) => i.name)
+const keys: readonly string[] = PERMISSION_DENIED_TOTAL.attributeKeys
+const unit: string = BUDGET_EXCEEDED_TOTAL.unit
+const meterName: string = METER_NAME
+const max: number = LIMITS.maxPatterns
+const src: string = errorReviverSource
+const v: string = VERSION
+
+const make: MakeChecker = packageChecker()
+const count: number = conformanceCases().length
+runPermissionsConformance('types', make, { filter: 'fs - ', skip: { 'budget - ': 'not here' } })
+runPermissionsConformance('types-async', async (m, ctx) => {
+  const p = PermissionPolicy.fromManifest(m, { plugin: ctx.plugin, platform: ctx.platform })
+  const ch = new PermissionChecker(p, { meter: ctx.meter })
+  return { checkFs: (a, b) => ch.checkFs(a, b), checkFetch: (u) => ch.checkFetch(u), checkCapability: (i, pl) => ch.checkCapability(i, pl) }
+})
+
+// @ts-expect-error: mode must be 'read' | 'write'
+checker.checkFs('/x', 'readwrite')
+// @ts-expect-error: a policy has no public constructor
+new PermissionPolicy()
+// @ts-expect-error: plugin is required
+PermissionPolicy.fromManifest({}, {})
+// @ts-expect-error: unknown manifest key
+PermissionPolicy.fromManifest({ network: [] }, { plugin: 'p' })
+
+export { d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
