@@ -1,0 +1,51 @@
+'use strict'
+// The example host end to end (what `npm run demo` runs): a good plugin does
+// its job; every trick of the hostile one is denied; its busy loop is stopped
+// by the budget; the metrics show each denial.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
+
+test('npm run demo: exit code, expected denials and metrics', { timeout: 60_000 }, () => {
+  const r = spawnSync(process.execPath, [path.join(__dirname, '..', 'examples', 'vm-host', 'demo.js'), '--json'], { encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr + r.stdout.slice(-2000))
+  const report = JSON.parse(r.stdout)
+  assert.equal(report.good.ok, true)
+  assert.deepEqual(report.good.calls.map((c) => [c.capability, c.allowed]), [
+    ['fs.read', true],
+    ['fetch', true],
+    ['secrets.get', true],
+    ['fs.write', true],
+    ['events.publish', true],
+  ])
+  assert.deepEqual(report.good.events, [{ topic: 'demo.finished', data: { ok: true } }])
+  assert.deepEqual(report.written, { input: 'hello from a file', api: 'hello from 127.0.0.1', greeting: 'hi there' })
+  assert.equal(report.evil.ok, false)
+  assert.equal(report.evil.code, 'BUDGET_EXCEEDED')
+  const denied = report.evil.calls.filter((c) => !c.allowed).map((c) => `${c.capability}:${c.reason}`)
+  assert.deepEqual(denied, [
+    'fs.read:path_traversal',
+    'fs.read:symlink_escape',
+    'fs.write:not_allowlisted',
+    'fs.write:mode_not_granted',
+    'fetch:host_not_allowlisted',
+    'fetch:host_not_allowlisted',
+    'fetch:credentials_in_url',
+    'fetch:port_not_allowed',
+    'fetch:scheme_not_allowed',
+    'fetch:host_not_allowlisted',
+    'secrets.get:secret_not_declared',
+    'events.publish:topic_not_declared',
+    '__proto__:unknown_capability',
+  ])
+  assert.ok(report.lines.some((l) => /escape through the global: ReferenceError/.test(l)))
+  assert.ok(!report.lines.some((l) => l.includes('UNEXPECTED')))
+  assert.equal(report.inputUntouched, true)
+  assert.equal(report.evilFileAbsent, true)
+  const metric = (name, plugin, capability, reason) => report.metrics.find((m) => m.name === name && m.plugin === plugin && m.capability === capability && m.reason === reason)?.value
+  assert.equal(metric('plugin.permission_denied_total', 'evil-plugin', 'fs.read', 'path_traversal'), 1)
+  assert.equal(metric('plugin.permission_denied_total', 'evil-plugin', 'fetch', 'host_not_allowlisted'), 3)
+  assert.equal(report.metrics.filter((m) => m.name === 'plugin.budget_exceeded_total').length, 1)
+  assert.equal(report.metrics.filter((m) => m.plugin === 'good-plugin').length, 0)
+})

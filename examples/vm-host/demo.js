@@ -1,0 +1,103 @@
+'use strict'
+// `npm run demo`: runs the example host on the bundled plugins, against real
+// files in a temp directory, a real HTTP server on 127.0.0.1, and an
+// OpenTelemetry MeterProvider whose counts are printed at the end.
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const http = require('node:http')
+const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = require('@opentelemetry/sdk-metrics')
+const { PermissionPolicy } = require('../..')
+const { runPlugin } = require('./host.js')
+
+async function main({ json = false } = {}) {
+  const lines = []
+  const log = (line) => {
+    lines.push(line)
+    if (!json) console.log(line)
+  }
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'vm-host-demo-')))
+  fs.mkdirSync(path.join(root, 'data'))
+  fs.mkdirSync(path.join(root, 'out'))
+  fs.writeFileSync(path.join(root, 'data', 'input.txt'), 'hello from a file\n')
+  fs.writeFileSync(path.join(root, 'secret-outside.txt'), 'TOP SECRET\n')
+  fs.symlinkSync(path.join(root, 'secret-outside.txt'), path.join(root, 'data', 'link-to-secret'))
+
+  const server = http.createServer((req, res) => {
+    if (req.url.startsWith('/hello')) return res.end('hello from 127.0.0.1')
+    if (req.url === '/redirect-to-metadata') {
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' })
+      return res.end()
+    }
+    res.writeHead(404).end()
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  const port = server.address().port
+
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 2 ** 30 })
+  const provider = new MeterProvider({ readers: [reader] })
+  const meter = provider.getMeter('vm-host-demo')
+
+  const manifest = {
+    fs: [`${root}/data/**`, { path: `${root}/out/*.json`, mode: 'write' }],
+    fetch: [`127.0.0.1:${port}`],
+    secrets: ['GREETING'],
+    events: { publishes: ['demo.*'] },
+    budgets: { wallClockMs: 3000, cpuPercent: 80, memoryMb: 256 },
+  }
+  const config = { root, api: `http://127.0.0.1:${port}`, apiHost: `127.0.0.1:${port}`, apiPort: port }
+  const secrets = new Map([
+    ['GREETING', 'hi there'],
+    ['AWS_SECRET_ACCESS_KEY', 'must never be read'],
+  ])
+  const results = {}
+  try {
+    for (const name of ['good', 'evil']) {
+      const policy = PermissionPolicy.fromManifest(manifest, { plugin: `${name}-plugin` })
+      const code = fs.readFileSync(path.join(__dirname, 'plugins', `${name}.js`), 'utf8')
+      log(`\n== plugin ${name}`)
+      const bus = []
+      const r = await runPlugin({ name, code, policy, meter, secrets, bus, config, log })
+      results[name] = { ...r, events: bus }
+      log(`[${name}] result: ${r.ok ? `ok (${r.value})` : `${r.code}${r.budget ? ` (${r.budget})` : ''}`} after ${r.elapsedMs.toFixed(0)} ms`)
+    }
+    results.written = fs.existsSync(path.join(root, 'out', 'result.json')) ? JSON.parse(fs.readFileSync(path.join(root, 'out', 'result.json'), 'utf8')) : null
+    results.inputUntouched = fs.readFileSync(path.join(root, 'data', 'input.txt'), 'utf8') === 'hello from a file\n'
+    results.evilFileAbsent = !fs.existsSync(path.join(root, 'out', 'evil.sh'))
+
+    await reader.forceFlush()
+    const rm = exporter.getMetrics().at(-1)
+    const counts = []
+    for (const sm of rm ? rm.scopeMetrics : []) {
+      for (const m of sm.metrics) for (const dp of m.dataPoints) counts.push({ name: m.descriptor.name, ...dp.attributes, value: dp.value })
+    }
+    counts.sort((a, b) => `${a.name}${a.plugin}${a.capability}${a.reason}`.localeCompare(`${b.name}${b.plugin}${b.capability}${b.reason}`))
+    results.metrics = counts
+    log('\n== metrics (OpenTelemetry MeterProvider, in-memory exporter)')
+    for (const c of counts) log(`${c.name}{plugin=${c.plugin}, capability=${c.capability}, reason=${c.reason}} ${c.value}`)
+  } finally {
+    server.close()
+    await provider.shutdown()
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+  results.lines = lines
+  return results
+}
+
+if (require.main === module) {
+  const json = process.argv.includes('--json')
+  main({ json }).then(
+    (r) => {
+      if (json) console.log(JSON.stringify(r))
+      const ok = r.good.ok && !r.evil.ok && r.evil.code === 'BUDGET_EXCEEDED' && !r.lines.some((l) => l.includes('UNEXPECTED'))
+      process.exitCode = ok ? 0 : 1
+    },
+    (e) => {
+      console.error(e)
+      process.exitCode = 1
+    },
+  )
+}
+
+module.exports = { main }

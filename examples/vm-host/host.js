@@ -1,0 +1,184 @@
+'use strict'
+// A small but real sandbox host: plugin code in a worker_threads Worker,
+// inside a vm.Context (see worker.js); every capability call arrives here
+// by postMessage and is checked with the package before it is performed.
+const fs = require('node:fs')
+const dns = require('node:dns/promises')
+const net = require('node:net')
+const path = require('node:path')
+const { Worker } = require('node:worker_threads')
+const { PermissionChecker, BudgetTracker, isPermissionDenied, isBudgetExceeded, serializeError } = require('../..')
+
+const MAX_REDIRECTS = 5
+const MAX_BODY = 64 * 1024
+
+/** What the host does once a call is allowed. Real I/O: files, fetch, an in-memory secret store and event bus. */
+function performers({ checker, secrets, bus }) {
+  return {
+    async 'fs.read'(p) {
+      checker.assertFs(p.path, 'read', { resolveSymlinks: true })
+      return fs.promises.readFile(p.path, 'utf8')
+    },
+    async 'fs.write'(p) {
+      checker.assertFs(p.path, 'write', { resolveSymlinks: true })
+      await fs.promises.writeFile(p.path, String(p.data))
+      return null
+    },
+    async fetch(p) {
+      // Fetch exactly the canonical URL that was checked; re-check the
+      // resolved address and every redirect hop.
+      let url = checker.authorizeFetch(p.url)
+      for (let hop = 0; ; hop++) {
+        const { hostname } = new URL(url)
+        const bare = hostname.replace(/^\[|\]$/g, '')
+        const address = net.isIP(bare) ? bare : (await dns.lookup(hostname)).address
+        checker.assertFetchAddress(url, address)
+        const res = await fetch(url, { redirect: 'manual' })
+        const location = res.headers.get('location')
+        if (res.status >= 300 && res.status < 400 && location !== null) {
+          if (hop >= MAX_REDIRECTS) throw new Error('too many redirects')
+          url = checker.authorizeFetch(new URL(location, url).href)
+          continue
+        }
+        const body = (await res.text()).slice(0, MAX_BODY)
+        return { status: res.status, body }
+      }
+    },
+    async 'secrets.get'(p) {
+      if (!secrets.has(p.name)) throw new Error('no such secret')
+      return secrets.get(p.name)
+    },
+    async 'events.publish'(p) {
+      bus.push({ topic: p.topic, data: p.data === undefined ? null : p.data })
+      return null
+    },
+    async 'events.subscribe'() {
+      return null
+    },
+    async 'db.query'() {
+      return { rows: [] }
+    },
+  }
+}
+
+/** A short, single-line rendering of a payload for the host's own trace. */
+function describeCall(capability, payload) {
+  const v = payload && (payload.path ?? payload.url ?? payload.name ?? payload.topic ?? payload.database)
+  return `${capability} ${typeof v === 'string' ? JSON.stringify(v.length > 120 ? `${v.slice(0, 117)}...` : v) : ''}`.trim()
+}
+
+/**
+ * Runs one plugin as one request.
+ * options: { name, code, policy, secrets?: Map, bus?: [], meter?, log?(line), audit?: (capability, payload) => void,
+ *            sampleEveryMs? }
+ * In audit mode every call is allowed and reported to `audit` (for `learn`): never run untrusted code that way
+ * outside a throwaway environment.
+ */
+function runPlugin(options) {
+  const { name, code, policy, meter, audit } = options
+  const log = options.log || (() => {})
+  const secrets = options.secrets || new Map()
+  const bus = options.bus || []
+  const checker = new PermissionChecker(policy, { meter })
+  const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus })
+  const calls = []
+  const memoryMb = policy.budgets.memoryMb
+  const worker = new Worker(path.join(__dirname, 'worker.js'), {
+    workerData: { code, filename: `${name}.js`, config: options.config || {} },
+    resourceLimits: memoryMb ? { maxOldGenerationSizeMb: Math.max(16, Math.ceil(memoryMb)) } : undefined,
+    env: {},
+    stdout: true,
+    stderr: true,
+  })
+  return new Promise((resolve) => {
+    let finished = false
+    let tracker = null
+    let timer = null
+    let startup = null
+    const finish = (result) => {
+      if (finished) return
+      finished = true
+      clearInterval(timer)
+      clearTimeout(startup)
+      worker.terminate().then(() => resolve({ ...result, calls, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
+    }
+    // The request's budget starts when the plugin's code starts (the worker
+    // says `ready`), so worker start-up is not billed to the plugin.
+    const startBudget = () => {
+      tracker = new BudgetTracker(policy, {
+        meter,
+        hooks: { now: () => performance.now(), cpuTimeMs: () => worker.performance.eventLoopUtilization().active },
+      })
+      timer = setInterval(() => {
+        try {
+          tracker.sample()
+          tracker.assertWithin()
+        } catch (e) {
+          if (!isBudgetExceeded(e)) throw e
+          log(`[${name}] BUDGET_EXCEEDED ${e.details.budget}: observed ${e.details.observed.toFixed(1)} > limit ${e.details.limit}; worker terminated`)
+          finish({ ok: false, code: e.code, budget: e.details.budget })
+        }
+      }, options.sampleEveryMs || 10)
+    }
+    // A worker that never gets ready is stopped by the wall-clock budget too.
+    startup = setTimeout(() => finish({ ok: false, code: 'ERR_WORKER_START', message: 'worker did not start' }), (policy.budgets.wallClockMs || 10_000) + 5_000)
+
+    const reply = (id, ok, json) => {
+      if (!finished) worker.postMessage({ id, ok, json })
+    }
+
+    async function handle(raw) {
+      let req
+      try {
+        req = JSON.parse(raw)
+      } catch {
+        return
+      }
+      // Validate the message before anything else: shape and sizes.
+      if (req === null || typeof req !== 'object' || !Number.isSafeInteger(req.id) || typeof req.capability !== 'string' || req.capability.length > 64) return
+      const { id, capability, payload } = req
+      if (capability === 'log') {
+        log(`[${name}] log: ${String(payload && payload.line).slice(0, 200)}`)
+        return reply(id, true, undefined)
+      }
+      const what = describeCall(capability, payload)
+      try {
+        if (audit) audit(capability, payload)
+        else checker.assertCapability(capability, payload)
+        const fn = Object.hasOwn(perform, capability) ? perform[capability] : null
+        if (fn === null) throw new Error('capability not implemented by this host')
+        const value = await fn(payload)
+        calls.push({ capability, what, allowed: true })
+        log(`[${name}] ${what} -> allowed`)
+        reply(id, true, JSON.stringify(value))
+      } catch (e) {
+        if (isPermissionDenied(e)) {
+          calls.push({ capability, what, allowed: false, reason: e.details.reason })
+          log(`[${name}] ${what} -> PERMISSION_DENIED (${e.details.reason})`)
+          reply(id, false, JSON.stringify(serializeError(e)))
+        } else {
+          calls.push({ capability, what, allowed: true, error: String(e.message) })
+          log(`[${name}] ${what} -> allowed, but failed: ${e.message}`)
+          reply(id, false, JSON.stringify({ $hostError: 1, message: String(e.message) }))
+        }
+      }
+    }
+
+    worker.on('message', (m) => {
+      if (typeof m === 'string') handle(m)
+      else if (m && m.ready && tracker === null) startBudget()
+      else if (m && m.done) finish(m.ok ? { ok: true, value: m.value } : { ok: false, code: m.code, message: m.message })
+    })
+    worker.on('error', (e) => finish({ ok: false, code: e.code || 'ERR_WORKER', message: String(e.message) }))
+    worker.on('exit', () => finish({ ok: false, code: 'ERR_WORKER_EXIT', message: 'worker exited' }))
+  })
+}
+
+/** In audit mode the performers still need their fs/fetch gate to pass: this one allows everything. */
+const auditChecker = {
+  assertFs() {},
+  assertFetchAddress() {},
+  authorizeFetch: (u) => new URL(u).href,
+}
+
+module.exports = { runPlugin, describeCall }
