@@ -232,7 +232,49 @@ export declare class PermissionPolicy {
   readonly budgets: Readonly<Budgets>
   /** The normalised manifest (fs grants as `{ path, mode }`, fetch patterns canonical). */
   toJSON(): Readonly<PermissionsManifest>
+  /** The decision, the normalised path, and every grant matching it. Counts no metric. */
+  explainFs(path: string, mode: FsMode): FsExplanation
+  /** The decision, the parsed URL, and every pattern whose host matches. Counts no metric. */
+  explainFetch(url: string | URL): FetchExplanation
+  /** The decision and the declarations that decided it. Counts no metric. */
+  explainCapability(capabilityId: string, payload: unknown): CapabilityExplanation
+  /** Warnings for grants broader than they likely mean to be. */
+  lint(): LintWarning[]
 }
+
+export interface FsExplanation {
+  query: { kind: 'fs'; mode: FsMode }
+  decision: Decision
+  /** The lexically normalised path (`/`-separated), or null when invalid. */
+  normalized: string | null
+  matchedGrants: { index: number; pointer: string; path: string; mode: FsGrantMode; grantsMode: boolean }[]
+  why: string
+}
+export interface FetchExplanation {
+  query: { kind: 'fetch' }
+  decision: Decision
+  url: { canonical: string; scheme: string; host: string | null; port: number | null; hasCredentials: boolean } | null
+  hostMatches: { index: number; pointer: string; pattern: string; schemeOk: boolean; portOk: boolean }[]
+}
+export interface CapabilityExplanation {
+  query: { kind: 'capability'; id: string }
+  decision: Decision
+  matched?: { pointer: string; pattern?: string }[]
+  fs?: FsExplanation
+  fetch?: FetchExplanation
+}
+export interface LintWarning {
+  /** JSON pointer of the grant. */
+  pointer: string
+  code: 'fs-root-wildcard' | 'fs-top-level-recursive' | 'fs-write-near-root' | 'fetch-public-suffix' | 'fetch-any-port' | 'fetch-plain-http' | 'fetch-internal-address' | 'events-wildcard-only' | 'budget-missing'
+  message: string
+}
+
+/** The minimal manifest (exact grants only) allowing the recorded calls; `unlearned` lists calls none can express. */
+export declare function learnManifest(
+  calls: readonly { capability: string; payload: unknown }[],
+  options?: { platform?: Platform },
+): { manifest: PermissionsManifest; unlearned: { capability: string; why: string }[] }
 
 export interface CheckerOptions {
   /** Where denials are counted. Default: the global meter provider's meter, resolved when the checker is created. */

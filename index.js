@@ -8,6 +8,7 @@ const { metrics } = require('@opentelemetry/api')
 const native = require('./lib/native.js')
 const errors = require('./lib/errors.js')
 const { manifestJson } = require('./lib/plain.js')
+const { learnManifest } = require('./lib/learn.js')
 
 const { binding, DECISIONS, ALLOW, codeOf, CAPABILITY_FIELDS, LIMITS, BUDGET_KIND_LIST, BUDGET_KINDS } = native
 const { PermissionDeniedError, BudgetExceededError, InvalidManifestError, InvalidSampleError, redact } = errors
@@ -100,6 +101,35 @@ class PermissionPolicy {
   toJSON() {
     if (this.#json === undefined) this.#json = native.deepFreeze(JSON.parse(this.#native.toJson()))
     return this.#json
+  }
+
+  /**
+   * Why `checkFs`/`checkFetch`/`checkCapability` decide as they do: the
+   * decision plus the grants that matched (or none). For tools, not hot paths;
+   * counts no metric.
+   */
+  explainFs(path, mode) {
+    if (typeof path !== 'string') throw new TypeError('path must be a string')
+    if (!FS_MODES.has(mode)) throw new TypeError("mode must be 'read' or 'write'")
+    return JSON.parse(this.#native.explain(`fs-${mode}`, path, null))
+  }
+
+  explainFetch(url) {
+    if (url instanceof URL) url = Reflect.apply(hrefOf, url, [])
+    if (typeof url !== 'string') throw new TypeError('url must be a string or a URL')
+    return JSON.parse(this.#native.explain('fetch', url, null))
+  }
+
+  explainCapability(capabilityId, payload) {
+    if (typeof capabilityId !== 'string') throw new TypeError('capabilityId must be a string')
+    const field = CAPABILITY_FIELDS.get(capabilityId)
+    const value = field !== undefined && payload !== null && typeof payload === 'object' ? ownValue(payload, field) : undefined
+    return JSON.parse(this.#native.explain('cap', capabilityId, typeof value === 'string' ? value : null))
+  }
+
+  /** Warnings `{ pointer, code, message }` for grants broader than they likely mean to be. */
+  lint() {
+    return JSON.parse(this.#native.lint())
   }
 
   static [NATIVE](policy) {
@@ -414,6 +444,7 @@ module.exports = {
   PermissionChecker,
   BudgetTracker,
   createChecker,
+  learnManifest,
   ERROR_REGISTRY: native.ERROR_REGISTRY,
   ErrorCode: native.ErrorCode,
   DenyReason: native.DenyReason,

@@ -7,6 +7,7 @@ export const {
   PermissionChecker,
   BudgetTracker,
   createChecker,
+  learnManifest,
   ERROR_REGISTRY,
   ErrorCode,
   DenyReason,

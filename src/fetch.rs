@@ -65,7 +65,8 @@ pub enum Host {
 }
 
 impl Host {
-    fn from_url_host<S: AsRef<str>>(h: url::Host<S>) -> Host {
+    /// The compared form of a parsed URL host.
+    pub fn from_url_host<S: AsRef<str>>(h: url::Host<S>) -> Host {
         match h {
             url::Host::Domain(d) => {
                 let d = d.as_ref();
@@ -223,6 +224,27 @@ impl FetchPattern {
             }
         };
         Ok(FetchPattern { scheme, host, port })
+    }
+}
+
+impl FetchPattern {
+    /// Whether this pattern's host part matches `host` (label boundary for suffixes).
+    pub fn host_matches(&self, host: &Host) -> bool {
+        match (&self.host, host) {
+            (HostPattern::Exact(h), _) => h == host,
+            (HostPattern::Suffix(s), Host::Domain(d)) => {
+                d.len() > s.len() + 1 && d.ends_with(s.as_str()) && d.as_bytes()[d.len() - s.len() - 1] == b'.'
+            }
+            (HostPattern::Suffix(_), _) => false,
+        }
+    }
+    /// Whether this pattern grants `scheme`.
+    pub fn scheme_ok(&self, scheme: Scheme) -> bool {
+        Rule { scheme: self.scheme, port: self.port }.scheme_ok(scheme)
+    }
+    /// Whether this pattern grants `port` for `scheme`.
+    pub fn port_ok(&self, scheme: Scheme, port: u16) -> bool {
+        Rule { scheme: self.scheme, port: self.port }.port_ok(scheme, port)
     }
 }
 

@@ -252,6 +252,15 @@ fn build_glob(glob: &str, platform: Platform) -> Result<globset::Glob, globset::
         .build()
 }
 
+/// Whether one normalised grant glob matches a normalised path (for explain
+/// and lint; the checker uses the compiled sets).
+pub fn grant_matches(glob: &str, path: &str, platform: Platform) -> bool {
+    if path.ends_with('/') {
+        return glob.eq_ignore_ascii_case(path) && (platform == Platform::Win32 || glob == path);
+    }
+    build_glob(glob, platform).is_ok_and(|g| g.compile_matcher().is_match(path))
+}
+
 /// Compiles one normalised glob, for validation.
 pub fn compile_check(glob: &str, platform: Platform, pointer: &str) -> Result<(), ManifestError> {
     build_glob(glob, platform).map(|_| ()).map_err(|e| {

@@ -6,6 +6,7 @@ pub mod capability;
 pub mod checker;
 pub mod conformance;
 pub mod error;
+pub mod explain;
 pub mod fetch;
 pub mod fs;
 pub mod metrics;

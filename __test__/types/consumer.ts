@@ -6,6 +6,7 @@ import {
   PermissionChecker,
   BudgetTracker,
   createChecker,
+  learnManifest,
   ERROR_REGISTRY,
   ErrorCode,
   DenyReason,
@@ -68,6 +69,11 @@ const json: Readonly<PermissionsManifest> = policy.toJSON()
 const plugin: string = policy.plugin
 const platform: 'posix' | 'win32' = policy.platform
 const wall: number | undefined = policy.budgets.wallClockMs
+const why: string = policy.explainFs('/data/x', 'read').why
+const canonical: string | undefined = policy.explainFetch('https://api.example.com').url?.canonical
+const capMatched = policy.explainCapability('secrets.get', { name: 'API_KEY' }).matched
+const warnings: string[] = policy.lint().map((w) => `${w.pointer} ${w.code} ${w.message}`)
+const learned: PermissionsManifest = learnManifest([{ capability: 'fs.read', payload: { path: '/x' } }], { platform: 'posix' }).manifest
 
 const tracker = new BudgetTracker(policy, { hooks: { now: () => 0, cpuTimeMs: () => 0, rssMb: () => 1 }, capability: 'request', cpuGraceMs: 100 })
 const st: BudgetStatus = tracker.sample()
@@ -133,4 +139,4 @@ PermissionPolicy.fromManifest({}, {})
 // @ts-expect-error: unknown manifest key
 PermissionPolicy.fromManifest({ network: [] }, { plugin: 'p' })
 
-export { d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
+export { why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }

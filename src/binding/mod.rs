@@ -158,6 +158,27 @@ impl NativePolicy {
         })
     }
 
+    /// JSON explanation: kind `fs-read`/`fs-write` (a = path), `fetch` (a = url),
+    /// `cap` (a = id, b = the payload field or null).
+    #[napi(catch_unwind)]
+    pub fn explain(&self, kind: String, a: String, b: Option<String>) -> Result<String> {
+        let p = self.policy()?;
+        let v = match kind.as_str() {
+            "fs-read" => p.explain_fs(&a, FsMode::Read),
+            "fs-write" => p.explain_fs(&a, FsMode::Write),
+            "fetch" => p.explain_fetch(&a),
+            "cap" => p.explain_capability(&a, b.as_deref()),
+            _ => return Err(Error::new(Status::InvalidArg, "unknown explain kind")),
+        };
+        Ok(v.to_string())
+    }
+
+    /// JSON array of lint warnings `{ pointer, code, message }`.
+    #[napi(catch_unwind)]
+    pub fn lint(&self) -> Result<String> {
+        Ok(serde_json::Value::Array(self.policy()?.lint()).to_string())
+    }
+
     /// Decision code for `checkCapability(id, payload)`, given the payload's
     /// field for that capability (null when missing or not a string).
     #[napi(catch_unwind)]

@@ -1,0 +1,153 @@
+'use strict'
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const http = require('node:http')
+const { spawn, spawnSync } = require('node:child_process')
+
+const BIN = path.join(__dirname, '..', 'bin', 'api-sandbox-permissions.js')
+const cli = (args, opts = {}) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', ...opts })
+const cliAsync = (args) =>
+  new Promise((resolve) => {
+    const p = spawn(process.execPath, [BIN, ...args])
+    let stdout = ''
+    let stderr = ''
+    p.stdout.on('data', (d) => (stdout += d))
+    p.stderr.on('data', (d) => (stderr += d))
+    p.on('close', (status) => resolve({ status, stdout, stderr }))
+  })
+
+function tmp(t) {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'asp-cli-')))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+test('lint: valid, invalid with a pointer, warnings, --strict, --json', (t) => {
+  const dir = tmp(t)
+  const good = path.join(dir, 'good.json')
+  fs.writeFileSync(good, JSON.stringify({ fs: ['/srv/app/data/**'], fetch: ['https://api.example.com'], budgets: { wallClockMs: 1000, memoryMb: 64 } }))
+  let r = cli(['lint', good])
+  assert.equal(r.status, 0, r.stderr)
+  assert.match(r.stdout, /valid, 0 warnings/)
+  const broad = path.join(dir, 'broad.json')
+  fs.writeFileSync(broad, JSON.stringify({ fs: [{ path: '/**', mode: 'readwrite' }], fetch: ['*.co.uk:*'] }))
+  r = cli(['lint', broad, '--json'])
+  assert.equal(r.status, 0)
+  const codes = JSON.parse(r.stdout).warnings.map((w) => `${w.code}@${w.pointer}`)
+  for (const c of ['fs-root-wildcard@/fs/0', 'fs-write-near-root@/fs/0/mode', 'fetch-public-suffix@/fetch/0', 'fetch-any-port@/fetch/0', 'fetch-plain-http@/fetch/0', 'budget-missing@/budgets/wallClockMs']) {
+    assert.ok(codes.includes(c), `${c} in ${codes}`)
+  }
+  assert.equal(cli(['lint', broad, '--strict']).status, 1)
+  const bad = path.join(dir, 'bad.json')
+  fs.writeFileSync(bad, JSON.stringify({ fs: ['/a/**', 'relative/**'] }))
+  r = cli(['lint', bad])
+  assert.equal(r.status, 1)
+  assert.match(r.stdout, /INVALID_MANIFEST at \/fs\/1/)
+  assert.deepEqual(JSON.parse(cli(['lint', bad, '--json']).stdout).error.pointer, '/fs/1')
+  assert.equal(cli(['lint', path.join(dir, 'missing.json')]).status, 2)
+  fs.writeFileSync(path.join(dir, 'notjson.json'), '{')
+  assert.equal(cli(['lint', path.join(dir, 'notjson.json')]).status, 2)
+})
+
+test('explain: decision, reason and the grant that matched or why none did', (t) => {
+  const dir = tmp(t)
+  const m = path.join(dir, 'm.json')
+  fs.writeFileSync(m, JSON.stringify({ fs: ['/data/**', { path: '/out/*.json', mode: 'write' }], fetch: ['api.example.com', '*.cdn.example.net:8443'], secrets: ['KEY'] }))
+  let r = cli(['explain', m, 'fs:read:/data/a/../b.txt'])
+  assert.equal(r.status, 0)
+  assert.match(r.stdout, /ALLOWED/)
+  assert.match(r.stdout, /normalised path: \/data\/b\.txt/)
+  assert.match(r.stdout, /matches \/fs\/0 "\/data\/\*\*" \(read\)/)
+  r = cli(['explain', m, 'fs:read:/out/x.json'])
+  assert.equal(r.status, 1)
+  assert.match(r.stdout, /DENIED fs.read mode_not_granted/)
+  assert.match(r.stdout, /matches \/fs\/1 .*not for this mode/)
+  r = cli(['explain', m, 'fs:read:/etc/passwd', '--json'])
+  assert.equal(r.status, 1)
+  assert.deepEqual(JSON.parse(r.stdout).matchedGrants, [])
+  r = cli(['explain', m, 'fetch:https://a.cdn.example.net/x'])
+  assert.equal(r.status, 1)
+  assert.match(r.stdout, /DENIED fetch port_not_allowed/)
+  assert.match(r.stdout, /host matches \/fetch\/1 "\*\.cdn\.example\.net:8443": scheme ok, port not granted/)
+  r = cli(['explain', m, 'fetch:https://evil.example/'])
+  assert.match(r.stdout, /no pattern matches this host/)
+  r = cli(['explain', m, 'cap:secrets.get:{"name":"KEY"}'])
+  assert.equal(r.status, 0)
+  assert.match(r.stdout, /declared at \/secrets\/0/)
+  r = cli(['explain', m, 'cap:__proto__:{}'])
+  assert.equal(r.status, 1)
+  assert.match(r.stdout, /unknown_capability/)
+  assert.equal(cli(['explain', m, 'nonsense']).status, 2)
+  assert.equal(cli(['explain', m]).status, 2)
+})
+
+test('learn: audit mode records a real plugin run and prints the minimal manifest', async (t) => {
+  const dir = tmp(t)
+  fs.mkdirSync(path.join(dir, 'data'))
+  fs.writeFileSync(path.join(dir, 'data', 'in[1].txt'), 'x')
+  const server = http.createServer((req, res) => res.end('pong'))
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  t.after(() => server.close())
+  const port = server.address().port
+  const plugin = path.join(dir, 'plugin.js')
+  fs.writeFileSync(
+    plugin,
+    `await fs.readFile(config.root + '/data/in[1].txt')
+     await fs.writeFile(config.root + '/data/out.txt', 'y')
+     await fs.readFile(config.root + '/data/out.txt')
+     await fetch(config.api + '/ping?q=1')
+     await secrets.get('TOKEN').catch(() => null)
+     await events.publish('jobs.done', {})
+     return 'done'`,
+  )
+  const config = path.join(dir, 'config.json')
+  fs.writeFileSync(config, JSON.stringify({ root: dir, api: `http://127.0.0.1:${port}` }))
+  const r = await cliAsync(['learn', plugin, '--config', config, '--json', '--platform', 'posix'])
+  assert.equal(r.status, 0, r.stderr)
+  const out = JSON.parse(r.stdout)
+  assert.deepEqual(out.manifest, {
+    fs: [
+      { path: `${dir}/data/in[[]1[]].txt`, mode: 'read' },
+      { path: `${dir}/data/out.txt`, mode: 'readwrite' },
+    ],
+    fetch: [`http://127.0.0.1:${port}`],
+    secrets: ['TOKEN'],
+    events: { publishes: ['jobs.done'] },
+  })
+  assert.deepEqual(out.misses, [])
+  assert.equal(fs.readFileSync(path.join(dir, 'data', 'out.txt'), 'utf8'), 'y', 'audit mode performs the calls')
+})
+
+test('learn --from a recorded log', (t) => {
+  const dir = tmp(t)
+  const log = path.join(dir, 'audit.jsonl')
+  fs.writeFileSync(
+    log,
+    [
+      { capability: 'fetch', payload: { url: 'https://api.example.com:443/a' } },
+      { capability: 'fetch', payload: { url: 'https://api.example.com/b' } },
+      { capability: 'fetch', payload: { url: 'http://10.0.0.1:8080/' } },
+      { capability: 'db.query', payload: { database: 'main', sql: 'select 1' } },
+      { capability: 'events.subscribe', payload: { topic: 'orders.*' } },
+      { capability: 'net.raw', payload: {} },
+    ]
+      .map((l) => JSON.stringify(l))
+      .join('\n'),
+  )
+  const r = cli(['learn', '--from', log, '--json'])
+  assert.equal(r.status, 0, r.stderr)
+  const out = JSON.parse(r.stdout)
+  assert.deepEqual(out.manifest, { fetch: ['https://api.example.com', 'http://10.0.0.1:8080'], events: { subscribes: ['orders.*'] }, db: { database: 'main' } })
+  assert.deepEqual(out.unlearned, [{ capability: 'net.raw', why: 'unknown capability' }])
+  assert.equal(cli(['learn', '--from', path.join(dir, 'nope.jsonl')]).status, 2)
+})
+
+test('usage errors exit 2', () => {
+  assert.equal(cli([]).status, 2)
+  assert.equal(cli(['frobnicate']).status, 2)
+  assert.equal(cli(['lint', '--platform', 'darwin', 'x.json']).status, 2)
+  assert.equal(cli(['lint', '--bogus']).status, 2)
+})

@@ -1,0 +1,294 @@
+//! Explanations (which grant matched, or why none did) and lint warnings for
+//! over-broad grants: the data behind the `explain` and `lint` CLI commands.
+
+use serde_json::{json, Value};
+use url::Url;
+
+use crate::capability::{Segment, TopicPattern};
+use crate::error::{Capability, Decision, DenyReason};
+use crate::fetch::{is_special_address, HostPattern, PortRule, Scheme};
+use crate::fs::{grant_matches, normalize, FsMode, GrantMode};
+use crate::policy::{PermissionPolicy, Platform};
+
+fn decision_json(d: Decision) -> Value {
+    match d {
+        Decision::Allowed => json!({ "allowed": true }),
+        Decision::Denied(x) => {
+            json!({ "allowed": false, "capability": x.capability.as_str(), "reason": x.reason.as_str() })
+        }
+    }
+}
+
+/// Public suffixes (a curated subset of the Public Suffix List) under which a
+/// `*.suffix` grant covers names owned by unrelated parties.
+const PUBLIC_SUFFIXES: &[&str] = &[
+    "com",
+    "net",
+    "org",
+    "io",
+    "dev",
+    "app",
+    "co",
+    "info",
+    "biz",
+    "xyz",
+    "cloud",
+    "ai",
+    "me",
+    "us",
+    "uk",
+    "de",
+    "fr",
+    "jp",
+    "cn",
+    "ru",
+    "br",
+    "in",
+    "au",
+    "ca",
+    "eu",
+    "co.uk",
+    "org.uk",
+    "ac.uk",
+    "gov.uk",
+    "com.au",
+    "net.au",
+    "co.jp",
+    "co.nz",
+    "com.br",
+    "com.cn",
+    "co.in",
+    "co.za",
+    "github.io",
+    "gitlab.io",
+    "herokuapp.com",
+    "vercel.app",
+    "netlify.app",
+    "pages.dev",
+    "workers.dev",
+    "web.app",
+    "firebaseapp.com",
+    "appspot.com",
+    "azurewebsites.net",
+    "cloudfront.net",
+    "amazonaws.com",
+    "s3.amazonaws.com",
+    "blogspot.com",
+    "fly.dev",
+    "onrender.com",
+    "ngrok.io",
+    "ngrok-free.app",
+    "glitch.me",
+    "repl.co",
+    "localhost",
+];
+
+impl PermissionPolicy {
+    /// `explain fs`: the decision, the normalised path, and every grant matching it.
+    pub fn explain_fs(&self, path: &str, mode: FsMode) -> Value {
+        let decision = self.check_fs(path, mode);
+        let normalized = normalize(path, self.platform());
+        let mut matched = Vec::new();
+        if let Ok(n) = &normalized {
+            for (i, g) in self.fs_grants().iter().enumerate() {
+                if grant_matches(&g.glob, &n.path, self.platform()) {
+                    matched.push(json!({ "index": i, "pointer": format!("/fs/{i}"), "path": g.glob, "mode": g.mode.as_str(), "grantsMode": g.mode.allows(mode) }));
+                }
+            }
+        }
+        let why = match decision.reason() {
+            None => "a grant matches the normalised path for this mode".to_owned(),
+            Some(DenyReason::InvalidPath) => {
+                "the path is empty, relative, too long, has NUL, or is a form this platform rejects".into()
+            }
+            Some(DenyReason::PathTraversal) => "a '..' climbs above the root or out of every grant".into(),
+            Some(DenyReason::ModeNotGranted) => "a grant matches the path, but none grants this mode".into(),
+            Some(DenyReason::NotAllowlisted) => "no grant matches the normalised path".into(),
+            Some(r) => r.as_str().into(),
+        };
+        json!({
+            "query": { "kind": "fs", "mode": if mode == FsMode::Read { "read" } else { "write" } },
+            "decision": decision_json(decision),
+            "normalized": normalized.ok().map(|n| n.path),
+            "matchedGrants": matched,
+            "why": why,
+        })
+    }
+
+    /// `explain fetch`: the decision, the parsed URL parts, and each pattern whose host matches.
+    pub fn explain_fetch(&self, url: &str) -> Value {
+        let decision = self.check_fetch(url);
+        let parsed = Url::parse(url).ok();
+        let mut parts = Value::Null;
+        let mut matched = Vec::new();
+        if let Some(u) = &parsed {
+            let host = u.host().map(crate::fetch::Host::from_url_host);
+            let port = u.port_or_known_default();
+            parts = json!({
+                "canonical": u.as_str(),
+                "scheme": u.scheme(),
+                "host": host.as_ref().map(|h| h.to_string()),
+                "port": port,
+                "hasCredentials": !u.username().is_empty() || u.password().is_some(),
+            });
+            if let (Some(h), Some(port)) = (host, port) {
+                let scheme = Scheme::parse(u.scheme());
+                for (i, p) in self.fetch_patterns().iter().enumerate() {
+                    if p.host_matches(&h) {
+                        matched.push(json!({
+                            "index": i,
+                            "pointer": format!("/fetch/{i}"),
+                            "pattern": p.to_string(),
+                            "schemeOk": scheme.is_some_and(|s| p.scheme_ok(s)),
+                            "portOk": scheme.is_some_and(|s| p.port_ok(s, port)),
+                        }));
+                    }
+                }
+            }
+        }
+        json!({ "query": { "kind": "fetch" }, "decision": decision_json(decision), "url": parts, "hostMatches": matched })
+    }
+
+    /// `explain cap`: the decision and the declarations that decided it.
+    pub fn explain_capability(&self, id: &str, field: Option<&str>) -> Value {
+        let decision = self.check_capability_field(id, field);
+        let cap = Capability::from_id(id);
+        let mut matched = Vec::new();
+        match (cap, field) {
+            (Some(Capability::FsRead | Capability::FsWrite), Some(p)) => {
+                let mode = if cap == Some(Capability::FsRead) { FsMode::Read } else { FsMode::Write };
+                return json!({ "query": { "kind": "capability", "id": id }, "decision": decision_json(decision), "fs": self.explain_fs(p, mode) });
+            }
+            (Some(Capability::Fetch), Some(u)) => {
+                return json!({ "query": { "kind": "capability", "id": id }, "decision": decision_json(decision), "fetch": self.explain_fetch(u) });
+            }
+            (Some(Capability::SecretsGet), Some(name)) => {
+                if let Some(i) = self.secrets().iter().position(|s| s == name) {
+                    matched.push(json!({ "pointer": format!("/secrets/{i}") }));
+                }
+            }
+            (Some(c @ (Capability::EventsPublish | Capability::EventsSubscribe)), Some(t)) => {
+                let (key, list) = if c == Capability::EventsPublish {
+                    ("publishes", self.publishes())
+                } else {
+                    ("subscribes", self.subscribes())
+                };
+                if let Ok(req) = TopicPattern::parse(t) {
+                    for (i, p) in list.iter().enumerate() {
+                        if p.covers(&req) {
+                            matched.push(json!({ "pointer": format!("/events/{key}/{i}"), "pattern": p.to_string() }));
+                        }
+                    }
+                }
+            }
+            (Some(Capability::DbQuery), Some(d)) if self.database() == Some(d) => {
+                matched.push(json!({ "pointer": "/db/database" }))
+            }
+            _ => {}
+        }
+        json!({ "query": { "kind": "capability", "id": id }, "decision": decision_json(decision), "matched": matched })
+    }
+
+    /// Warnings for grants that widen authority more than they likely mean to.
+    /// Each is `{ pointer, code, message }`.
+    pub fn lint(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut warn = |pointer: String, code: &str, message: String| {
+            out.push(json!({ "pointer": pointer, "code": code, "message": message }))
+        };
+        let root_len = if self.platform() == Platform::Win32 { 2 } else { 0 };
+        for (i, g) in self.fs_grants().iter().enumerate() {
+            let body = &g.glob[root_len..];
+            // Literal segments before the first wildcard.
+            let literal_depth = body
+                .split('/')
+                .skip(1)
+                .take_while(|s| !s.contains(['*', '?', '[', '{']))
+                .filter(|s| !s.is_empty())
+                .count();
+            let wild = body.contains(['*', '?', '[', '{']);
+            if wild && literal_depth == 0 {
+                warn(
+                    format!("/fs/{i}"),
+                    "fs-root-wildcard",
+                    format!(
+                        "'{}' grants names at the filesystem root{}",
+                        g.glob,
+                        if body.contains("**") { " and everything below it" } else { "" }
+                    ),
+                );
+            } else if body.ends_with("/**") && literal_depth == 1 {
+                warn(
+                    format!("/fs/{i}"),
+                    "fs-top-level-recursive",
+                    format!("'{}' grants everything under a top-level directory", g.glob),
+                );
+            }
+            if g.mode != GrantMode::Read && (literal_depth <= 1 && (wild || body == "/")) {
+                warn(
+                    format!("/fs/{i}/mode"),
+                    "fs-write-near-root",
+                    format!("'{}' grants {} access at or just below a root", g.glob, g.mode.as_str()),
+                );
+            }
+        }
+        for (i, p) in self.fetch_patterns().iter().enumerate() {
+            let ptr = format!("/fetch/{i}");
+            if let HostPattern::Suffix(s) = &p.host {
+                if !s.contains('.') || PUBLIC_SUFFIXES.contains(&s.as_str()) {
+                    warn(
+                        ptr.clone(),
+                        "fetch-public-suffix",
+                        format!("'*.{s}' is a public suffix: it grants hosts owned by anyone"),
+                    );
+                }
+            }
+            if p.port == PortRule::Any {
+                warn(ptr.clone(), "fetch-any-port", format!("'{p}' grants every port of the host"));
+            }
+            if p.scheme.is_none() {
+                warn(ptr.clone(), "fetch-plain-http", format!("'{p}' has no scheme, so it also grants plaintext http"));
+            }
+            if let HostPattern::Exact(h) = &p.host {
+                let ip = match h {
+                    crate::fetch::Host::Ipv4(a) => Some(std::net::IpAddr::V4(*a)),
+                    crate::fetch::Host::Ipv6(a) => Some(std::net::IpAddr::V6(*a)),
+                    crate::fetch::Host::Domain(d) if d == "localhost" => Some(std::net::Ipv4Addr::LOCALHOST.into()),
+                    crate::fetch::Host::Domain(_) => None,
+                };
+                if ip.is_some_and(is_special_address) {
+                    warn(
+                        ptr.clone(),
+                        "fetch-internal-address",
+                        format!("'{p}' grants a loopback, private or link-local address"),
+                    );
+                }
+            }
+        }
+        for (key, list) in [("publishes", self.publishes()), ("subscribes", self.subscribes())] {
+            for (i, t) in list.iter().enumerate() {
+                if matches!(t.segments().first(), Some(Segment::Rest | Segment::One))
+                    && !t.segments().iter().any(|s| matches!(s, Segment::Literal(_)))
+                {
+                    warn(
+                        format!("/events/{key}/{i}"),
+                        "events-wildcard-only",
+                        format!("'{t}' covers every topic of its length or more"),
+                    );
+                }
+            }
+        }
+        let b = self.budgets();
+        if b.wall_clock_ms.is_none() {
+            warn(
+                "/budgets/wallClockMs".into(),
+                "budget-missing",
+                "no wallClockMs budget: a runaway request is never stopped".into(),
+            );
+        }
+        if b.cpu_percent.is_none() && b.memory_mb.is_none() {
+            warn("/budgets".into(), "budget-missing", "no cpuPercent or memoryMb budget".into());
+        }
+        out
+    }
+}
