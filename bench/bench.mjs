@@ -1,0 +1,298 @@
+// `npm run bench`: medians over interleaved rounds, as ratios against peers
+// measured in the same process (tinybench). Each task runs a batch of calls
+// over thousands of distinct inputs, so no decision cache can stand in for
+// the check. Usage: node bench/bench.mjs [--quick] [--json out.json] [--only name]
+import { Bench } from 'tinybench'
+import picomatch from 'picomatch'
+import { createRequire } from 'node:module'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import path from 'node:path'
+import fs from 'node:fs'
+import os from 'node:os'
+
+const require = createRequire(import.meta.url)
+const pkg = require('../index.js')
+const { PermissionPolicy, PermissionChecker, BudgetTracker } = pkg
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+const args = process.argv.slice(2)
+const QUICK = args.includes('--quick')
+const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1] : null
+const JSON_OUT = args.includes('--json') ? args[args.indexOf('--json') + 1] : null
+const ROUNDS = QUICK ? 3 : 7
+const TIME = QUICK ? 60 : 150
+const BATCH = 256
+const INPUTS = 4096
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+// A sink so calls are not optimised away.
+let sink = 0
+const use = (x) => {
+  sink ^= x === true || (x && x.allowed) ? 1 : 0
+}
+
+/** Runs groups of tasks in interleaved rounds; returns ns/op medians by task name. */
+async function measure(tasks) {
+  const samples = new Map(tasks.map(([name]) => [name, []]))
+  for (let r = 0; r < ROUNDS; r++) {
+    const bench = new Bench({ time: TIME, warmupTime: 20 })
+    const order = r % 2 ? [...tasks].reverse() : tasks
+    for (const [name, fn] of order) bench.add(name, fn)
+    await bench.run()
+    for (const t of bench.tasks) samples.get(t.name).push((t.result.latency.p50 * 1e6) / t.batch)
+  }
+  return new Map([...samples].map(([k, v]) => [k, median(v)]))
+}
+
+/** A task calling `fn` on BATCH consecutive distinct inputs. */
+function batched(name, fn, inputs, batch = BATCH) {
+  let i = 0
+  const run = () => {
+    for (let k = 0; k < batch; k++) {
+      use(fn(inputs[i]))
+      i = i + 1 === inputs.length ? 0 : i + 1
+    }
+  }
+  return [name, run, batch]
+}
+
+async function group(title, tasks, ratios) {
+  const withBatch = tasks.map(([name, fn, batch]) => {
+    const f = () => fn()
+    f.batch = batch
+    return [name, f, batch]
+  })
+  const res = await measureBatched(withBatch)
+  const rows = []
+  for (const [name] of tasks) rows.push({ task: name, 'ns/op': +res.get(name).toFixed(1) })
+  const ratioRows = ratios.map(([a, b, goal]) => ({ ratio: `${a} / ${b}`, value: +(res.get(a) / res.get(b)).toFixed(3), goal: goal ?? '' }))
+  console.log(`\n## ${title}`)
+  console.table(rows)
+  if (ratioRows.length) console.table(ratioRows)
+  return { title, rows, ratios: ratioRows }
+}
+
+async function measureBatched(tasks) {
+  const samples = new Map(tasks.map(([name]) => [name, []]))
+  const batchOf = new Map(tasks.map(([name, , b]) => [name, b]))
+  for (let r = 0; r < ROUNDS; r++) {
+    const bench = new Bench({ time: TIME, warmupTime: 20 })
+    const order = r % 2 ? [...tasks].reverse() : tasks
+    for (const [name, fn] of order) bench.add(name, fn)
+    await bench.run()
+    for (const t of bench.tasks) samples.get(t.name).push((t.result.latency.p50 * 1e6) / batchOf.get(t.name))
+  }
+  return new Map([...samples].map(([k, v]) => [k, median(v)]))
+}
+
+// ---- fs fixtures ----
+function fsPatterns(n) {
+  const out = []
+  for (let i = 0; i < n; i++) {
+    switch (i % 3) {
+      case 0:
+        out.push(`/srv/app-${i}/data/**`)
+        break
+      case 1:
+        out.push(`/tmp/cache-${i}/*.json`)
+        break
+      default:
+        out.push(`/etc/app-${i}.conf`)
+    }
+  }
+  return out
+}
+function fsInputs(n, shape) {
+  const out = []
+  for (let j = 0; j < INPUTS; j++) {
+    const k = 3 * ((j * 7919) % Math.ceil(n / 3))
+    switch (shape) {
+      case 'allow':
+        out.push(`/srv/app-${k}/data/dir-${j % 13}/file-${j}.txt`)
+        break
+      case 'deny':
+        out.push(`/home/user-${j}/.ssh/id_rsa`)
+        break
+      case 'json':
+        out.push(`/tmp/cache-${k + 1}/entry-${j}.json`)
+        break
+      case 'near-miss':
+        out.push(`/srv/app-${k}/datax/file-${j}.txt`)
+        break
+    }
+  }
+  return out
+}
+
+// ---- fetch fixtures ----
+function fetchPatterns(n) {
+  const out = []
+  for (let i = 0; i < n; i++) out.push(i % 2 ? `api-${i}.example.com` : `*.cdn-${i}.example.net`)
+  return out
+}
+function fetchInputs(n, shape) {
+  const out = []
+  for (let j = 0; j < INPUTS; j++) {
+    const k = 2 * ((j * 7919) % Math.ceil(n / 2))
+    if (shape === 'exact') out.push(`https://api-${k + 1}.example.com/v1/items/${j}?q=${j}`)
+    else if (shape === 'suffix') out.push(`https://img-${j}.cdn-${k}.example.net/a/${j}.png`)
+    else out.push(`https://evil-${j}.example.org/steal?x=${j}`)
+  }
+  return out
+}
+/** The JS peer: new URL + an exact Set + a suffix label walk. */
+function jsFetchMatcher(patterns) {
+  const exact = new Set()
+  const suffix = new Set()
+  for (const p of patterns) (p.startsWith('*.') ? suffix.add(p.slice(2)) : exact.add(p))
+  return (u) => {
+    let url
+    try {
+      url = new URL(u)
+    } catch {
+      return false
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return false
+    if (url.username || url.password || url.port) return false
+    let h = url.hostname
+    if (exact.has(h)) return true
+    for (let i = h.indexOf('.'); i !== -1; i = h.indexOf('.')) {
+      h = h.slice(i + 1)
+      if (suffix.has(h)) return true
+    }
+    return false
+  }
+}
+
+const results = []
+const want = (name) => !ONLY || name.includes(ONLY)
+
+if (want('checkFs')) {
+  for (const n of QUICK ? [10, 10000] : [10, 100, 1000, 10000]) {
+    const patterns = fsPatterns(n)
+    const checker = new PermissionChecker(PermissionPolicy.fromManifest({ fs: patterns }, { plugin: 'bench', platform: 'posix' }))
+    const pm = picomatch(patterns, { dot: true })
+    const tasks = []
+    const ratios = []
+    for (const shape of ['allow', 'deny', 'json', 'near-miss']) {
+      const inputs = fsInputs(n, shape)
+      // Sanity: both agree on every input.
+      for (const p of inputs.slice(0, 200)) {
+        if (checker.checkFs(p, 'read').allowed !== pm(p)) throw new Error(`disagreement on ${p}`)
+      }
+      tasks.push(batched(`checkFs ${shape}`, (p) => checker.checkFs(p, 'read'), inputs))
+      tasks.push(batched(`picomatch ${shape}`, (p) => pm(p), inputs))
+      ratios.push([`checkFs ${shape}`, `picomatch ${shape}`, n === 10 ? '<= 0.5' : ''])
+    }
+    results.push(await group(`checkFs at ${n} patterns`, tasks, ratios))
+  }
+}
+
+if (want('checkFetch')) {
+  for (const n of [10, 1000]) {
+    const patterns = fetchPatterns(n)
+    const checker = new PermissionChecker(PermissionPolicy.fromManifest({ fetch: patterns }, { plugin: 'bench', platform: 'posix' }))
+    const js = jsFetchMatcher(patterns)
+    const tasks = []
+    const ratios = []
+    for (const shape of ['exact', 'suffix', 'deny']) {
+      const inputs = fetchInputs(n, shape)
+      for (const u of inputs.slice(0, 200)) {
+        if (checker.checkFetch(u).allowed !== js(u)) throw new Error(`disagreement on ${u}`)
+      }
+      tasks.push(batched(`checkFetch ${shape}`, (u) => checker.checkFetch(u), inputs))
+      tasks.push(batched(`new URL + lookup ${shape}`, (u) => js(u), inputs))
+      ratios.push([`checkFetch ${shape}`, `new URL + lookup ${shape}`, '<= 1.0'])
+    }
+    results.push(await group(`checkFetch at ${n} patterns`, tasks, ratios))
+  }
+}
+
+if (want('compile')) {
+  const patterns = fsPatterns(10000)
+  const tasks = [
+    ['fromManifest 10000 fs globs', () => PermissionPolicy.fromManifest({ fs: patterns }, { plugin: 'bench', platform: 'posix' }), 1],
+    ['picomatch compile 10000 globs', () => picomatch(patterns, { dot: true }), 1],
+  ]
+  results.push(await group('policy construction', tasks, [['fromManifest 10000 fs globs', 'picomatch compile 10000 globs', '<= 1.0']]))
+}
+
+if (want('budget')) {
+  const policy = PermissionPolicy.fromManifest({ budgets: { cpuPercent: 90, memoryMb: 512, wallClockMs: 1e9 } }, { plugin: 'bench' })
+  let t = 0
+  const hooks = { now: () => (t += 0.01), cpuTimeMs: () => t * 0.5, rssMb: () => 100 }
+  const tracker = new BudgetTracker(policy, { hooks, cpuGraceMs: 0 })
+  // The same arithmetic in JS, as the peer.
+  const js = (() => {
+    const start = hooks.now()
+    const cpu0 = hooks.cpuTimeMs()
+    let last = start
+    let cpuMax = cpu0
+    return () => {
+      const now = hooks.now()
+      const cpu = hooks.cpuTimeMs()
+      const rss = hooks.rssMb()
+      if (!(Number.isFinite(now) && now >= 0 && Number.isFinite(cpu) && cpu >= 0 && Number.isFinite(rss) && rss >= 0)) throw new Error('invalid')
+      if (now > last) last = now
+      if (cpu > cpuMax) cpuMax = cpu
+      const elapsed = last - start
+      const cpuPercent = elapsed > 0 ? (100 * (cpuMax - cpu0)) / elapsed : undefined
+      const ok = !(elapsed > 1e9 || rss > 512 || cpuPercent > 90)
+      return ok ? { ok: true, elapsedMs: elapsed, cpuPercent, memoryMb: rss } : { ok: false }
+    }
+  })()
+  const tasks = [
+    ['BudgetTracker.sample()', () => tracker.sample(), 1],
+    ['JS budget arithmetic', () => js(), 1],
+  ].map(([name, fn]) => batched(name, fn, [0]))
+  results.push(await group('budget sampling (all three hooks)', tasks, [['BudgetTracker.sample()', 'JS budget arithmetic', '<= 2.0']]))
+}
+
+if (want('floor')) {
+  // The Node-API floor: the cheapest call into the addon that takes one string.
+  const { binding } = require('../lib/native.js')
+  const inputs = fsInputs(10, 'allow')
+  const tasks = [batched('addon redactedOrigin(string) (napi-rs, one string)', (p) => binding.redactedOrigin(p), inputs)]
+  results.push(await group('Node-API floor', tasks, []))
+}
+
+if (want('permission-model')) {
+  // Node's own permission model can only run in a process started with
+  // --experimental-permission, where (on Node 20) addons cannot load: it is
+  // measured in a child process, next to the same picomatch reference, and
+  // reported as a ratio to that reference.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asp-perm-'))
+  const allow = fsPatterns(10).filter((p) => p.endsWith('/**')).map((p) => p.replace('/**', '/*'))
+  const r = spawnSync(process.execPath, ['--experimental-permission', `--allow-fs-read=${here}/*`, `--allow-fs-read=${path.join(here, '..', 'node_modules')}/*`, ...allow.map((a) => `--allow-fs-read=${a}`), path.join(here, 'permission-model.cjs'), String(ROUNDS)], { encoding: 'utf8' })
+  fs.rmSync(dir, { recursive: true, force: true })
+  if (r.status === 0) {
+    const m = JSON.parse(r.stdout)
+    console.log('\n## Node permission model (child process, --experimental-permission)')
+    console.table([{ task: 'process.permission.has allow', 'ns/op': m.has }, { task: 'picomatch allow (same child)', 'ns/op': m.picomatch }, { ratio: 'has / picomatch', value: +(m.has / m.picomatch).toFixed(3) }])
+    results.push({ title: 'Node permission model (child process)', rows: [{ task: 'process.permission.has allow', 'ns/op': m.has }, { task: 'picomatch allow (same child)', 'ns/op': m.picomatch }], ratios: [{ ratio: 'process.permission.has / picomatch', value: +(m.has / m.picomatch).toFixed(3) }] })
+  } else {
+    console.log(`\n(permission model child failed: ${r.stderr.split('\n')[0]})`)
+  }
+}
+
+if (want('host')) {
+  const { runHostRoundTrips } = require('./host-roundtrip.cjs')
+  const r = await runHostRoundTrips(QUICK ? 3 : 5)
+  console.log('\n## example host: proxied fs.readFile round trip')
+  const rows = [
+    { task: 'round trip with assertCapability + assertFs(resolveSymlinks)', 'ns/op': r.checked },
+    { task: 'round trip without the check (audit mode)', 'ns/op': r.unchecked },
+  ]
+  const ratios = [{ ratio: 'checked / unchecked', value: +(r.checked / r.unchecked).toFixed(3), goal: '' }]
+  console.table(rows)
+  console.table(ratios)
+  results.push({ title: 'example host fs.readFile round trip', rows, ratios })
+}
+
+if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify({ node: process.version, date: new Date().toISOString(), rounds: ROUNDS, results }, null, 2))
+if (sink === 42) console.log('')
