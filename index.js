@@ -19,6 +19,8 @@ const hostPlatform = () => (process.platform === 'win32' ? 'win32' : 'posix')
 const hrefOf = Object.getOwnPropertyDescriptor(URL.prototype, 'href').get
 
 const NATIVE = Symbol('native')
+const HANDLE = Symbol('handle')
+const { rawCheckFs, rawCheckFetch, rawCheckCapability, rawBudgetCreate, rawBudgetRecord, rawBudgetElapsed } = binding
 
 function describe(v) {
   if (v === null) return 'null'
@@ -45,6 +47,7 @@ function ownValue(obj, key) {
 /** The validated, compiled permissions of one plugin. Immutable; build with `fromManifest`. */
 class PermissionPolicy {
   #native
+  #handle
   #plugin
   #platform
   #json
@@ -53,6 +56,7 @@ class PermissionPolicy {
   constructor(token, nativePolicy, plugin, platform) {
     if (token !== NATIVE) throw new TypeError('use PermissionPolicy.fromManifest(manifest, { plugin })')
     this.#native = nativePolicy
+    this.#handle = nativePolicy.handle()
     this.#plugin = plugin
     this.#platform = platform
     Object.freeze(this)
@@ -135,11 +139,19 @@ class PermissionPolicy {
   static [NATIVE](policy) {
     return policy.#native
   }
+
+  static [HANDLE](policy) {
+    return policy.#handle
+  }
 }
 
 const nativeOf = (policy) => {
   if (!(policy instanceof PermissionPolicy)) throw new TypeError('expected a PermissionPolicy (from PermissionPolicy.fromManifest)')
   return PermissionPolicy[NATIVE](policy)
+}
+const handleOf = (policy) => {
+  nativeOf(policy)
+  return PermissionPolicy[HANDLE](policy)
 }
 
 /** Resolves the meter: an explicit one, or the global provider's at this moment. */
@@ -154,6 +166,8 @@ function counterFor(meter, d) {
   return meter.createCounter(d.name, { description: d.description, unit: d.unit })
 }
 
+const FS_READ_INVALID = codeOf('fs.read', 'invalid_path')
+const FS_WRITE_INVALID = codeOf('fs.write', 'invalid_path')
 const FS_MODES = new Map([
   ['read', 0],
   ['write', 1],
@@ -168,6 +182,7 @@ const tooLong = (s, max) => s.length > max
  */
 class PermissionChecker {
   #native
+  #handle
   #policy
   #counter
   #attrs = []
@@ -175,6 +190,7 @@ class PermissionChecker {
   /** @param {PermissionPolicy} policy @param {{ meter?: import('@opentelemetry/api').Meter }} [options] */
   constructor(policy, options) {
     this.#native = nativeOf(policy)
+    this.#handle = handleOf(policy)
     this.#policy = policy
     this.#counter = counterFor(meterFrom(optionsObject(options, 'options')), native.PERMISSION_DENIED_TOTAL)
     Object.freeze(this)
@@ -207,14 +223,18 @@ class PermissionChecker {
     const opts = optionsObject(options, 'options')
     const resolve = ownValue(opts, 'resolveSymlinks')
     if (resolve !== undefined && typeof resolve !== 'boolean') throw new TypeError('options.resolveSymlinks must be a boolean')
-    if (tooLong(path, LIMITS.maxPathBytes) || !path.isWellFormed()) {
-      return codeOf(m === 0 ? 'fs.read' : 'fs.write', 'invalid_path')
-    }
-    return resolve ? this.#native.checkFsResolved(path, m) : this.#native.checkFs(path, m)
+    if (!path.isWellFormed()) return m === 0 ? FS_READ_INVALID : FS_WRITE_INVALID
+    return rawCheckFs(this.#handle, path, resolve ? m | 2 : m)
   }
 
   /** `checkFs(path, 'read' | 'write', { resolveSymlinks? })` → decision. */
   checkFs(path, mode, options) {
+    // The hot path: a string, a known mode, no options.
+    if (typeof path === 'string' && options === undefined && (mode === 'read' || mode === 'write')) {
+      const m = mode === 'read' ? 0 : 1
+      const code = path.isWellFormed() ? rawCheckFs(this.#handle, path, m) : m === 0 ? FS_READ_INVALID : FS_WRITE_INVALID
+      return code === 0 ? ALLOW : this.#decide(code)
+    }
     return this.#decide(this.#fsCode(path, mode, options))
   }
 
@@ -232,9 +252,10 @@ class PermissionChecker {
 
   /** `checkFetch(url)` → decision. */
   checkFetch(url) {
-    const s = this.#urlString(url)
+    const s = typeof url === 'string' ? url : this.#urlString(url)
     if (!s.isWellFormed()) return this.#deny('fetch', 'invalid_url')
-    return this.#decide(this.#native.checkFetch(s))
+    const code = rawCheckFetch(this.#handle, s)
+    return code === 0 ? ALLOW : this.#decide(code)
   }
 
   #fetchResult(r, s) {
@@ -286,7 +307,7 @@ class PermissionChecker {
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return invalid
     const value = ownValue(payload, field)
     if (typeof value !== 'string' || tooLong(value, LIMITS.maxPayloadStringBytes) || !value.isWellFormed()) return invalid
-    return { code: this.#native.checkCapability(capabilityId, value), value }
+    return { code: rawCheckCapability(this.#handle, capabilityId, value), value }
   }
 
   /** `checkCapability(id, payload)` → decision. Payload fields are read as own data properties only. */
@@ -332,6 +353,7 @@ const defaultNow = () => performance.now()
  */
 class BudgetTracker {
   #native
+  #out = new Float64Array(5)
   #policy
   #now
   #cpu
@@ -340,7 +362,7 @@ class BudgetTracker {
   #capability
 
   constructor(policy, options) {
-    const nativePolicy = nativeOf(policy)
+    const policyHandle = handleOf(policy)
     const opts = optionsObject(options, 'options')
     const hooks = optionsObject(ownValue(opts, 'hooks'), 'options.hooks')
     this.#now = hook(hooks, 'now') || defaultNow
@@ -357,19 +379,15 @@ class BudgetTracker {
     const now = num(this.#now())
     const cpu = this.#cpu ? num(this.#cpu()) : undefined
     const rss = this.#rss ? num(this.#rss()) : undefined
-    try {
-      this.#native = binding.NativeBudget.create(nativePolicy, now, cpu, rss, grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace))
-    } catch (e) {
-      const m = /INVALID_SAMPLE:(\w+)/.exec(String(e && e.message))
-      if (m) throw new InvalidSampleError({ field: m[1] })
-      throw e
-    }
+    const handle = rawBudgetCreate(policyHandle, now, cpu, rss, grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace))
+    if (typeof handle === 'number') throw new InvalidSampleError({ field: SAMPLE_FIELDS[handle >> 8] })
+    this.#native = handle
     Object.freeze(this)
   }
 
   /** Wall-clock ms since the tracker started (never decreasing). */
   get elapsedMs() {
-    return this.#native.elapsedMs
+    return rawBudgetElapsed(this.#native)
   }
 
   #apply(code) {
@@ -382,7 +400,7 @@ class BudgetTracker {
         }
       }
     }
-    const s = this.#native.status()
+    const s = this.#out
     if (s[0] === 1) {
       const st = { ok: true, elapsedMs: s[1] }
       if (s[2] >= 0) st.cpuPercent = s[2]
@@ -398,7 +416,7 @@ class BudgetTracker {
     const now = num(this.#now())
     const cpu = this.#cpu ? num(this.#cpu()) : undefined
     const rss = this.#rss ? num(this.#rss()) : undefined
-    return this.#apply(this.#native.record(now, cpu, rss))
+    return this.#apply(rawBudgetRecord(this.#native, now, cpu, rss, this.#out))
   }
 
   /** Records pushed readings `{ now?, cpuTimeMs?, rssMb? }` (`now` defaults to the clock) and evaluates. */
@@ -408,12 +426,12 @@ class BudgetTracker {
     const cpuV = ownValue(s, 'cpuTimeMs')
     const rssV = ownValue(s, 'rssMb')
     const now = nowV === undefined ? num(this.#now()) : num(nowV)
-    return this.#apply(this.#native.record(now, cpuV === undefined ? undefined : num(cpuV), rssV === undefined ? undefined : num(rssV)))
+    return this.#apply(rawBudgetRecord(this.#native, now, cpuV === undefined ? undefined : num(cpuV), rssV === undefined ? undefined : num(rssV), this.#out))
   }
 
   /** Reads the clock only and evaluates. */
   check() {
-    return this.#apply(this.#native.record(num(this.#now()), undefined, undefined))
+    return this.#apply(rawBudgetRecord(this.#native, num(this.#now()), undefined, undefined, this.#out))
   }
 
   /** `check()`, throwing `BUDGET_EXCEEDED` when over budget. */

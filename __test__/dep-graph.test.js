@@ -25,9 +25,10 @@ function cargoDeps(section) {
 }
 
 test('Cargo runtime dependencies are the design-card crates only', () => {
-  // napi/napi-derive: the binding (feature `napi`); opentelemetry_sdk: the
+  // globset is a dev-dependency only: the differential reference for the
+  // in-crate glob engine. napi/napi-derive: the binding (feature `napi`); opentelemetry_sdk: the
   // `testing` feature only; serde_json: the manifest is JSON (serde's parser).
-  assert.deepEqual(cargoDeps('dependencies'), ['globset', 'napi', 'napi-derive', 'opentelemetry', 'opentelemetry_sdk', 'serde_json', 'thiserror', 'url'])
+  assert.deepEqual(cargoDeps('dependencies'), ['napi', 'napi-derive', 'opentelemetry', 'opentelemetry_sdk', 'serde_json', 'thiserror', 'url'])
   assert.deepEqual(cargoDeps('build-dependencies'), ['napi-build'])
 })
 

@@ -2,9 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
+use crate::glob::{self, GlobIndex, Modes};
 use crate::policy::Platform;
 
 /// Longest path (in UTF-8 bytes) a check accepts, and longest fs glob a manifest may hold.
@@ -136,8 +135,8 @@ pub fn normalize(raw: &str, platform: Platform) -> Result<NormalPath, DenyReason
             if !raw.starts_with('/') {
                 return Err(DenyReason::InvalidPath);
             }
-            // globset treats `\` as a separator on Windows hosts; posix paths
-            // with `\` cannot be matched faithfully there.
+            // On a Windows host `\` separates even in a "posix" path: deny
+            // rather than check a different path than the one opened.
             if cfg!(windows) && raw.contains('\\') {
                 return Err(DenyReason::InvalidPath);
             }
@@ -243,111 +242,74 @@ pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<S
     Ok(out)
 }
 
-fn build_glob(glob: &str, platform: Platform) -> Result<globset::Glob, globset::Error> {
-    GlobBuilder::new(glob)
-        .literal_separator(true)
-        .case_insensitive(platform == Platform::Win32)
-        .backslash_escape(platform == Platform::Posix)
-        .empty_alternates(false)
-        .build()
-}
-
 /// Whether one normalised grant glob matches a normalised path (for explain
-/// and lint; the checker uses the compiled sets).
+/// and lint; the checker uses the compiled index).
 pub fn grant_matches(glob: &str, path: &str, platform: Platform) -> bool {
-    if path.ends_with('/') {
-        return glob.eq_ignore_ascii_case(path) && (platform == Platform::Win32 || glob == path);
-    }
-    build_glob(glob, platform).is_ok_and(|g| g.compile_matcher().is_match(path))
+    let g = FsGrant { glob: glob.to_owned(), mode: GrantMode::ReadWrite };
+    FsMatcher::compile(std::slice::from_ref(&g), platform).is_ok_and(|m| m.index.modes(path, 3) != 0)
 }
 
-/// Compiles one normalised glob, for validation.
+fn parse_glob(glob: &str, platform: Platform) -> Result<Vec<glob::ParsedGlob>, glob::GlobError> {
+    glob::parse(glob, platform == Platform::Posix, platform == Platform::Win32)
+}
+
+/// Parses one normalised glob, for validation.
 pub fn compile_check(glob: &str, platform: Platform, pointer: &str) -> Result<(), ManifestError> {
-    build_glob(glob, platform).map(|_| ()).map_err(|e| {
+    parse_glob(glob, platform).map(|_| ()).map_err(|e| {
         ManifestError::new(
             pointer,
             format!(
-                "a valid glob ({}); `*` `?` `[...]` `{{a,b}}` and whole-segment `**` are special, write `[*]` for a literal '*'",
-                e.kind()
+                "a valid glob ({e}); `*` `?` `[...]` `{{a,b}}` and whole-segment `**` are special, write `[*]` for a literal '*'"
             ),
         )
     })
 }
 
-/// The compiled fs grants of a policy: one glob set per mode, built once.
+/// The compiled fs grants of a policy: one index (see [`crate::glob`]), built once.
 #[derive(Debug, Clone)]
 pub struct FsMatcher {
     platform: Platform,
-    read: GlobSet,
-    write: GlobSet,
-    /// Grants that are exactly a root (`/`, `C:/`), per mode. A root has no
-    /// name, so no wildcard covers it: only a literal root grant does.
-    read_roots: Vec<String>,
-    write_roots: Vec<String>,
+    index: GlobIndex,
+}
+
+const fn mode_bit(mode: FsMode) -> Modes {
+    match mode {
+        FsMode::Read => 1,
+        FsMode::Write => 2,
+    }
+}
+
+const fn grant_bits(mode: GrantMode) -> Modes {
+    match mode {
+        GrantMode::Read => 1,
+        GrantMode::Write => 2,
+        GrantMode::ReadWrite => 3,
+    }
 }
 
 impl FsMatcher {
     /// Compiles validated grants. Errors carry the pointer `/fs/<i>`.
     pub fn compile(grants: &[FsGrant], platform: Platform) -> Result<Self, ManifestError> {
-        let mut read = GlobSetBuilder::new();
-        let mut write = GlobSetBuilder::new();
-        let (mut read_roots, mut write_roots) = (Vec::new(), Vec::new());
-        for g in grants.iter().filter(|g| g.glob.ends_with('/')) {
-            if g.mode.allows(FsMode::Read) {
-                read_roots.push(g.glob.clone());
-            }
-            if g.mode.allows(FsMode::Write) {
-                write_roots.push(g.glob.clone());
-            }
-        }
+        let root_len = if platform == Platform::Win32 { 2 } else { 0 };
+        let mut index = GlobIndex::new(platform == Platform::Win32, root_len);
         for (i, g) in grants.iter().enumerate() {
-            let glob = build_glob(&g.glob, platform)
-                .map_err(|e| ManifestError::new(format!("/fs/{i}"), format!("a valid glob ({})", e.kind())))?;
-            if g.mode.allows(FsMode::Read) {
-                read.add(glob.clone());
-            }
-            if g.mode.allows(FsMode::Write) {
-                write.add(glob);
+            let variants = parse_glob(&g.glob, platform)
+                .map_err(|e| ManifestError::new(format!("/fs/{i}"), format!("a valid glob ({e})")))?;
+            for v in variants {
+                index.add(v, grant_bits(g.mode));
             }
         }
-        let too_big = |e: globset::Error| {
-            ManifestError::new("/fs", format!("fs globs that compile within the matcher size limit ({e})"))
-        };
-        Ok(Self {
-            platform,
-            read: read.build().map_err(too_big)?,
-            write: write.build().map_err(too_big)?,
-            read_roots,
-            write_roots,
-        })
-    }
-
-    fn matches(&self, path: &str, mode: FsMode) -> bool {
-        if path.ends_with('/') {
-            // The root: only a literal root grant covers it.
-            let roots = match mode {
-                FsMode::Read => &self.read_roots,
-                FsMode::Write => &self.write_roots,
-            };
-            return roots.iter().any(|r| r.eq_ignore_ascii_case(path));
-        }
-        match mode {
-            FsMode::Read => self.read.is_match(path),
-            FsMode::Write => self.write.is_match(path),
-        }
+        Ok(Self { platform, index })
     }
 
     /// Matches an already-normalised path (rule 3 of SPEC §2).
     pub fn match_normal(&self, path: &NormalPath, mode: FsMode) -> Decision {
         let cap = mode.capability();
-        if self.matches(&path.path, mode) {
+        let modes = self.index.modes(&path.path, mode_bit(mode));
+        if modes & mode_bit(mode) != 0 {
             return Decision::Allowed;
         }
-        let other = match mode {
-            FsMode::Read => FsMode::Write,
-            FsMode::Write => FsMode::Read,
-        };
-        if self.matches(&path.path, other) {
+        if modes != 0 {
             Decision::deny(cap, DenyReason::ModeNotGranted)
         } else if path.had_dotdot {
             Decision::deny(cap, DenyReason::PathTraversal)

@@ -9,6 +9,7 @@ pub mod error;
 pub mod explain;
 pub mod fetch;
 pub mod fs;
+pub mod glob;
 pub mod metrics;
 pub mod policy;
 #[cfg(feature = "testing")]

@@ -4,24 +4,19 @@
 //! handle and turned into `INVALID_MANIFEST` errors in one place in JS.
 //! Every entry point catches panics, so a Rust panic becomes a JS error.
 
+mod raw;
+
+use std::sync::Arc;
+
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::json;
 
-use crate::budget::{BudgetState, BudgetStatus, Sample};
 use crate::error::{Capability, DenyReason, ManifestError, ERROR_REGISTRY};
 use crate::fetch::redacted_origin_str;
 use crate::fs::FsMode;
 use crate::metrics::{INSTRUMENTS, METER_NAME};
 use crate::policy::{PermissionPolicy, Platform, PolicyOptions};
-
-fn mode(m: u32) -> FsMode {
-    if m == 1 {
-        FsMode::Write
-    } else {
-        FsMode::Read
-    }
-}
 
 /// Everything `index.js` needs as data: the error registry, the closed sets,
 /// the decision-code table, instrument descriptors, and limits.
@@ -80,10 +75,20 @@ pub fn redacted_origin(url: String) -> Option<String> {
     redacted_origin_str(&url)
 }
 
+/// Registers the raw hot-path functions (see `raw.rs`) next to the napi-rs ones.
+#[napi(module_exports)]
+pub fn init(exports: Object, env: Env) -> Result<()> {
+    if unsafe { raw::register(env.raw(), exports.raw()) } {
+        Ok(())
+    } else {
+        Err(Error::new(Status::GenericFailure, "could not register the raw functions"))
+    }
+}
+
 /// A compiled policy, or the manifest error that stopped it.
 #[napi]
 pub struct NativePolicy {
-    inner: std::result::Result<PermissionPolicy, ManifestError>,
+    inner: std::result::Result<Arc<PermissionPolicy>, ManifestError>,
 }
 
 #[napi]
@@ -97,7 +102,10 @@ impl NativePolicy {
                 return Self { inner: Err(ManifestError::new("", "options.platform: 'posix' or 'win32'")) };
             }
         };
-        Self { inner: PermissionPolicy::from_json(&manifest_json, PolicyOptions::new(plugin).platform(platform)) }
+        Self {
+            inner: PermissionPolicy::from_json(&manifest_json, PolicyOptions::new(plugin).platform(platform))
+                .map(Arc::new),
+        }
     }
 
     /// `[pointer, expected]` of the manifest error, or null.
@@ -107,7 +115,18 @@ impl NativePolicy {
     }
 
     fn policy(&self) -> Result<&PermissionPolicy> {
-        self.inner.as_ref().map_err(|e| Error::new(Status::InvalidArg, e.to_string()))
+        self.inner.as_deref().map_err(|e| Error::new(Status::InvalidArg, e.to_string()))
+    }
+
+    /// A type-tagged external sharing the policy, for the raw hot-path functions.
+    #[napi(catch_unwind, ts_return_type = "object")]
+    pub fn handle(&self, env: Env) -> Result<Unknown<'_>> {
+        let policy = self.inner.as_ref().map_err(|e| Error::new(Status::InvalidArg, e.to_string()))?.clone();
+        let v = unsafe { raw::policy_handle(env.raw(), policy) };
+        if v.is_null() {
+            return Err(Error::new(Status::GenericFailure, "could not create a policy handle"));
+        }
+        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), v) })
     }
 
     #[napi(catch_unwind)]
@@ -120,24 +139,6 @@ impl NativePolicy {
     pub fn budgets(&self) -> Result<Vec<f64>> {
         let b = self.policy()?.budgets();
         Ok([b.cpu_percent, b.memory_mb, b.wall_clock_ms].iter().map(|x| x.unwrap_or(-1.0)).collect())
-    }
-
-    /// Decision code for `checkFs`; mode 0 read, 1 write.
-    #[napi(catch_unwind)]
-    pub fn check_fs(&self, path: String, mode_code: u32) -> Result<u32> {
-        Ok(self.policy()?.check_fs(&path, mode(mode_code)).code())
-    }
-
-    /// Decision code for `checkFs(.., { resolveSymlinks: true })`.
-    #[napi(catch_unwind)]
-    pub fn check_fs_resolved(&self, path: String, mode_code: u32) -> Result<u32> {
-        Ok(self.policy()?.check_fs_resolved(&path, mode(mode_code)).code())
-    }
-
-    /// Decision code for `checkFetch`.
-    #[napi(catch_unwind)]
-    pub fn check_fetch(&self, url: String) -> Result<u32> {
-        Ok(self.policy()?.check_fetch(&url).code())
     }
 
     /// The canonical URL when allowed, else the decision code.
@@ -177,89 +178,5 @@ impl NativePolicy {
     #[napi(catch_unwind)]
     pub fn lint(&self) -> Result<String> {
         Ok(serde_json::Value::Array(self.policy()?.lint()).to_string())
-    }
-
-    /// Decision code for `checkCapability(id, payload)`, given the payload's
-    /// field for that capability (null when missing or not a string).
-    #[napi(catch_unwind)]
-    pub fn check_capability(&self, id: String, field: Option<String>) -> Result<u32> {
-        Ok(self.policy()?.check_capability_field(&id, field.as_deref()).code())
-    }
-}
-
-/// The budget state machine for the JS `BudgetTracker`.
-#[napi]
-pub struct NativeBudget {
-    state: BudgetState,
-    last: BudgetStatus,
-}
-
-/// Result codes of `NativeBudget.record`: low byte 0 ok, 1 exceeded, 2
-/// invalid sample (then bits 8.. hold the field: 0 now, 1 cpuTimeMs, 2 rssMb,
-/// 3 cpuGraceMs); bits 4-6 the budgets newly breached by this call.
-fn status_code(status: &BudgetStatus, new: crate::budget::NewBreaches) -> u32 {
-    let base = if status.is_ok() { 0 } else { 1 };
-    base | ((new.0 as u32) << 4)
-}
-
-fn invalid_code(field: &str) -> u32 {
-    let f = match field {
-        "now" => 0,
-        "cpuTimeMs" => 1,
-        "rssMb" => 2,
-        _ => 3,
-    };
-    2 | (f << 8)
-}
-
-#[napi]
-impl NativeBudget {
-    /// Creates the state at the start readings. Use `create` to learn about invalid ones.
-    #[napi(factory, catch_unwind)]
-    pub fn create(
-        policy: &NativePolicy,
-        now: f64,
-        cpu_time_ms: Option<f64>,
-        rss_mb: Option<f64>,
-        cpu_grace_ms: f64,
-    ) -> Result<Self> {
-        let p = policy.policy()?;
-        let start = Sample { now_ms: now, cpu_time_ms, rss_mb };
-        match BudgetState::new(p.budgets(), start, cpu_grace_ms) {
-            Ok(state) => {
-                let last = BudgetStatus::Ok { elapsed_ms: 0.0, cpu_percent: None, memory_mb: start.rss_mb };
-                Ok(Self { state, last })
-            }
-            Err(e) => Err(Error::new(Status::InvalidArg, format!("INVALID_SAMPLE:{}", e.field))),
-        }
-    }
-
-    /// Records readings and evaluates; see `status_code`.
-    #[napi(catch_unwind)]
-    pub fn record(&mut self, now: f64, cpu_time_ms: Option<f64>, rss_mb: Option<f64>) -> u32 {
-        match self.state.record(Sample { now_ms: now, cpu_time_ms, rss_mb }) {
-            Ok((status, new)) => {
-                self.last = status;
-                status_code(&status, new)
-            }
-            Err(e) => invalid_code(e.field),
-        }
-    }
-
-    /// The last status: `[ok, elapsedMs, cpuPercent|-1, memoryMb|-1]` or
-    /// `[0, elapsedMs, budgetIndex, limit, observed]`.
-    #[napi(catch_unwind)]
-    pub fn status(&self) -> Vec<f64> {
-        match self.last {
-            BudgetStatus::Ok { elapsed_ms, cpu_percent, memory_mb } => {
-                vec![1.0, elapsed_ms, cpu_percent.unwrap_or(-1.0), memory_mb.unwrap_or(-1.0)]
-            }
-            BudgetStatus::Exceeded(b) => vec![0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed],
-        }
-    }
-
-    #[napi(getter, catch_unwind)]
-    pub fn elapsed_ms(&self) -> f64 {
-        self.state.elapsed_ms()
     }
 }
