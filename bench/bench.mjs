@@ -49,8 +49,14 @@ async function measure(tasks) {
   return new Map([...samples].map(([k, v]) => [k, median(v)]))
 }
 
-/** A task calling `fn` on BATCH consecutive distinct inputs. */
-function batched(name, fn, inputs, batch = BATCH) {
+/** A task calling `fn` on consecutive distinct inputs, in batches sized to ~50 µs. */
+function batched(name, fn, inputs, batch) {
+  if (batch === undefined) {
+    const t0 = process.hrtime.bigint()
+    for (let k = 0; k < 16; k++) use(fn(inputs[k % inputs.length]))
+    const per = Number(process.hrtime.bigint() - t0) / 16
+    batch = Math.max(1, Math.min(BATCH, Math.round(50_000 / Math.max(per, 1))))
+  }
   let i = 0
   const run = () => {
     for (let k = 0; k < batch; k++) {
@@ -81,7 +87,7 @@ async function measureBatched(tasks) {
   const samples = new Map(tasks.map(([name]) => [name, []]))
   const batchOf = new Map(tasks.map(([name, , b]) => [name, b]))
   for (let r = 0; r < ROUNDS; r++) {
-    const bench = new Bench({ time: TIME, warmupTime: 20 })
+    const bench = new Bench({ time: TIME, warmupTime: 10, iterations: 5, warmupIterations: 2 })
     const order = r % 2 ? [...tasks].reverse() : tasks
     for (const [name, fn] of order) bench.add(name, fn)
     await bench.run()

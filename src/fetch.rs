@@ -289,14 +289,38 @@ pub struct AllowedUrl {
     pub host_match: HostMatch,
 }
 
-/// The compiled fetch grants: an exact-host hash map and a suffix map looked up
-/// label by label, so a check costs O(labels), not O(patterns).
+/// The compiled fetch grants: exact-host hash maps and a suffix map looked up
+/// label by label, so a check costs O(labels), not O(patterns), and allocates
+/// nothing beyond the URL parse.
 #[derive(Debug, Clone, Default)]
 pub struct FetchMatcher {
-    exact: HashMap<Host, Vec<Rule>>,
+    exact_domains: HashMap<String, Vec<Rule>>,
+    exact_ips: HashMap<IpAddr, Vec<Rule>>,
     suffix: HashMap<String, Vec<Rule>>,
     /// Schemes some pattern names beyond http/https.
     extra_schemes: Vec<Scheme>,
+}
+
+/// What the rules for one host say about a request.
+#[derive(Default)]
+struct Verdict {
+    host: bool,
+    scheme: bool,
+    port: bool,
+}
+
+impl Verdict {
+    fn add(&mut self, rules: &[Rule], scheme: Scheme, port: u16) {
+        for r in rules {
+            self.host = true;
+            if r.scheme_ok(scheme) {
+                self.scheme = true;
+                if r.port_ok(scheme, port) {
+                    self.port = true;
+                }
+            }
+        }
+    }
 }
 
 impl FetchMatcher {
@@ -305,7 +329,9 @@ impl FetchMatcher {
         for p in patterns {
             let rule = Rule { scheme: p.scheme, port: p.port };
             let list = match &p.host {
-                HostPattern::Exact(h) => m.exact.entry(h.clone()).or_default(),
+                HostPattern::Exact(Host::Domain(d)) => m.exact_domains.entry(d.clone()).or_default(),
+                HostPattern::Exact(Host::Ipv4(a)) => m.exact_ips.entry(IpAddr::V4(*a)).or_default(),
+                HostPattern::Exact(Host::Ipv6(a)) => m.exact_ips.entry(IpAddr::V6(*a)).or_default(),
                 HostPattern::Suffix(s) => m.suffix.entry(s.clone()).or_default(),
             };
             if !list.contains(&rule) {
@@ -320,24 +346,23 @@ impl FetchMatcher {
         m
     }
 
-    fn rules_for<'a>(&'a self, host: &Host, out: &mut Vec<&'a Rule>) {
-        if let Some(r) = self.exact.get(host) {
-            out.extend(r.iter());
+    fn verdict_for_domain(&self, d: &str, scheme: Scheme, port: u16) -> Verdict {
+        let mut v = Verdict::default();
+        if let Some(r) = self.exact_domains.get(d) {
+            v.add(r, scheme, port);
         }
-        if let Host::Domain(d) = host {
-            if self.suffix.is_empty() {
-                return;
-            }
+        if !self.suffix.is_empty() {
             // Every proper suffix that starts after a '.', so `*.example.com`
             // matches `a.example.com` and never `example.com` or `evilexample.com`.
-            let mut rest = d.as_str();
+            let mut rest = d;
             while let Some(i) = rest.find('.') {
                 rest = &rest[i + 1..];
                 if let Some(r) = self.suffix.get(rest) {
-                    out.extend(r.iter());
+                    v.add(r, scheme, port);
                 }
             }
         }
+        v
     }
 
     /// The check of SPEC §3 on a string, as Node's `fetch` would parse it.
@@ -359,29 +384,44 @@ impl FetchMatcher {
             Some(s) if self.extra_schemes.contains(&s) => s,
             _ => return Err(DenyReason::SchemeNotAllowed),
         };
-        let host = match url.host() {
-            Some(h) => Host::from_url_host(h),
-            None => return Err(DenyReason::InvalidUrl),
-        };
         let port = url.port_or_known_default().ok_or(DenyReason::InvalidUrl)?;
-        let mut rules = Vec::new();
-        self.rules_for(&host, &mut rules);
-        if rules.is_empty() {
+        let (v, host_match) = match url.host() {
+            None => return Err(DenyReason::InvalidUrl),
+            Some(url::Host::Domain(d)) => {
+                let d = d.strip_suffix('.').unwrap_or(d);
+                let m = if d == "localhost" && self.exact_domains.contains_key(d) {
+                    HostMatch::Localhost
+                } else {
+                    HostMatch::Name
+                };
+                (self.verdict_for_domain(d, scheme, port), m)
+            }
+            Some(url::Host::Ipv4(a)) => {
+                (self.verdict_for_ip(IpAddr::V4(a), scheme, port), HostMatch::IpLiteral(IpAddr::V4(a)))
+            }
+            Some(url::Host::Ipv6(a)) => {
+                let ip = canonical_ip(IpAddr::V6(a));
+                (self.verdict_for_ip(ip, scheme, port), HostMatch::IpLiteral(ip))
+            }
+        };
+        if !v.host {
             return Err(DenyReason::HostNotAllowlisted);
         }
-        if !rules.iter().any(|r| r.scheme_ok(scheme)) {
+        if !v.scheme {
             return Err(DenyReason::SchemeNotAllowed);
         }
-        if !rules.iter().any(|r| r.scheme_ok(scheme) && r.port_ok(scheme, port)) {
+        if !v.port {
             return Err(DenyReason::PortNotAllowed);
         }
-        let host_match = match &host {
-            Host::Ipv4(a) => HostMatch::IpLiteral(IpAddr::V4(*a)),
-            Host::Ipv6(a) => HostMatch::IpLiteral(IpAddr::V6(*a)),
-            Host::Domain(d) if d == "localhost" && self.exact.contains_key(&host) => HostMatch::Localhost,
-            Host::Domain(_) => HostMatch::Name,
-        };
         Ok(AllowedUrl { url, host_match })
+    }
+
+    fn verdict_for_ip(&self, ip: IpAddr, scheme: Scheme, port: u16) -> Verdict {
+        let mut v = Verdict::default();
+        if let Some(r) = self.exact_ips.get(&ip) {
+            v.add(r, scheme, port);
+        }
+        v
     }
 
     /// `checkFetchAddress`: the fetch check, then the address the host resolved

@@ -123,6 +123,32 @@ fn is_bad_win32_segment(segment: &str) -> bool {
         || is_win32_device_name(segment)
 }
 
+/// Whether a posix path is already in normal form (absolute, no empty, `.`
+/// or `..` segments, no trailing `/` unless it is the root, no NUL, within the
+/// length limit), so the check can use it as it is, without a copy.
+fn posix_is_normal(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    if b.is_empty() || b[0] != b'/' || b.len() > MAX_PATH_BYTES || (cfg!(windows) && b.contains(&b'\\')) {
+        return false;
+    }
+    if b.len() == 1 {
+        return true;
+    }
+    let mut start = 1;
+    for i in 1..=b.len() {
+        if i == b.len() || b[i] == b'/' {
+            let seg = &b[start..i];
+            if seg.is_empty() || seg == b"." || seg == b".." {
+                return false;
+            }
+            start = i + 1;
+        } else if b[i] == 0 {
+            return false;
+        }
+    }
+    true
+}
+
 /// Lexically normalises `raw` per SPEC §2 rules 1 and 2.
 pub fn normalize(raw: &str, platform: Platform) -> Result<NormalPath, DenyReason> {
     if raw.is_empty() || raw.len() > MAX_PATH_BYTES || raw.contains('\0') {
@@ -304,14 +330,18 @@ impl FsMatcher {
 
     /// Matches an already-normalised path (rule 3 of SPEC §2).
     pub fn match_normal(&self, path: &NormalPath, mode: FsMode) -> Decision {
+        self.match_str(&path.path, path.had_dotdot, mode)
+    }
+
+    fn match_str(&self, path: &str, had_dotdot: bool, mode: FsMode) -> Decision {
         let cap = mode.capability();
-        let modes = self.index.modes(&path.path, mode_bit(mode));
+        let modes = self.index.modes(path, mode_bit(mode));
         if modes & mode_bit(mode) != 0 {
             return Decision::Allowed;
         }
         if modes != 0 {
             Decision::deny(cap, DenyReason::ModeNotGranted)
-        } else if path.had_dotdot {
+        } else if had_dotdot {
             Decision::deny(cap, DenyReason::PathTraversal)
         } else {
             Decision::deny(cap, DenyReason::NotAllowlisted)
@@ -320,6 +350,9 @@ impl FsMatcher {
 
     /// The lexical check of SPEC §2.
     pub fn check(&self, raw: &str, mode: FsMode) -> Decision {
+        if self.platform == Platform::Posix && posix_is_normal(raw) {
+            return self.match_str(raw, false, mode);
+        }
         match normalize(raw, self.platform) {
             Ok(p) => self.match_normal(&p, mode),
             Err(reason) => Decision::deny(mode.capability(), reason),

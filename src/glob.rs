@@ -403,6 +403,10 @@ fn segs_match(pattern: &[Seg], path: &[&str]) -> bool {
     cur[n]
 }
 
+const fn depth_bit(d: usize) -> u128 {
+    1u128 << if d > 127 { 127 } else { d }
+}
+
 /// Mode bits: 1 read, 2 write.
 pub type Modes = u8;
 
@@ -420,6 +424,9 @@ pub struct GlobIndex {
     fold: bool,
     root_len: usize,
     by_prefix: HashMap<String, Entry>,
+    /// Bit `d` set when some key of `by_prefix` has `d` separators (bit 127: 127 or more),
+    /// so a check looks up only the ancestors at depths that can match.
+    depths: u128,
     /// Exact root grants (`/`, `C:/`), folded on win32.
     roots: Vec<(String, Modes)>,
 }
@@ -437,6 +444,7 @@ impl GlobIndex {
             self.roots.push((format!("{prefix}/"), modes));
             return;
         }
+        self.depths |= depth_bit(prefix.bytes().filter(|&b| b == b'/').count());
         let e = self.by_prefix.entry(prefix).or_default();
         match rest.len() {
             0 => e.exact |= modes,
@@ -467,19 +475,25 @@ impl GlobIndex {
             return self.roots.iter().filter(|(r, _)| r == path).fold(0, |m, (_, x)| m | x);
         }
         let mut got: Modes = 0;
-        if let Some(e) = self.by_prefix.get(path) {
-            got |= e.exact;
-            if got & wanted != 0 {
-                return got;
+        let bytes = path.as_bytes();
+        let full_depth = bytes.iter().filter(|&&b| b == b'/').count();
+        if self.depths & depth_bit(full_depth) != 0 {
+            if let Some(e) = self.by_prefix.get(path) {
+                got |= e.exact;
+                if got & wanted != 0 {
+                    return got;
+                }
             }
         }
         // Every ancestor directory: the root prefix, then each '/' boundary.
-        let bytes = path.as_bytes();
         let last_sep = path.rfind('/').unwrap_or(0);
         let mut at = self.root_len;
+        let mut depth = 0usize;
         loop {
             let prefix = &path[..at];
-            if let Some(e) = self.by_prefix.get(prefix) {
+            let wanted_depth = self.depths & depth_bit(depth) != 0;
+            depth += 1;
+            if let Some(e) = if wanted_depth { self.by_prefix.get(prefix) } else { None } {
                 got |= e.subtree;
                 if at == last_sep {
                     let name = &path[last_sep + 1..];
