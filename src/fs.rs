@@ -106,7 +106,8 @@ fn is_win32_device_name(segment: &str) -> bool {
     match upper.as_str() {
         "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
         _ => {
-            let (head, tail) = upper.split_at(upper.len().min(3));
+            // Byte-safe: a name starting with a multi-byte char is never a device.
+            let (Some(head), Some(tail)) = (upper.get(..3), upper.get(3..)) else { return false };
             (head == "COM" || head == "LPT")
                 && matches!(tail, "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³")
         }
