@@ -304,7 +304,13 @@ class PermissionChecker {
     const field = typeof capabilityId === 'string' ? CAPABILITY_FIELDS.get(capabilityId) : undefined
     if (field === undefined) return { code: codeOf('unknown', 'unknown_capability') }
     const invalid = { code: codeOf(capabilityId, 'invalid_payload') }
-    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return invalid
+    if (payload === null || typeof payload !== 'object') return invalid
+    try {
+      // Array.isArray throws on a revoked Proxy.
+      if (Array.isArray(payload)) return invalid
+    } catch {
+      return invalid
+    }
     const value = ownValue(payload, field)
     if (typeof value !== 'string' || tooLong(value, LIMITS.maxPayloadStringBytes) || !value.isWellFormed()) return invalid
     return { code: rawCheckCapability(this.#handle, capabilityId, value), value }

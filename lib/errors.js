@@ -143,7 +143,13 @@ function checkSerialized(obj) {
 
 /** Rebuilds the error (this realm's classes) from `serializeError` output or its JSON. */
 function reviveError(obj) {
-  if (typeof obj === 'string') obj = JSON.parse(obj)
+  // A JSON round trip: whatever the input (getters, Proxies, cycles), what is
+  // revived is plain data, and anything unreadable is a TypeError.
+  try {
+    obj = JSON.parse(typeof obj === 'string' ? obj : JSON.stringify(obj))
+  } catch {
+    throw new TypeError('reviveError: not a serialised @suaveplan/api-sandbox-permissions error')
+  }
   checkSerialized(obj)
   const Cls = CLASS_BY_CODE.get(obj.code) || SandboxPermissionError
   const details = sanitizeDetails(obj.details)

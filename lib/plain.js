@@ -18,6 +18,8 @@ function invalid(pointer, expected) {
 function toPlain(value, pointer, depth, seen) {
   switch (typeof value) {
     case 'string':
+      if (!value.isWellFormed()) throw invalid(pointer, 'well-formed Unicode text (no lone surrogates)')
+      return value
     case 'boolean':
       return value
     case 'number':
@@ -51,6 +53,7 @@ function toPlain(value, pointer, depth, seen) {
     const out = Object.create(null)
     for (const key of Reflect.ownKeys(value)) {
       if (typeof key === 'symbol') throw invalid(pointer, 'string keys only')
+      if (!key.isWellFormed()) throw invalid(pointer, 'keys of well-formed Unicode text')
       const d = Object.getOwnPropertyDescriptor(value, key)
       const ptr = `${pointer}/${escapeKey(key)}`
       if (!('value' in d)) throw invalid(ptr, 'a data property, not a getter')

@@ -63,6 +63,13 @@ pub fn export_data() -> String {
     .to_string()
 }
 
+/// Panics on purpose, inside the napi-rs layer, so the test suite can prove a
+/// Rust panic reaches JS as an error and never aborts the process.
+#[napi(catch_unwind, js_name = "__panicForTesting")]
+pub fn panic_for_testing() {
+    panic!("deliberate panic for the test suite");
+}
+
 /// The conformance cases as JSON (see `conformance::cases_json`).
 #[napi(catch_unwind)]
 pub fn conformance_cases() -> String {

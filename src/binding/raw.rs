@@ -303,11 +303,17 @@ unsafe extern "C" fn budget_elapsed(env: sys::napi_env, info: sys::napi_callback
     })
 }
 
+/// Panics on purpose inside a raw callback (see `__panicForTesting`).
+unsafe extern "C" fn panic_for_testing(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
+    guarded(env, || panic!("deliberate panic for the test suite"))
+}
+
 type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
 /// Adds the raw functions to `exports`.
 pub(crate) unsafe fn register(env: sys::napi_env, exports: sys::napi_value) -> bool {
-    let fns: [(&[u8], Callback); 6] = [
+    let fns: [(&[u8], Callback); 7] = [
+        (b"__rawPanicForTesting\0", panic_for_testing),
         (b"rawCheckFs\0", check_fs),
         (b"rawCheckFetch\0", check_fetch),
         (b"rawCheckCapability\0", check_capability),
