@@ -67,7 +67,7 @@ export type Decision =
   | { readonly allowed: true }
   | { readonly allowed: false; readonly capability: CapabilityLabel; readonly reason: DenyReason }
 
-export type ErrorCodeName = 'PERMISSION_DENIED' | 'BUDGET_EXCEEDED' | 'INVALID_MANIFEST' | 'INVALID_SAMPLE' | 'ERR_UNSUPPORTED_PLATFORM'
+export type ErrorCodeName = 'PERMISSION_DENIED' | 'BUDGET_EXCEEDED' | 'INVALID_MANIFEST' | 'INVALID_SAMPLE' | 'ERR_UNSUPPORTED_PLATFORM' | 'LOCKDOWN_REFUSED' | 'LOCKDOWN_FAILED'
 
 export interface ErrorSpec {
   readonly code: ErrorCodeName
@@ -167,7 +167,7 @@ export interface InvalidSampleDetails {
 }
 
 /** The details of any package error. */
-export type ErrorDetails = PermissionDeniedDetails | BudgetExceededDetails | InvalidManifestDetails | InvalidSampleDetails | UnsupportedPlatformDetails
+export type ErrorDetails = PermissionDeniedDetails | BudgetExceededDetails | InvalidManifestDetails | InvalidSampleDetails | UnsupportedPlatformDetails | { readonly reason: string }
 export interface UnsupportedPlatformDetails {
   readonly feature: string
   readonly platform: string
@@ -315,6 +315,28 @@ export declare class PermissionChecker {
   assertCapability<K extends CapabilityId>(capabilityId: K, payload: CapabilityPayloads[K]): void
   assertCapability(capabilityId: string, payload: unknown): void
 }
+
+/** What `lockdown()` installed. */
+export interface LockdownReport {
+  readonly arch: 'x86_64' | 'aarch64'
+  readonly action: 'EPERM'
+  readonly tsync: true
+  readonly noNewPrivs: true
+  /** Denied syscall names. */
+  readonly denied: readonly string[]
+  readonly clone: string
+  readonly clone3: string
+  readonly foreignArch: string
+  /** Descriptors open at lockdown (they stay usable). */
+  readonly openFds: readonly { readonly fd: number; readonly target: string }[]
+}
+/**
+ * Process tier (Linux x64/arm64): a TSYNC seccomp filter so this process can no
+ * longer open files, create sockets or start processes. Irreversible. Throws
+ * `LOCKDOWN_REFUSED` unless started with `UV_USE_IO_URING=0`, `LOCKDOWN_FAILED`
+ * when seccomp/TSYNC is unavailable, `ERR_UNSUPPORTED_PLATFORM` elsewhere.
+ */
+export declare function lockdown(options?: Record<string, never>): LockdownReport
 
 /** `new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)`. */
 export declare function createChecker(manifest: PermissionsManifest, options: PolicyOptions & CheckerOptions): PermissionChecker

@@ -457,6 +457,32 @@ class BudgetTracker {
   }
 }
 
+/**
+ * Process tier (Linux x64/arm64): installs a TSYNC seccomp filter on every
+ * thread so this process can no longer open files, create sockets, start
+ * processes, trace, mount, load BPF, use io_uring or enter namespaces; open
+ * descriptors keep working. Irreversible. Refuses (LOCKDOWN_REFUSED) unless
+ * the process was started with UV_USE_IO_URING=0 and no io_uring is open;
+ * fails closed (LOCKDOWN_FAILED) when seccomp or TSYNC is unavailable; throws
+ * ERR_UNSUPPORTED_PLATFORM elsewhere. Returns what was installed.
+ */
+function lockdown(options) {
+  optionsObject(options, 'options')
+  if (process.platform !== 'linux' || (process.arch !== 'x64' && process.arch !== 'arm64')) {
+    throw new errors.UnsupportedPlatformError({ feature: 'lockdown', platform: `${process.platform}-${process.arch}` })
+  }
+  let json
+  try {
+    json = binding.lockdown()
+  } catch (e) {
+    const m = /^(LOCKDOWN_REFUSED|LOCKDOWN_FAILED|ERR_UNSUPPORTED_PLATFORM):(.*)$/s.exec(String(e && e.message))
+    if (!m) throw e
+    if (m[1] === 'ERR_UNSUPPORTED_PLATFORM') throw new errors.UnsupportedPlatformError({ feature: 'lockdown', platform: `${process.platform}-${process.arch}` })
+    throw new errors.SandboxPermissionError(m[1], { reason: redact(m[2], 511) })
+  }
+  return native.deepFreeze(JSON.parse(json))
+}
+
 /** Convenience: `new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)`. */
 function createChecker(manifest, options) {
   return new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)
@@ -469,6 +495,7 @@ module.exports = {
   BudgetTracker,
   createChecker,
   learnManifest,
+  lockdown,
   ERROR_REGISTRY: native.ERROR_REGISTRY,
   ErrorCode: native.ErrorCode,
   DenyReason: native.DenyReason,

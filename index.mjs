@@ -8,6 +8,7 @@ export const {
   BudgetTracker,
   createChecker,
   learnManifest,
+  lockdown,
   ERROR_REGISTRY,
   ErrorCode,
   DenyReason,

@@ -30,6 +30,8 @@ test('Cargo runtime dependencies are the design-card crates only', () => {
   // `testing` feature only; serde_json: the manifest is JSON (serde's parser).
   assert.deepEqual(cargoDeps('dependencies'), ['napi', 'napi-derive', 'opentelemetry', 'opentelemetry_sdk', 'serde_json', 'thiserror', 'url'])
   assert.deepEqual(cargoDeps('build-dependencies'), ['napi-build'])
+  // lockdown (Linux only, feature `lockdown`): seccompiler builds the seccomp filter, libc names the syscalls.
+  assert.deepEqual(cargoDeps(`target.'cfg(target_os = "linux")'.dependencies`), ['libc', 'seccompiler'])
 })
 
 test('npm runtime dependencies are @opentelemetry/api and the platform packages only', () => {

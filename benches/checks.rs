@@ -32,7 +32,11 @@ fn bench_fs(c: &mut Criterion) {
     let mut g = c.benchmark_group("check_fs");
     g.throughput(Throughput::Elements(4096));
     for n in [10usize, 10_000] {
-        let p = PermissionPolicy::from_manifest(&serde_json::json!({ "fs": fs_patterns(n) }), PolicyOptions::new("b").platform(Platform::Posix)).unwrap();
+        let p = PermissionPolicy::from_manifest(
+            &serde_json::json!({ "fs": fs_patterns(n) }),
+            PolicyOptions::new("b").platform(Platform::Posix),
+        )
+        .unwrap();
         for shape in ["allow", "deny", "json", "near-miss"] {
             let inputs = fs_inputs(n, shape);
             g.bench_with_input(BenchmarkId::new(shape, n), &inputs, |b, inputs| {
@@ -51,8 +55,11 @@ fn bench_fetch(c: &mut Criterion) {
     let mut g = c.benchmark_group("check_fetch");
     g.throughput(Throughput::Elements(4096));
     for n in [10usize, 1000] {
-        let pats: Vec<String> = (0..n).map(|i| if i % 2 == 1 { format!("api-{i}.example.com") } else { format!("*.cdn-{i}.example.net") }).collect();
-        let p = PermissionPolicy::from_manifest(&serde_json::json!({ "fetch": pats }), PolicyOptions::new("b")).unwrap();
+        let pats: Vec<String> = (0..n)
+            .map(|i| if i % 2 == 1 { format!("api-{i}.example.com") } else { format!("*.cdn-{i}.example.net") })
+            .collect();
+        let p =
+            PermissionPolicy::from_manifest(&serde_json::json!({ "fetch": pats }), PolicyOptions::new("b")).unwrap();
         for shape in ["exact", "suffix", "deny"] {
             let inputs: Vec<String> = (0..4096)
                 .map(|j| {
@@ -80,7 +87,9 @@ fn bench_compile(c: &mut Criterion) {
     let manifest = serde_json::json!({ "fs": fs_patterns(10_000) });
     let mut g = c.benchmark_group("compile");
     g.sample_size(10);
-    g.bench_function("fs 10000 globs", |b| b.iter(|| PermissionPolicy::from_manifest(black_box(&manifest), PolicyOptions::new("b")).unwrap()));
+    g.bench_function("fs 10000 globs", |b| {
+        b.iter(|| PermissionPolicy::from_manifest(black_box(&manifest), PolicyOptions::new("b")).unwrap())
+    });
     g.finish();
 }
 

@@ -171,6 +171,8 @@ registry! {
     InvalidManifest => ("INVALID_MANIFEST", "SAND_PERM_003", "invalid manifest at {pointer}: expected {expected}"),
     InvalidSample => ("INVALID_SAMPLE", "SAND_PERM_004", "invalid sample: {field} must be a finite, non-negative number"),
     UnsupportedPlatform => ("ERR_UNSUPPORTED_PLATFORM", "SAND_PERM_005", "{feature} is not supported on {platform}"),
+    LockdownRefused => ("LOCKDOWN_REFUSED", "SAND_PERM_006", "lockdown refused: {reason}"),
+    LockdownFailed => ("LOCKDOWN_FAILED", "SAND_PERM_007", "lockdown failed: {reason}"),
 }
 
 /// A denial: what was asked for and why it was refused. Holds no request data,

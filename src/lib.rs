@@ -10,6 +10,8 @@ pub mod explain;
 pub mod fetch;
 pub mod fs;
 pub mod glob;
+#[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub mod lockdown;
 pub mod metrics;
 pub mod policy;
 #[cfg(feature = "testing")]

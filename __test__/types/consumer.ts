@@ -7,6 +7,7 @@ import {
   BudgetTracker,
   createChecker,
   learnManifest,
+  lockdown,
   ERROR_REGISTRY,
   ErrorCode,
   DenyReason,
@@ -73,6 +74,7 @@ const why: string = policy.explainFs('/data/x', 'read').why
 const canonical: string | undefined = policy.explainFetch('https://api.example.com').url?.canonical
 const capMatched = policy.explainCapability('secrets.get', { name: 'API_KEY' }).matched
 const warnings: string[] = policy.lint().map((w) => `${w.pointer} ${w.code} ${w.message}`)
+const lockdownFn: () => { denied: readonly string[] } = lockdown
 const learned: PermissionsManifest = learnManifest([{ capability: 'fs.read', payload: { path: '/x' } }], { platform: 'posix' }).manifest
 
 const tracker = new BudgetTracker(policy, { hooks: { now: () => 0, cpuTimeMs: () => 0, rssMb: () => 1 }, capability: 'request', cpuGraceMs: 100 })
@@ -139,4 +141,4 @@ PermissionPolicy.fromManifest({}, {})
 // @ts-expect-error: unknown manifest key
 PermissionPolicy.fromManifest({ network: [] }, { plugin: 'p' })
 
-export { why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
+export { lockdownFn, why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
