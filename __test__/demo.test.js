@@ -46,6 +46,14 @@ test('npm run demo: exit code, expected denials and metrics', { timeout: 60_000 
   const metric = (name, plugin, capability, reason) => report.metrics.find((m) => m.name === name && m.plugin === plugin && m.capability === capability && m.reason === reason)?.value
   assert.equal(metric('plugin.permission_denied_total', 'evil-plugin', 'fs.read', 'path_traversal'), 1)
   assert.equal(metric('plugin.permission_denied_total', 'evil-plugin', 'fetch', 'host_not_allowlisted'), 3)
-  assert.equal(report.metrics.filter((m) => m.name === 'plugin.budget_exceeded_total').length, 1)
+  assert.equal(report.metrics.filter((m) => m.name === 'plugin.budget_exceeded_total' && m.plugin === 'evil-plugin').length, 1)
+  if (process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch)) {
+    // The process tier: an escape that reaches `process` still gets EPERM everywhere.
+    assert.equal(report.escape.code, 'BUDGET_EXCEEDED')
+    assert.ok(report.escape.locked.denied > 40)
+    for (const line of ['reached process pid', 'read /etc/passwd: EPERM', 'write /tmp/pwned: EPERM', 'spawn /bin/sh: EPERM', 'connect 127.0.0.1:9: EPERM']) {
+      assert.ok(report.lines.some((l) => l.includes(`[escape] log: ${line}`)), line)
+    }
+  }
   assert.equal(report.metrics.filter((m) => m.plugin === 'good-plugin').length, 0)
 })

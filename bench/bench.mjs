@@ -300,5 +300,19 @@ if (want('host')) {
   results.push({ title: 'example host fs.readFile round trip', rows, ratios })
 }
 
+if (want('lockdown') && process.platform === 'linux') {
+  const { runIpcRoundTrips } = require('./ipc-roundtrip.cjs')
+  const r = await runIpcRoundTrips(QUICK ? 3 : 7)
+  console.log('\n## process tier: IPC round trip to a forked child')
+  const rows = [
+    { task: 'IPC round trip, child not locked down', 'ns/op': r.plain },
+    { task: 'IPC round trip, child after lockdown()', 'ns/op': r.locked },
+  ]
+  const ratios = [{ ratio: 'locked / not locked', value: +(r.locked / r.plain).toFixed(3), goal: '~1.0' }]
+  console.table(rows)
+  console.table(ratios)
+  results.push({ title: 'process tier IPC round trip', rows, ratios })
+}
+
 if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify({ node: process.version, date: new Date().toISOString(), rounds: ROUNDS, results }, null, 2))
 if (sink === 42) console.log('')

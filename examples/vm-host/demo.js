@@ -9,6 +9,7 @@ const http = require('node:http')
 const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = require('@opentelemetry/sdk-metrics')
 const { PermissionPolicy } = require('../..')
 const { runPlugin } = require('./host.js')
+const { runPluginProcess } = require('./process-tier.js')
 
 async function main({ json = false } = {}) {
   const lines = []
@@ -62,6 +63,15 @@ async function main({ json = false } = {}) {
       results[name] = { ...r, events: bus }
       log(`[${name}] result: ${r.ok ? `ok (${r.value})` : `${r.code}${r.budget ? ` (${r.budget})` : ''}`} after ${r.elapsedMs.toFixed(0)} ms`)
     }
+    if (process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch)) {
+      const name = 'escape'
+      const policy = PermissionPolicy.fromManifest({ ...manifest, budgets: { wallClockMs: 3000, cpuPercent: 80 } }, { plugin: `${name}-plugin` })
+      const code = fs.readFileSync(path.join(__dirname, 'plugins', `${name}.js`), 'utf8')
+      log(`\n== plugin ${name} (process tier: forked child, lockdown(), simulated vm escape)`)
+      const r = await runPluginProcess({ name, code, policy, meter, secrets, config, log, simulateEscape: true })
+      results[name] = r
+      log(`[${name}] result: ${r.ok ? `ok (${r.value})` : `${r.code}${r.budget ? ` (${r.budget})` : ''}`} after ${r.elapsedMs.toFixed(0)} ms`)
+    }
     results.written = fs.existsSync(path.join(root, 'out', 'result.json')) ? JSON.parse(fs.readFileSync(path.join(root, 'out', 'result.json'), 'utf8')) : null
     results.inputUntouched = fs.readFileSync(path.join(root, 'data', 'input.txt'), 'utf8') === 'hello from a file\n'
     results.evilFileAbsent = !fs.existsSync(path.join(root, 'out', 'evil.sh'))
@@ -90,7 +100,7 @@ if (require.main === module) {
   main({ json }).then(
     (r) => {
       if (json) console.log(JSON.stringify(r))
-      const ok = r.good.ok && !r.evil.ok && r.evil.code === 'BUDGET_EXCEEDED' && !r.lines.some((l) => l.includes('UNEXPECTED'))
+      const ok = r.good.ok && !r.evil.ok && r.evil.code === 'BUDGET_EXCEEDED' && (!r.escape || r.escape.code === 'BUDGET_EXCEEDED') && !r.lines.some((l) => l.includes('UNEXPECTED'))
       process.exitCode = ok ? 0 : 1
     },
     (e) => {

@@ -68,6 +68,50 @@ function describeCall(capability, payload) {
 }
 
 /**
+ * Validates one capability request from a plugin (JSON text) and answers it:
+ * `assertCapability` first (or `audit` in audit mode), then the performer.
+ * Resolves to `{ id, ok, json }`, or null for a message to ignore.
+ */
+function callHandler({ name, checker, perform, calls, log, audit }) {
+  return async function handle(raw) {
+    if (typeof raw !== 'string' || raw.length > 1 << 20) return null
+    let req
+    try {
+      req = JSON.parse(raw)
+    } catch {
+      return null
+    }
+    // Validate the message before anything else: shape and sizes.
+    if (req === null || typeof req !== 'object' || !Number.isSafeInteger(req.id) || typeof req.capability !== 'string' || req.capability.length > 64) return null
+    const { id, capability, payload } = req
+    if (capability === 'log') {
+      log(`[${name}] log: ${String(payload && payload.line).slice(0, 200)}`)
+      return { id, ok: true, json: undefined }
+    }
+    const what = describeCall(capability, payload)
+    try {
+      if (audit) audit(capability, payload)
+      else checker.assertCapability(capability, payload)
+      const fn = Object.hasOwn(perform, capability) ? perform[capability] : null
+      if (fn === null) throw new Error('capability not implemented by this host')
+      const value = await fn(payload)
+      calls.push({ capability, what, allowed: true })
+      log(`[${name}] ${what} -> allowed`)
+      return { id, ok: true, json: JSON.stringify(value) }
+    } catch (e) {
+      if (isPermissionDenied(e)) {
+        calls.push({ capability, what, allowed: false, reason: e.details.reason })
+        log(`[${name}] ${what} -> PERMISSION_DENIED (${e.details.reason})`)
+        return { id, ok: false, json: JSON.stringify(serializeError(e)) }
+      }
+      calls.push({ capability, what, allowed: true, error: String(e.message) })
+      log(`[${name}] ${what} -> allowed, but failed: ${e.message}`)
+      return { id, ok: false, json: JSON.stringify({ $hostError: 1, message: String(e.message) }) }
+    }
+  }
+}
+
+/**
  * Runs one plugin as one request.
  * options: { name, code, policy, secrets?: Map, bus?: [], meter?, log?(line), audit?: (capability, payload) => void,
  *            sampleEveryMs? }
@@ -126,46 +170,10 @@ function runPlugin(options) {
     const reply = (id, ok, json) => {
       if (!finished) worker.postMessage({ id, ok, json })
     }
-
-    async function handle(raw) {
-      let req
-      try {
-        req = JSON.parse(raw)
-      } catch {
-        return
-      }
-      // Validate the message before anything else: shape and sizes.
-      if (req === null || typeof req !== 'object' || !Number.isSafeInteger(req.id) || typeof req.capability !== 'string' || req.capability.length > 64) return
-      const { id, capability, payload } = req
-      if (capability === 'log') {
-        log(`[${name}] log: ${String(payload && payload.line).slice(0, 200)}`)
-        return reply(id, true, undefined)
-      }
-      const what = describeCall(capability, payload)
-      try {
-        if (audit) audit(capability, payload)
-        else checker.assertCapability(capability, payload)
-        const fn = Object.hasOwn(perform, capability) ? perform[capability] : null
-        if (fn === null) throw new Error('capability not implemented by this host')
-        const value = await fn(payload)
-        calls.push({ capability, what, allowed: true })
-        log(`[${name}] ${what} -> allowed`)
-        reply(id, true, JSON.stringify(value))
-      } catch (e) {
-        if (isPermissionDenied(e)) {
-          calls.push({ capability, what, allowed: false, reason: e.details.reason })
-          log(`[${name}] ${what} -> PERMISSION_DENIED (${e.details.reason})`)
-          reply(id, false, JSON.stringify(serializeError(e)))
-        } else {
-          calls.push({ capability, what, allowed: true, error: String(e.message) })
-          log(`[${name}] ${what} -> allowed, but failed: ${e.message}`)
-          reply(id, false, JSON.stringify({ $hostError: 1, message: String(e.message) }))
-        }
-      }
-    }
+    const handle = callHandler({ name, checker, perform, calls, log, audit })
 
     worker.on('message', (m) => {
-      if (typeof m === 'string') handle(m)
+      if (typeof m === 'string') handle(m).then((r) => r && reply(r.id, r.ok, r.json))
       else if (m && m.ready && tracker === null) startBudget()
       else if (m && m.done) finish(m.ok ? { ok: true, value: m.value } : { ok: false, code: m.code, message: m.message })
     })
@@ -181,4 +189,4 @@ const auditChecker = {
   authorizeFetch: (u) => new URL(u).href,
 }
 
-module.exports = { runPlugin, describeCall }
+module.exports = { runPlugin, describeCall, callHandler, performers, auditChecker }
