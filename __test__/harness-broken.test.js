@@ -1,0 +1,85 @@
+'use strict'
+// The JS harness must be able to fail: run it, through another runner's
+// describe/it, against deliberately broken adapters and assert each is caught.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { runPermissionsConformance, packageChecker, Skip } = require('../testing.js')
+const pkg = require('..')
+
+/** Runs the harness with collecting describe/it; resolves to { passed, failed, skipped } by case name. */
+async function collect(makeChecker, options = {}) {
+  const cases = []
+  const describe = (_name, fn) => fn()
+  const it = (name, optsOrFn, maybeFn) => {
+    const fn = typeof optsOrFn === 'function' ? optsOrFn : maybeFn
+    const skip = typeof optsOrFn === 'object' && optsOrFn && optsOrFn.skip
+    cases.push({ name, fn, skip })
+  }
+  runPermissionsConformance('collected', makeChecker, { ...options, describe, it })
+  const out = { passed: [], failed: new Map(), skipped: [] }
+  for (const c of cases) {
+    if (c.skip) {
+      out.skipped.push(c.name)
+      continue
+    }
+    try {
+      await c.fn(undefined)
+      out.passed.push(c.name)
+    } catch (e) {
+      if (e instanceof Skip) out.skipped.push(c.name)
+      else out.failed.set(c.name, e)
+    }
+  }
+  return out
+}
+
+const good = packageChecker(pkg)
+const wrap = (override) => async (manifest, ctx) => ({ ...(await good(manifest, ctx)), ...override(manifest, ctx) })
+const ALLOW = Object.freeze({ allowed: true })
+
+test('the package checker passes through another runner', { timeout: 120_000 }, async () => {
+  const r = await collect(good, { filter: 'adversarial' })
+  assert.equal(r.failed.size, 0, [...r.failed].map(([n, e]) => `${n}: ${e.message}`).join('\n'))
+  assert.ok(r.passed.length > 100)
+})
+
+test('an allow-all adapter is caught', async () => {
+  const r = await collect(wrap(() => ({ checkFs: () => ALLOW, checkFetch: () => ALLOW, checkCapability: () => ALLOW })), { filter: 'adversarial - ' })
+  for (const name of ['adversarial - traversal out of a grant', 'adversarial - userinfo', 'adversarial - prototype key __proto__']) assert.ok(r.failed.has(name), name)
+})
+
+test('a port-blind adapter is caught', async () => {
+  const r = await collect(
+    wrap((m, ctx) => {
+      const c = new pkg.PermissionChecker(pkg.PermissionPolicy.fromManifest(m, { plugin: ctx.plugin, platform: ctx.platform }), { meter: ctx.meter })
+      return { checkFetch: (u) => { const d = c.checkFetch(u); return !d.allowed && d.reason === 'port_not_allowed' ? ALLOW : d }, assertFetch: undefined, assertFetchAddress: undefined }
+    }),
+    { filter: 'port' },
+  )
+  assert.ok(r.failed.has('fetch - other port'))
+  assert.ok(r.failed.has('adversarial - IPv4 on another port'))
+})
+
+test('an adapter that skips metrics is caught', async () => {
+  const r = await collect(
+    wrap((m, ctx) => {
+      const silent = new pkg.PermissionChecker(pkg.PermissionPolicy.fromManifest(m, { plugin: ctx.plugin, platform: ctx.platform }), { meter: { createCounter: () => ({ add() {} }) } })
+      return { checkFs: (p, mode) => silent.checkFs(p, mode), assertFs: undefined }
+    }),
+    { filter: 'fs - ' },
+  )
+  assert.ok(r.failed.has('fs - write to a read grant'))
+  assert.match(r.failed.get('fs - write to a read grant').message, /metric/)
+})
+
+test('an adapter with the wrong error shape is caught', async () => {
+  const r = await collect(wrap(() => ({ assertCapability: () => { throw new Error('denied') } })), { filter: 'capability - undeclared secret' })
+  assert.ok(r.failed.has('capability - undeclared secret'))
+})
+
+test('declared skips are skipped, not failed', async () => {
+  const r = await collect(good, { filter: 'budget', skip: { 'budget - ': 'not supported here' } })
+  assert.ok(r.skipped.length > 5)
+  assert.ok(r.skipped.every((n) => n.startsWith('budget - ')))
+  assert.equal(r.failed.size, 0)
+})
