@@ -351,7 +351,9 @@ impl FetchMatcher {
         if let Some(r) = self.exact_domains.get(d) {
             v.add(r, scheme, port);
         }
-        if !self.suffix.is_empty() {
+        // A name with an empty label (`.example.com`, `a..example.com`) is no
+        // name under a suffix: `*.suffix` needs one or more real labels.
+        if !self.suffix.is_empty() && !d.starts_with('.') && !d.contains("..") {
             // Every proper suffix that starts after a '.', so `*.example.com`
             // matches `a.example.com` and never `example.com` or `evilexample.com`.
             let mut rest = d;
