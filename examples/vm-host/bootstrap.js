@@ -37,4 +37,47 @@ const BOOTSTRAP = `
   return deliver
 })`
 
-module.exports = { BOOTSTRAP }
+const vm = require('node:vm')
+const { errorReviverSource } = require('../..')
+
+/**
+ * Builds a plugin's vm.Context with nothing from this realm in it. `send`
+ * (a host function) is reached only through the bridge, which takes and
+ * returns strings and never throws into the context. Returns the context
+ * and `deliver(id, ok, json)` for the host's answers.
+ */
+function createPluginContext(config, send) {
+  const context = vm.createContext(Object.create(null), { codeGeneration: { strings: true, wasm: false } })
+  const revive = vm.runInContext(errorReviverSource, context)
+  const bridge = (json) => {
+    try {
+      if (typeof json === 'string' && json.length <= 1 << 20) send(json)
+    } catch {}
+  }
+  const deliver = vm.runInContext(BOOTSTRAP, context)(bridge, revive, JSON.stringify(config || {}))
+  return { context, deliver: (id, ok, json) => deliver(Number(id), ok === true, typeof json === 'string' ? json : undefined) }
+}
+
+/** Runs the plugin's code as an async function body and reports `{ done, ok, value | code, message }`. */
+function runPluginCode(context, code, filename, report) {
+  let done
+  try {
+    done = vm.runInContext(`(async () => {\n${code}\n})()`, context, { filename })
+  } catch (e) {
+    done = Promise.reject(e)
+  }
+  // Reading a plugin value can throw (getters, toString): never let it escape.
+  const safe = (f) => {
+    try {
+      return f()
+    } catch {
+      return null
+    }
+  }
+  Promise.resolve(done).then(
+    (value) => report({ done: true, ok: true, value: value === undefined ? null : safe(() => String(value)) }),
+    (e) => report({ done: true, ok: false, code: safe(() => (typeof e.code === 'string' ? e.code : null)), message: safe(() => String(e.message)) }),
+  )
+}
+
+module.exports = { BOOTSTRAP, createPluginContext, runPluginCode }
