@@ -148,8 +148,12 @@ async function runDecisionCase(c, checker, probe) {
   }
 }
 
+/** The adapter's budget-tracker factory, under the names adapters use for it. */
+const TRACKER_FACTORIES = ['createBudgetTracker', 'budgetTracker', 'makeBudgetTracker', 'createTracker']
+
 async function runBudgetCase(c, checker, probe) {
-  if (typeof checker.createBudgetTracker !== 'function') throw new Skip('the adapter has no createBudgetTracker')
+  const factory = TRACKER_FACTORIES.find((n) => typeof checker[n] === 'function')
+  if (factory === undefined) throw new Skip('the adapter has no createBudgetTracker')
   const steps = c.args.steps
   const state = { now: steps[0][0], cpu: steps[0][1], rss: steps[0][2] }
   const hooks = { now: () => state.now }
@@ -158,7 +162,7 @@ async function runBudgetCase(c, checker, probe) {
   const want = c.expect
   let tracker
   try {
-    tracker = await checker.createBudgetTracker(hooks, { cpuGraceMs: c.args.graceMs })
+    tracker = await checker[factory](hooks, { cpuGraceMs: c.args.graceMs })
   } catch (e) {
     if (want.error === 'INVALID_SAMPLE' && isInvalidSample(e)) return
     throw e
@@ -242,7 +246,8 @@ async function runCase(c, makeChecker, sdk) {
  * Registers one test per case. `makeChecker(manifest, context)` (may be
  * async) returns `{ checkFs, checkFetch, checkCapability }` and optionally
  * `checkFetchAddress`, `assertFs`/`assertFetch`/`assertFetchAddress`/`assertCapability`
- * (then error shapes are checked too) and `createBudgetTracker(hooks, { cpuGraceMs })`.
+ * (then error shapes are checked too) and `createBudgetTracker(hooks, { cpuGraceMs })`
+ * (also found as `budgetTracker`, `makeBudgetTracker` or `createTracker`).
  * `context` is `{ plugin, platform, meter, meterProvider }`: build the policy
  * with `plugin` and `platform`, and record metrics on `meter`.
  *
