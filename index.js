@@ -359,7 +359,8 @@ const defaultNow = () => performance.now()
  */
 class BudgetTracker {
   #native
-  #out = new Float64Array(5)
+  // Readings in io[0..4], status out in io[4..9] (see rawBudgetRecord).
+  #io = new Float64Array(9)
   #policy
   #now
   #cpu
@@ -406,15 +407,24 @@ class BudgetTracker {
         }
       }
     }
-    const s = this.#out
-    if (s[0] === 1) {
-      const st = { ok: true, elapsedMs: s[1] }
-      if (s[2] >= 0) st.cpuPercent = s[2]
-      if (s[3] >= 0) st.memoryMb = s[3]
+    const s = this.#io
+    if (s[4] === 1) {
+      const st = { ok: true, elapsedMs: s[5] }
+      if (s[6] >= 0) st.cpuPercent = s[6]
+      if (s[7] >= 0) st.memoryMb = s[7]
       return st
     }
-    const budget = BUDGET_KIND_LIST[s[2]]
-    return { ok: false, budget, limit: s[3], observed: s[4], reason: BUDGET_KINDS.get(budget), elapsedMs: s[1] }
+    const budget = BUDGET_KIND_LIST[s[6]]
+    return { ok: false, budget, limit: s[7], observed: s[8], reason: BUDGET_KINDS.get(budget), elapsedMs: s[5] }
+  }
+
+  #record(now, cpu, rss) {
+    const io = this.#io
+    io[0] = now
+    io[1] = cpu === undefined ? 0 : cpu
+    io[2] = rss === undefined ? 0 : rss
+    io[3] = (cpu === undefined ? 0 : 1) | (rss === undefined ? 0 : 2)
+    return this.#apply(rawBudgetRecord(this.#native, io))
   }
 
   /** Reads every hook, records and evaluates. Hook errors propagate. */
@@ -422,7 +432,7 @@ class BudgetTracker {
     const now = num(this.#now())
     const cpu = this.#cpu ? num(this.#cpu()) : undefined
     const rss = this.#rss ? num(this.#rss()) : undefined
-    return this.#apply(rawBudgetRecord(this.#native, now, cpu, rss, this.#out))
+    return this.#record(now, cpu, rss)
   }
 
   /** Records pushed readings `{ now?, cpuTimeMs?, rssMb? }` (`now` defaults to the clock) and evaluates. */
@@ -432,12 +442,12 @@ class BudgetTracker {
     const cpuV = ownValue(s, 'cpuTimeMs')
     const rssV = ownValue(s, 'rssMb')
     const now = nowV === undefined ? num(this.#now()) : num(nowV)
-    return this.#apply(rawBudgetRecord(this.#native, now, cpuV === undefined ? undefined : num(cpuV), rssV === undefined ? undefined : num(rssV), this.#out))
+    return this.#record(now, cpuV === undefined ? undefined : num(cpuV), rssV === undefined ? undefined : num(rssV))
   }
 
   /** Reads the clock only and evaluates. */
   check() {
-    return this.#apply(rawBudgetRecord(this.#native, num(this.#now()), undefined, undefined, this.#out))
+    return this.#record(num(this.#now()), undefined, undefined)
   }
 
   /** `check()`, throwing `BUDGET_EXCEEDED` when over budget. */

@@ -84,7 +84,13 @@ test('a Rust panic becomes a JS error in both binding layers', () => {
   assert.throws(() => binding.rawCheckFs({}, '/x', 0), TypeError)
   assert.throws(() => binding.rawCheckFs(null, '/x', 0), TypeError)
   assert.throws(() => binding.rawBudgetCreate({}, 0, null, null, 0), TypeError)
-  assert.throws(() => binding.rawBudgetRecord({}, 0, null, null, new Float64Array(5)), TypeError)
+  assert.throws(() => binding.rawBudgetRecord({}, new Float64Array(9)), TypeError)
+  const policyHandle = new binding.NativePolicy('{}', 'p', 'posix').handle()
+  const bh = binding.rawBudgetCreate(policyHandle, 0, null, null, 0)
+  assert.throws(() => binding.rawBudgetRecord(bh, new Float64Array(4)), TypeError)
+  const io = new Float64Array(9)
+  structuredClone(io.buffer, { transfer: [io.buffer] })
+  assert.throws(() => binding.rawBudgetRecord(bh, io), TypeError, 'a detached buffer')
 })
 
 test('the worst inputs in a child process: it exits normally', () => {
@@ -97,7 +103,7 @@ test('the worst inputs in a child process: it exits normally', () => {
     for (let i = 0; i < 1000; i++) { try { binding.__rawPanicForTesting() } catch {} }
     for (let i = 0; i < 1000; i++) { try { binding.__panicForTesting() } catch {} }
     try { binding.rawCheckFs(binding.rawCheckFs, '/x', 0) } catch {}
-    try { binding.rawBudgetRecord({}, 1, 2, 3, new Float64Array(1)) } catch {}
+    try { binding.rawBudgetRecord({}, new Float64Array(1)) } catch {}
     let deep = {}; for (let i = 0; i < 1e5; i++) deep = { fs: deep }
     try { pkg.PermissionPolicy.fromManifest(deep, { plugin: 'p' }) } catch {}
     try { new binding.NativePolicy('['.repeat(1e6), 'p', 'posix').error() } catch {}

@@ -241,45 +241,46 @@ fn invalid_code(field: &str) -> u32 {
     2 | (f << 8)
 }
 
-/// `budgetRecord(handle, now, cpu?, rss?, out: Float64Array(5))`: returns the
-/// result code (low nibble 0 ok, 1 exceeded, 2 invalid sample with the field
-/// in bits 8+; bits 4-6 the budgets newly breached) and writes the status into
-/// `out`: `[ok, elapsedMs, cpuPercent|-1, memoryMb|-1, 0]` or
-/// `[0, elapsedMs, budgetIndex, limit, observed]`.
+/// `budgetRecord(handle, io: Float64Array(9))`: the readings are passed in
+/// `io[0..4]` (`now`, `cpuTimeMs`, `rssMb`, presence flags: bit 0 CPU, bit 1
+/// RSS) so the call converts no JS numbers. Returns the result code (low
+/// nibble 0 ok, 1 exceeded, 2 invalid sample with the field in bits 8+; bits
+/// 4-6 the budgets newly breached) and writes the status into `io[4..9]`:
+/// `[ok, elapsedMs, cpuPercent|-1, memoryMb|-1, 0]` or
+/// `[0, elapsedMs, budgetIndex, limit, observed]`. The array is looked up on
+/// every call (never cached), so a detached buffer is a TypeError, not a
+/// dangling pointer.
 unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     guarded(env, || unsafe {
-        let [h, now, cpu, rss, out] = args::<5>(env, info);
+        let [h, io] = args::<2>(env, info);
         let Some(state) = tagged::<BudgetState>(env, h, &BUDGET_TAG) else {
             return throw_type_error(env, b"expected a budget handle\0");
         };
         let mut kind = 0;
         let mut len = 0usize;
         let mut data = ptr::null_mut();
-        if sys::napi_get_typedarray_info(env, out, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut())
-            != OK
+        if sys::napi_get_typedarray_info(env, io, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) != OK
             || kind != sys::TypedarrayType::float64_array
-            || len < 5
+            || len < 9
             || data.is_null()
         {
-            return throw_type_error(env, b"out must be a Float64Array of at least 5\0");
+            return throw_type_error(env, b"io must be a Float64Array of at least 9\0");
         }
-        let out = std::slice::from_raw_parts_mut(data as *mut f64, 5);
-        let opt = |v| if is_nullish(env, v) { None } else { Some(number(env, v).unwrap_or(f64::NAN)) };
-        let sample = Sample { now_ms: number(env, now).unwrap_or(f64::NAN), cpu_time_ms: opt(cpu), rss_mb: opt(rss) };
+        let io = std::slice::from_raw_parts_mut(data as *mut f64, 9);
+        let flags = io[3] as u32;
+        let sample = Sample {
+            now_ms: io[0],
+            cpu_time_ms: (flags & 1 != 0).then_some(io[1]),
+            rss_mb: (flags & 2 != 0).then_some(io[2]),
+        };
         let code = match (*state).record(sample) {
             Ok((status, new)) => {
                 match status {
                     BudgetStatus::Ok { elapsed_ms, cpu_percent, memory_mb } => {
-                        out.copy_from_slice(&[
-                            1.0,
-                            elapsed_ms,
-                            cpu_percent.unwrap_or(-1.0),
-                            memory_mb.unwrap_or(-1.0),
-                            0.0,
-                        ]);
+                        io[4..9].copy_from_slice(&[1.0, elapsed_ms, cpu_percent.unwrap_or(-1.0), memory_mb.unwrap_or(-1.0), 0.0]);
                     }
                     BudgetStatus::Exceeded(b) => {
-                        out.copy_from_slice(&[0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed]);
+                        io[4..9].copy_from_slice(&[0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed]);
                     }
                 }
                 (if status.is_ok() { 0 } else { 1 }) | ((new.0 as u32) << 4)
