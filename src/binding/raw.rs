@@ -259,7 +259,8 @@ unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_
         let mut kind = 0;
         let mut len = 0usize;
         let mut data = ptr::null_mut();
-        if sys::napi_get_typedarray_info(env, io, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut()) != OK
+        if sys::napi_get_typedarray_info(env, io, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut())
+            != OK
             || kind != sys::TypedarrayType::float64_array
             || len < 9
             || data.is_null()
@@ -277,7 +278,13 @@ unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_
             Ok((status, new)) => {
                 match status {
                     BudgetStatus::Ok { elapsed_ms, cpu_percent, memory_mb } => {
-                        io[4..9].copy_from_slice(&[1.0, elapsed_ms, cpu_percent.unwrap_or(-1.0), memory_mb.unwrap_or(-1.0), 0.0]);
+                        io[4..9].copy_from_slice(&[
+                            1.0,
+                            elapsed_ms,
+                            cpu_percent.unwrap_or(-1.0),
+                            memory_mb.unwrap_or(-1.0),
+                            0.0,
+                        ]);
                     }
                     BudgetStatus::Exceeded(b) => {
                         io[4..9].copy_from_slice(&[0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed]);
