@@ -106,13 +106,12 @@ impl std::fmt::Display for GlobError {
     }
 }
 
-/// Expands `{a,b}` alternatives (nested allowed) into plain globs.
-fn expand_braces(glob: &str, escapes: bool, out: &mut Vec<String>) -> Result<(), GlobError> {
-    // Find the first top-level `{` (not escaped, not inside a class).
-    let chars: Vec<(usize, char)> = glob.char_indices().collect();
-    let mut i = 0;
+/// Calls `visit(i, c)` for each character at index `i >= from` of `chars`
+/// that is outside a `[...]` class and not escaped, until it returns false.
+/// A `]` right after `[` or `[!` is literal, as in the segment parser.
+fn scan_structural(chars: &[(usize, char)], from: usize, escapes: bool, mut visit: impl FnMut(usize, char) -> bool) {
+    let mut i = from;
     let mut in_class = false;
-    let mut open = None;
     while i < chars.len() {
         let c = chars[i].1;
         if escapes && c == '\\' {
@@ -125,20 +124,38 @@ fn expand_braces(glob: &str, escapes: bool, out: &mut Vec<String>) -> Result<(),
             }
         } else if c == '[' {
             in_class = true;
-            // A `]` right after `[` or `[!` is literal.
             if i + 1 < chars.len() && matches!(chars[i + 1].1, '!' | '^') {
                 i += 1;
             }
             if i + 1 < chars.len() && chars[i + 1].1 == ']' {
                 i += 1;
             }
-        } else if c == '{' {
-            open = Some(i);
-            break;
-        } else if c == '}' {
-            return Err(GlobError("an unmatched '}' (write '[}]' for a literal one)"));
+        } else if !visit(i, c) {
+            return;
         }
         i += 1;
+    }
+}
+
+/// Expands `{a,b}` alternatives (nested allowed) into plain globs.
+fn expand_braces(glob: &str, escapes: bool, out: &mut Vec<String>) -> Result<(), GlobError> {
+    let chars: Vec<(usize, char)> = glob.char_indices().collect();
+    // The first top-level `{`; a `}` before any `{` is unmatched.
+    let mut open = None;
+    let mut unmatched = false;
+    scan_structural(&chars, 0, escapes, |i, c| match c {
+        '{' => {
+            open = Some(i);
+            false
+        }
+        '}' => {
+            unmatched = true;
+            false
+        }
+        _ => true,
+    });
+    if unmatched {
+        return Err(GlobError("an unmatched '}' (write '[}]' for a literal one)"));
     }
     let Some(open) = open else {
         if out.len() >= MAX_BRACE_VARIANTS {
@@ -147,40 +164,28 @@ fn expand_braces(glob: &str, escapes: bool, out: &mut Vec<String>) -> Result<(),
         out.push(glob.to_owned());
         return Ok(());
     };
-    // Split the group's body on top-level commas.
+    // Split the group's body on top-level commas, up to its matching `}`.
     let mut depth = 0;
     let mut parts = Vec::new();
     let mut start = open + 1;
-    let mut j = open + 1;
     let mut close = None;
-    let mut in_class = false;
-    while j < chars.len() {
-        let c = chars[j].1;
-        if escapes && c == '\\' {
-            j += 2;
-            continue;
-        }
-        if in_class {
-            if c == ']' {
-                in_class = false;
-            }
-        } else if c == '[' {
-            in_class = true;
-        } else if c == '{' {
-            depth += 1;
-        } else if c == '}' {
-            if depth == 0 {
+    scan_structural(&chars, open + 1, escapes, |j, c| {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
                 parts.push((start, j));
                 close = Some(j);
-                break;
+                return false;
             }
-            depth -= 1;
-        } else if c == ',' && depth == 0 {
-            parts.push((start, j));
-            start = j + 1;
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push((start, j));
+                start = j + 1;
+            }
+            _ => {}
         }
-        j += 1;
-    }
+        true
+    });
     let Some(close) = close else {
         return Err(GlobError("an unclosed '{' (write '[{]' for a literal one)"));
     };
@@ -577,6 +582,9 @@ mod tests {
 
     #[test]
     fn braces_expand_with_limits() {
+        // A class inside a group may hold a literal `]` or `,`.
+        let v = parse("/a/{[]],[,]x}", true, false).unwrap();
+        assert_eq!(v.len(), 2);
         let v = parse("/a/{b,c{d,e}}/f", true, false).unwrap();
         assert_eq!(v.iter().map(|g| g.prefix.clone()).collect::<Vec<_>>(), ["/a/b/f", "/a/cd/f", "/a/ce/f"]);
         assert!(parse("/a/{b,c", true, false).is_err());
