@@ -240,6 +240,20 @@ export declare class PermissionPolicy {
   explainCapability(capabilityId: string, payload: unknown): CapabilityExplanation
   /** Warnings for grants broader than they likely mean to be. */
   lint(): LintWarning[]
+  /**
+   * The checks of `PermissionChecker`, straight on the policy, counting on the
+   * global meter provider (resolved at the first check). For another meter use
+   * `new PermissionChecker(policy, { meter })`.
+   */
+  checkFs(path: string, mode: FsMode, options?: FsCheckOptions): Decision
+  assertFs(path: string, mode: FsMode, options?: FsCheckOptions): void
+  checkFetch(url: string | URL): Decision
+  assertFetch(url: string | URL): void
+  authorizeFetch(url: string | URL): string
+  checkFetchAddress(url: string | URL, resolvedIp: string): Decision
+  assertFetchAddress(url: string | URL, resolvedIp: string): string
+  checkCapability(capabilityId: string, payload: unknown): Decision
+  assertCapability(capabilityId: string, payload: unknown): void
 }
 
 export interface FsExplanation {

@@ -51,6 +51,7 @@ class PermissionPolicy {
   #plugin
   #platform
   #json
+  #checker
 
   /** @private use `PermissionPolicy.fromManifest` */
   constructor(token, nativePolicy, plugin, platform) {
@@ -129,6 +130,52 @@ class PermissionPolicy {
     const field = CAPABILITY_FIELDS.get(capabilityId)
     const value = field !== undefined && payload !== null && typeof payload === 'object' ? ownValue(payload, field) : undefined
     return JSON.parse(this.#native.explain('cap', capabilityId, typeof value === 'string' ? value : null))
+  }
+
+  /**
+   * The checks, straight on the policy: a `PermissionChecker` on the global
+   * meter provider (resolved at the first check), so denials are counted as
+   * always. Use `new PermissionChecker(policy, { meter })` for another meter.
+   */
+  #default() {
+    if (this.#checker === undefined) this.#checker = new PermissionChecker(this)
+    return this.#checker
+  }
+
+  checkFs(path, mode, options) {
+    return this.#default().checkFs(path, mode, options)
+  }
+
+  assertFs(path, mode, options) {
+    return this.#default().assertFs(path, mode, options)
+  }
+
+  checkFetch(url) {
+    return this.#default().checkFetch(url)
+  }
+
+  assertFetch(url) {
+    return this.#default().assertFetch(url)
+  }
+
+  authorizeFetch(url) {
+    return this.#default().authorizeFetch(url)
+  }
+
+  checkFetchAddress(url, resolvedIp) {
+    return this.#default().checkFetchAddress(url, resolvedIp)
+  }
+
+  assertFetchAddress(url, resolvedIp) {
+    return this.#default().assertFetchAddress(url, resolvedIp)
+  }
+
+  checkCapability(capabilityId, payload) {
+    return this.#default().checkCapability(capabilityId, payload)
+  }
+
+  assertCapability(capabilityId, payload) {
+    return this.#default().assertCapability(capabilityId, payload)
   }
 
   /** Warnings `{ pointer, code, message }` for grants broader than they likely mean to be. */

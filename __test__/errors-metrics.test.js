@@ -71,11 +71,21 @@ test('the global meter provider registered after import is honoured', async () =
   try {
     const c = createChecker(manifest, { plugin: 'global', platform: 'posix' })
     c.checkFs('/nope', 'write')
+    // The policy's own checks count on the global provider too.
+    const policy = pkg.PermissionPolicy.fromManifest(manifest, { plugin: 'global', platform: 'posix' })
+    assert.equal(policy.checkFs('/data/x', 'read').allowed, true)
+    assert.throws(() => policy.assertFetch('https://evil.example/'), PermissionDeniedError)
     await reader.forceFlush()
     const rm = exporter.getMetrics().at(-1)
     const m = rm.scopeMetrics.find((s) => s.scope.name === pkg.METER_NAME).metrics[0]
     assert.equal(m.descriptor.name, 'plugin.permission_denied_total')
-    assert.deepEqual(m.dataPoints.map((d) => [d.attributes, d.value]), [[{ plugin: 'global', capability: 'fs.write', reason: 'not_allowlisted' }, 1]])
+    assert.deepEqual(
+      m.dataPoints.map((d) => [d.attributes, d.value]),
+      [
+        [{ plugin: 'global', capability: 'fs.write', reason: 'not_allowlisted' }, 1],
+        [{ plugin: 'global', capability: 'fetch', reason: 'host_not_allowlisted' }, 1],
+      ],
+    )
   } finally {
     metrics.disable()
     await provider.shutdown()

@@ -71,6 +71,8 @@ const plugin: string = policy.plugin
 const platform: 'posix' | 'win32' = policy.platform
 const wall: number | undefined = policy.budgets.wallClockMs
 const why: string = policy.explainFs('/data/x', 'read').why
+const direct: Decision = policy.checkFs('/data/x', 'read')
+policy.assertCapability('secrets.get', { name: 'API_KEY' })
 const canonical: string | undefined = policy.explainFetch('https://api.example.com').url?.canonical
 const capMatched = policy.explainCapability('secrets.get', { name: 'API_KEY' }).matched
 const warnings: string[] = policy.lint().map((w) => `${w.pointer} ${w.code} ${w.message}`)
@@ -141,4 +143,4 @@ PermissionPolicy.fromManifest({}, {})
 // @ts-expect-error: unknown manifest key
 PermissionPolicy.fromManifest({ network: [] }, { plugin: 'p' })
 
-export { lockdownFn, why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
+export { direct, lockdownFn, why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
