@@ -280,18 +280,6 @@ fn parse_glob(glob: &str, platform: Platform) -> Result<Vec<glob::ParsedGlob>, g
     glob::parse(glob, platform == Platform::Posix, platform == Platform::Win32)
 }
 
-/// Parses one normalised glob, for validation.
-pub fn compile_check(glob: &str, platform: Platform, pointer: &str) -> Result<(), ManifestError> {
-    parse_glob(glob, platform).map(|_| ()).map_err(|e| {
-        ManifestError::new(
-            pointer,
-            format!(
-                "a valid glob ({e}); `*` `?` `[...]` `{{a,b}}` and whole-segment `**` are special, write `[*]` for a literal '*'"
-            ),
-        )
-    })
-}
-
 /// The compiled fs grants of a policy: one index (see [`crate::glob`]), built once.
 #[derive(Debug, Clone)]
 pub struct FsMatcher {
@@ -315,18 +303,35 @@ const fn grant_bits(mode: GrantMode) -> Modes {
 }
 
 impl FsMatcher {
+    /// A matcher with no grants (it denies everything).
+    pub fn new(platform: Platform) -> Self {
+        let root_len = if platform == Platform::Win32 { 2 } else { 0 };
+        Self { platform, index: GlobIndex::new(platform == Platform::Win32, root_len) }
+    }
+
+    /// Parses one normalised grant and adds it; a bad glob is an error at `pointer`.
+    pub fn add(&mut self, grant: &FsGrant, pointer: &str) -> Result<(), ManifestError> {
+        let variants = parse_glob(&grant.glob, self.platform).map_err(|e| {
+            ManifestError::new(
+                pointer,
+                format!(
+                    "a valid glob ({e}); `*` `?` `[...]` `{{a,b}}` and whole-segment `**` are special, write `[*]` for a literal '*'"
+                ),
+            )
+        })?;
+        for v in variants {
+            self.index.add(v, grant_bits(grant.mode));
+        }
+        Ok(())
+    }
+
     /// Compiles validated grants. Errors carry the pointer `/fs/<i>`.
     pub fn compile(grants: &[FsGrant], platform: Platform) -> Result<Self, ManifestError> {
-        let root_len = if platform == Platform::Win32 { 2 } else { 0 };
-        let mut index = GlobIndex::new(platform == Platform::Win32, root_len);
+        let mut m = Self::new(platform);
         for (i, g) in grants.iter().enumerate() {
-            let variants = parse_glob(&g.glob, platform)
-                .map_err(|e| ManifestError::new(format!("/fs/{i}"), format!("a valid glob ({e})")))?;
-            for v in variants {
-                index.add(v, grant_bits(g.mode));
-            }
+            m.add(g, &format!("/fs/{i}"))?;
         }
-        Ok(Self { platform, index })
+        Ok(m)
     }
 
     /// Matches an already-normalised path (rule 3 of SPEC §2).

@@ -199,7 +199,7 @@ impl PermissionPolicy {
             platform,
             present: Present::default(),
             fs_grants: Vec::new(),
-            fs: FsMatcher::compile(&[], platform)?,
+            fs: FsMatcher::new(platform),
             fetch_patterns: Vec::new(),
             fetch: FetchMatcher::default(),
             budgets: Budgets::default(),
@@ -242,10 +242,10 @@ impl PermissionPolicy {
                 };
                 let raw = expect_str(path_v, &path_ptr, "an absolute glob string")?;
                 let glob = fs::normalize_grant(raw, platform, &path_ptr)?;
-                fs::compile_check(&glob, platform, &path_ptr)?;
-                policy.fs_grants.push(FsGrant { glob, mode });
+                let grant = FsGrant { glob, mode };
+                policy.fs.add(&grant, &path_ptr)?;
+                policy.fs_grants.push(grant);
             }
-            policy.fs = FsMatcher::compile(&policy.fs_grants, platform)?;
         }
 
         if let Some(v) = top.get("fetch") {
