@@ -7,7 +7,7 @@ use opentelemetry::metrics::Meter;
 use serde_json::Value;
 use url::Url;
 
-use crate::error::{Capability, Decision, DenyReason, PermissionDenied};
+use crate::error::{Capability, Decision, Denial, DenyReason, PermissionDenied};
 use crate::fetch::{redacted_origin_str, AllowedUrl};
 use crate::fs::FsMode;
 use crate::metrics::Instruments;
@@ -58,12 +58,23 @@ impl PermissionChecker {
         }
     }
 
-    pub fn check_fs(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Decision {
-        self.count(if options.resolve_symlinks {
+    fn fs_decision(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Decision {
+        if options.resolve_symlinks {
             self.policy.check_fs_resolved(path, mode)
         } else {
             self.policy.check_fs(path, mode)
-        })
+        }
+    }
+
+    /// Counts a fetch denial and builds its error (target: `scheme://host:port` only).
+    fn fetch_error(&self, reason: DenyReason, url: &str) -> PermissionDenied {
+        let denial = Denial { capability: Capability::Fetch, reason };
+        self.count(Decision::Denied(denial));
+        PermissionDenied { plugin: self.policy.plugin().to_owned(), denial, target: redacted_origin_str(url) }
+    }
+
+    pub fn check_fs(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Decision {
+        self.count(self.fs_decision(path, mode, options))
     }
 
     pub fn check_fetch(&self, url: &str) -> Decision {
@@ -84,26 +95,21 @@ impl PermissionChecker {
     }
 
     pub fn assert_fs(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Result<(), PermissionDenied> {
-        let d = if options.resolve_symlinks {
-            self.policy.check_fs_resolved(path, mode)
-        } else {
-            self.policy.check_fs(path, mode)
-        };
-        self.denied(d, None)
+        self.denied(self.fs_decision(path, mode, options), None)
     }
 
     /// Asserts, and returns the canonical URL the host must fetch.
     pub fn assert_fetch(&self, url: &str) -> Result<Url, PermissionDenied> {
         match self.policy.check_fetch_url(url) {
             Ok(AllowedUrl { url, .. }) => Ok(url),
-            Err(r) => Err(self.denied(Decision::deny(Capability::Fetch, r), redacted_origin_str(url)).unwrap_err()),
+            Err(r) => Err(self.fetch_error(r, url)),
         }
     }
 
     pub fn assert_fetch_address(&self, url: &str, resolved_ip: &str) -> Result<Url, PermissionDenied> {
         match self.policy.check_fetch_address(url, resolved_ip) {
             Ok(a) => Ok(a.url),
-            Err(r) => Err(self.denied(Decision::deny(Capability::Fetch, r), redacted_origin_str(url)).unwrap_err()),
+            Err(r) => Err(self.fetch_error(r, url)),
         }
     }
 
