@@ -240,21 +240,13 @@ export declare class PermissionPolicy {
   explainCapability(capabilityId: string, payload: unknown): CapabilityExplanation
   /** Warnings for grants broader than they likely mean to be. */
   lint(): LintWarning[]
-  /**
-   * The checks of `PermissionChecker`, straight on the policy, counting on the
-   * global meter provider (resolved at the first check). For another meter use
-   * `new PermissionChecker(policy, { meter })`.
-   */
-  checkFs(path: string, mode: FsMode, options?: FsCheckOptions): Decision
-  assertFs(path: string, mode: FsMode, options?: FsCheckOptions): void
-  checkFetch(url: string | URL): Decision
-  assertFetch(url: string | URL): void
-  authorizeFetch(url: string | URL): string
-  checkFetchAddress(url: string | URL, resolvedIp: string): Decision
-  assertFetchAddress(url: string | URL, resolvedIp: string): string
-  checkCapability(capabilityId: string, payload: unknown): Decision
-  assertCapability(capabilityId: string, payload: unknown): void
 }
+/**
+ * The checks of `PermissionChecker`, straight on the policy, counting on the
+ * global meter provider (resolved at the first check). For another meter use
+ * `new PermissionChecker(policy, { meter })`.
+ */
+export interface PermissionPolicy extends PermissionChecks {}
 
 export interface FsExplanation {
   query: { kind: 'fs'; mode: FsMode }
@@ -310,10 +302,8 @@ export interface CapabilityPayloads {
   'db.query': { database: string; [extra: string]: unknown }
 }
 
-/** Checks capability calls; counts each denial once in `plugin.permission_denied_total`. */
-export declare class PermissionChecker {
-  constructor(policy: PermissionPolicy, options?: CheckerOptions)
-  readonly policy: PermissionPolicy
+/** The check and assert methods, on a `PermissionChecker` and on a `PermissionPolicy`. */
+export interface PermissionChecks {
   checkFs(path: string, mode: FsMode, options?: FsCheckOptions): Decision
   assertFs(path: string, mode: FsMode, options?: FsCheckOptions): void
   checkFetch(url: string | URL): Decision
@@ -329,6 +319,13 @@ export declare class PermissionChecker {
   assertCapability<K extends CapabilityId>(capabilityId: K, payload: CapabilityPayloads[K]): void
   assertCapability(capabilityId: string, payload: unknown): void
 }
+
+/** Checks capability calls; counts each denial once in `plugin.permission_denied_total`. */
+export declare class PermissionChecker {
+  constructor(policy: PermissionPolicy, options?: CheckerOptions)
+  readonly policy: PermissionPolicy
+}
+export interface PermissionChecker extends PermissionChecks {}
 
 /** What `lockdown()` installed. */
 export interface LockdownReport {
