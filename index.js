@@ -377,7 +377,14 @@ class PermissionChecker {
   /** `checkFetch(url)` → decision. */
   checkFetch(url) {
     const s = typeof url === 'string' ? url : this.#urlString(url)
-    if (!s.isWellFormed() || !fetchParity(s)) return this.#deny('fetch', 'invalid_url')
+    if (!s.isWellFormed()) return this.#deny('fetch', 'invalid_url')
+    if (fetchNeedsSecondParse(s)) {
+      // The slow path already: decide on the whole string through napi-rs, as
+      // authorizeFetch does (the raw hot path copies into a fixed buffer).
+      if (!fetchParsersAgree(s)) return this.#deny('fetch', 'invalid_url')
+      const r = this.#native.checkFetchUrl(s)
+      return typeof r === 'string' ? ALLOW : this.#decide(r)
+    }
     const code = rawCheckFetch(this.#handle, s)
     return code === 0 ? ALLOW : this.#decide(code)
   }

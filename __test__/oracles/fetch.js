@@ -163,7 +163,20 @@ function generators(rnd) {
     if (r === 8) return [...Array(1 + int(4))].map(() => piece()).join('') + '.' + pick(HOSTS)
     return pick(HOSTS)
   }
+  /** A multi-byte character straddling a byte boundary (buffer sizes, limits), in the host or the path. */
+  const straddle = () => {
+    const at = int(6) === 0 ? pick([65534, 65536]) : pick([1024, 2046, 2047, 2048, 2049, 4094, 4096, 4098, 8192])
+    const ch = pick(['é', '€', '\u{1f600}', 'ẞ', '。'])
+    const inHost = rnd() < 0.6
+    const head = inHost ? 'https://' : 'https://a.example.org/'
+    const tail = inHost ? '.example.org' : ''
+    const n = Math.max(0, at - 1 - head.length - tail.length - int(3))
+    let fill = `${'a'.repeat(63)}.`.repeat((n >> 6) + 1).slice(0, n)
+    if (fill.endsWith('.')) fill += 'a'
+    return head + fill + tail + ch + (inHost ? pick(['.evil.example', '', '.example.org']) + '/' : '')
+  }
   const url = () => {
+    if (int(60) === 0) return straddle()
     if (int(200) === 0) {
       // Long hosts near the 64 KiB limit.
       const n = 32700 + int(80)
