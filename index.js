@@ -290,6 +290,7 @@ function counterFor(meter, d) {
   return meter.createCounter(d.name, { description: d.description, unit: d.unit })
 }
 
+const FETCH_INVALID_URL = codeOf('fetch', 'invalid_url')
 const FS_READ_INVALID = codeOf('fs.read', 'invalid_path')
 const FS_WRITE_INVALID = codeOf('fs.write', 'invalid_path')
 const FS_MODES = new Map([
@@ -378,15 +379,20 @@ class PermissionChecker {
   checkFetch(url) {
     const s = typeof url === 'string' ? url : this.#urlString(url)
     if (!s.isWellFormed()) return this.#deny('fetch', 'invalid_url')
-    if (fetchNeedsSecondParse(s)) {
-      // The slow path already: decide on the whole string through napi-rs, as
-      // authorizeFetch does (the raw hot path copies into a fixed buffer).
-      if (!fetchParsersAgree(s)) return this.#deny('fetch', 'invalid_url')
-      const r = this.#native.checkFetchUrl(s)
-      return typeof r === 'string' ? ALLOW : this.#decide(r)
-    }
-    const code = rawCheckFetch(this.#handle, s)
+    const code = fetchNeedsSecondParse(s) ? this.#fetchSlowCode(s) : rawCheckFetch(this.#handle, s)
     return code === 0 ? ALLOW : this.#decide(code)
+  }
+
+  /**
+   * The decision code for a URL that takes the second parse (SPEC §3 parity):
+   * `invalid_url` unless Node's URL and the core agree, else the core's
+   * decision on the whole string through napi-rs, as authorizeFetch makes it
+   * (the raw hot path copies into a fixed buffer).
+   */
+  #fetchSlowCode(s) {
+    if (!fetchParsersAgree(s)) return FETCH_INVALID_URL
+    const r = this.#native.checkFetchUrl(s)
+    return typeof r === 'string' ? 0 : r
   }
 
   #fetchResult(r, s) {
@@ -444,7 +450,9 @@ class PermissionChecker {
     }
     const value = ownValue(payload, field)
     if (typeof value !== 'string' || tooLong(value, LIMITS.maxPayloadStringBytes) || !value.isWellFormed()) return invalid
-    if (field === 'url' && !fetchParity(value)) return { code: codeOf(capabilityId, 'invalid_url'), value }
+    if (field === 'url' && fetchNeedsSecondParse(value)) {
+      return { code: Buffer.byteLength(value) > LIMITS.maxPayloadStringBytes ? invalid.code : this.#fetchSlowCode(value), value }
+    }
     return { code: rawCheckCapability(this.#handle, capabilityId, value), value }
   }
 

@@ -163,16 +163,26 @@ function generators(rnd) {
     if (r === 8) return [...Array(1 + int(4))].map(() => piece()).join('') + '.' + pick(HOSTS)
     return pick(HOSTS)
   }
-  /** A multi-byte character straddling a byte boundary (buffer sizes, limits), in the host or the path. */
+  /**
+   * A multi-byte character straddling a UTF-8 byte boundary (buffer sizes,
+   * limits), in the host or the path, after ASCII or 2-byte filler (so UTF-16
+   * and UTF-8 lengths differ).
+   */
   const straddle = () => {
-    const at = int(6) === 0 ? pick([65534, 65536]) : pick([1024, 2046, 2047, 2048, 2049, 4094, 4096, 4098, 8192])
+    const at = int(6) === 0 ? pick([65534, 65536]) : pick([1024, 2046, 2047, 2048, 2049, 4094, 4095, 4096, 4097, 4098, 8192])
     const ch = pick(['é', '€', '\u{1f600}', 'ẞ', '。'])
     const inHost = rnd() < 0.6
     const head = inHost ? 'https://' : 'https://a.example.org/'
     const tail = inHost ? '.example.org' : ''
-    const n = Math.max(0, at - 1 - head.length - tail.length - int(3))
-    let fill = `${'a'.repeat(63)}.`.repeat((n >> 6) + 1).slice(0, n)
-    if (fill.endsWith('.')) fill += 'a'
+    const unit = rnd() < 0.5 ? 'a' : 'é'
+    const w = Buffer.byteLength(unit)
+    const bytes = Math.max(0, at - 1 - head.length - tail.length - int(3))
+    const label = `${unit.repeat(20)}.`
+    const perLabel = 20 * w + 1
+    let fill = label.repeat(Math.floor(bytes / perLabel))
+    let rest = bytes - Buffer.byteLength(fill)
+    fill += unit.repeat(Math.floor(rest / w)) + 'a'.repeat(rest % w)
+    if (fill.endsWith('.') || fill === '') fill += 'a'
     return head + fill + tail + ch + (inHost ? pick(['.evil.example', '', '.example.org']) + '/' : '')
   }
   const url = () => {
