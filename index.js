@@ -199,7 +199,17 @@ class PermissionPolicy {
   explainFetch(url) {
     if (url instanceof URL) url = Reflect.apply(hrefOf, url, [])
     if (typeof url !== 'string') throw new TypeError('url must be a string or a URL')
-    return JSON.parse(this.#native.explain('fetch', url, null))
+    const explained = JSON.parse(this.#native.explain('fetch', url, null))
+    if (url.isWellFormed() && !fetchParity(url)) {
+      // SPEC §3 parity: the checks deny what Node's URL reads differently.
+      explained.decision = { allowed: false, capability: 'fetch', reason: 'invalid_url' }
+      let node = null
+      try {
+        node = new URL(url).host
+      } catch {}
+      explained.parity = { node, core: explained.url ? explained.url.host : null }
+    }
+    return explained
   }
 
   explainCapability(capabilityId, payload) {

@@ -144,3 +144,12 @@ test('a grant and a URL read alike by both parsers decide the same for every BMP
   console.log(`letter grants: ${grants} accepted, ${rejected} rejected`)
   assert.ok(grants > 500)
 })
+
+test('explainFetch reports the parity denial the checks make', () => {
+  const policy = PermissionPolicy.fromManifest({ fetch: GRANTS }, { plugin: 'p' })
+  const e = policy.explainFetch('https://fuẞball.de/')
+  assert.deepEqual(e.decision, { allowed: false, capability: 'fetch', reason: 'invalid_url' })
+  assert.deepEqual(e.parity, { node: 'fussball.de', core: 'xn--fuball-cta.de' })
+  assert.deepEqual(policy.explainFetch('https://fußball.de/').decision, { allowed: true })
+  assert.equal(policy.explainFetch('https://fußball.de/').parity, undefined)
+})
