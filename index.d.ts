@@ -261,6 +261,8 @@ export interface FetchExplanation {
   decision: Decision
   url: { canonical: string; scheme: string; host: string | null; port: number | null; hasCredentials: boolean } | null
   hostMatches: { index: number; pointer: string; pattern: string; schemeOk: boolean; portOk: boolean }[]
+  /** Present when this Node's URL reads the URL's host otherwise than the core (SPEC §3 parity): the decision is then `invalid_url`. `node` is null when Node rejects the URL. */
+  parity?: { node: string | null; core: string | null }
 }
 export interface CapabilityExplanation {
   query: { kind: 'capability'; id: string }

@@ -18,6 +18,82 @@ const PLATFORMS = new Set(['posix', 'win32'])
 const hostPlatform = () => (process.platform === 'win32' ? 'win32' : 'posix')
 const hrefOf = Object.getOwnPropertyDescriptor(URL.prototype, 'href').get
 
+// SPEC §3 parser parity. The url crate (Rust) and this Node's URL (Ada) use
+// different IDNA/Unicode tables, so a host with anything but plain ASCII can
+// read as two different hosts. Such URLs (and manifest grants) are parsed by
+// both; scheme://host:port must agree, else the URL is `invalid_url` (the
+// grant INVALID_MANIFEST). Both views go through the same Rust serialiser:
+// Node's href is plain ASCII, which both parsers read alike.
+const { redactedOrigin } = binding
+/** Anything that is not printable ASCII, a percent-escape, or a punycode label. */
+const FETCH_SUSPECT = /[^\x21-\x7e]|%|xn--/i
+/** The authority of a URL with a scheme, as WHATWG finds it: any run of '/' or '\\' after `scheme:`, up to '/', '\\', '?' or '#'. */
+const FETCH_AUTHORITY = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*([^/\\?#]*)/
+
+/**
+ * Whether `s` needs Node's parse too. Plain printable-ASCII URLs without '%'
+ * or 'xn--' answer after one regex test (the hot path). Otherwise the
+ * authority is found as WHATWG does; tab/newline anywhere (stripped by the
+ * parser) or C0/space at either end (trimmed) means "not sure": parse twice.
+ */
+function fetchNeedsSecondParse(s) {
+  if (!FETCH_SUSPECT.test(s)) return false
+  if (/[\t\n\r]/.test(s) || s.charCodeAt(0) <= 0x20 || s.charCodeAt(s.length - 1) <= 0x20) return true
+  const m = FETCH_AUTHORITY.exec(s)
+  return m === null || FETCH_SUSPECT.test(m[1])
+}
+
+/** Node's URL and the Rust core read the same scheme, host and port (or Rust finds no origin: it denies). */
+function fetchParsersAgree(s) {
+  let href
+  try {
+    href = new URL(s).href
+  } catch {
+    return false
+  }
+  return redactedOrigin(s) === redactedOrigin(href)
+}
+
+/** `true` unless `s` is a URL the two parsers read differently (SPEC §3). */
+const fetchParity = (s) => !fetchNeedsSecondParse(s) || fetchParsersAgree(s)
+
+/** The host of a fetch pattern `[scheme://][*.]host[:port]` reads the same to Node's URL and to the core. */
+function grantParity(pattern) {
+  let rest = pattern
+  const i = rest.indexOf('://')
+  if (i >= 0) rest = rest.slice(i + 3)
+  if (rest.startsWith('*.')) rest = rest.slice(2)
+  if (rest.startsWith('[')) return true
+  const c = rest.indexOf(':')
+  if (c >= 0) rest = rest.slice(0, c)
+  return !FETCH_SUSPECT.test(rest) || fetchParsersAgree(`http://${rest}/`)
+}
+
+/** INVALID_MANIFEST for a fetch, deny.fetch or secrets hosts pattern that Node would read as another host. */
+function checkGrantParity(json) {
+  if (!/[^\x00-\x7f]|xn--|\\u/i.test(json)) return
+  const m = JSON.parse(json)
+  const list = (patterns, pointer) => {
+    if (!Array.isArray(patterns)) return
+    for (let i = 0; i < patterns.length; i++) {
+      if (typeof patterns[i] === 'string' && !grantParity(patterns[i])) {
+        throw new InvalidManifestError({
+          pointer: `${pointer}/${i}`,
+          expected: "a host that Node's URL parser reads as the same host (IDNA tables differ; write the punycode A-label)",
+        })
+      }
+    }
+  }
+  if (m === null || typeof m !== 'object') return
+  list(m.fetch, '/fetch')
+  if (m.deny !== null && typeof m.deny === 'object') list(m.deny.fetch, '/deny/fetch')
+  if (Array.isArray(m.secrets)) {
+    m.secrets.forEach((s, i) => {
+      if (s !== null && typeof s === 'object') list(s.hosts, `/secrets/${i}/hosts`)
+    })
+  }
+}
+
 const NATIVE = Symbol('native')
 const HANDLE = Symbol('handle')
 const { rawCheckFs, rawCheckFetch, rawCheckCapability, rawBudgetCreate, rawBudgetRecord, rawBudgetElapsed } = binding
@@ -81,6 +157,7 @@ class PermissionPolicy {
     const nativePolicy = new binding.NativePolicy(json, plugin, platform)
     const err = nativePolicy.error()
     if (err !== null) throw new InvalidManifestError({ pointer: err[0], expected: err[1] })
+    checkGrantParity(json)
     return new PermissionPolicy(NATIVE, nativePolicy, plugin, platform)
   }
 
@@ -122,7 +199,17 @@ class PermissionPolicy {
   explainFetch(url) {
     if (url instanceof URL) url = Reflect.apply(hrefOf, url, [])
     if (typeof url !== 'string') throw new TypeError('url must be a string or a URL')
-    return JSON.parse(this.#native.explain('fetch', url, null))
+    const explained = JSON.parse(this.#native.explain('fetch', url, null))
+    if (url.isWellFormed() && !fetchParity(url)) {
+      // SPEC §3 parity: the checks deny what Node's URL reads differently.
+      explained.decision = { allowed: false, capability: 'fetch', reason: 'invalid_url' }
+      let node = null
+      try {
+        node = new URL(url).host
+      } catch {}
+      explained.parity = { node, core: explained.url ? explained.url.host : null }
+    }
+    return explained
   }
 
   explainCapability(capabilityId, payload) {
@@ -213,6 +300,7 @@ function counterFor(meter, d) {
   return meter.createCounter(d.name, { description: d.description, unit: d.unit })
 }
 
+const FETCH_INVALID_URL = codeOf('fetch', 'invalid_url')
 const FS_READ_INVALID = codeOf('fs.read', 'invalid_path')
 const FS_WRITE_INVALID = codeOf('fs.write', 'invalid_path')
 const FS_MODES = new Map([
@@ -301,8 +389,20 @@ class PermissionChecker {
   checkFetch(url) {
     const s = typeof url === 'string' ? url : this.#urlString(url)
     if (!s.isWellFormed()) return this.#deny('fetch', 'invalid_url')
-    const code = rawCheckFetch(this.#handle, s)
+    const code = fetchNeedsSecondParse(s) ? this.#fetchSlowCode(s) : rawCheckFetch(this.#handle, s)
     return code === 0 ? ALLOW : this.#decide(code)
+  }
+
+  /**
+   * The decision code for a URL that takes the second parse (SPEC §3 parity):
+   * `invalid_url` unless Node's URL and the core agree, else the core's
+   * decision on the whole string through napi-rs, as authorizeFetch makes it
+   * (the raw hot path copies into a fixed buffer).
+   */
+  #fetchSlowCode(s) {
+    if (!fetchParsersAgree(s)) return FETCH_INVALID_URL
+    const r = this.#native.checkFetchUrl(s)
+    return typeof r === 'string' ? 0 : r
   }
 
   #fetchResult(r, s) {
@@ -322,7 +422,7 @@ class PermissionChecker {
    */
   authorizeFetch(url) {
     const s = this.#urlString(url)
-    if (!s.isWellFormed()) throw this.#error(this.#deny('fetch', 'invalid_url'))
+    if (!s.isWellFormed() || !fetchParity(s)) throw this.#error(this.#deny('fetch', 'invalid_url'))
     return this.#fetchResult(this.#native.checkFetchUrl(s), s)
   }
 
@@ -335,7 +435,7 @@ class PermissionChecker {
   /** DNS-rebinding defence: re-check after resolution → decision. */
   checkFetchAddress(url, resolvedIp) {
     const s = this.#addressArgs(url, resolvedIp)
-    if (!s.isWellFormed()) return this.#deny('fetch', 'invalid_url')
+    if (!s.isWellFormed() || !fetchParity(s)) return this.#deny('fetch', 'invalid_url')
     const r = this.#native.checkFetchAddress(s, resolvedIp)
     return typeof r === 'string' ? ALLOW : this.#decide(r)
   }
@@ -343,7 +443,7 @@ class PermissionChecker {
   /** Throws `PERMISSION_DENIED` unless `checkFetchAddress` allows; returns the canonical URL. */
   assertFetchAddress(url, resolvedIp) {
     const s = this.#addressArgs(url, resolvedIp)
-    if (!s.isWellFormed()) throw this.#error(this.#deny('fetch', 'invalid_url'))
+    if (!s.isWellFormed() || !fetchParity(s)) throw this.#error(this.#deny('fetch', 'invalid_url'))
     return this.#fetchResult(this.#native.checkFetchAddress(s, resolvedIp), s)
   }
 
@@ -360,6 +460,9 @@ class PermissionChecker {
     }
     const value = ownValue(payload, field)
     if (typeof value !== 'string' || tooLong(value, LIMITS.maxPayloadStringBytes) || !value.isWellFormed()) return invalid
+    if (field === 'url' && fetchNeedsSecondParse(value)) {
+      return { code: Buffer.byteLength(value) > LIMITS.maxPayloadStringBytes ? invalid.code : this.#fetchSlowCode(value), value }
+    }
     return { code: rawCheckCapability(this.#handle, capabilityId, value), value }
   }
 

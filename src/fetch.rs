@@ -297,6 +297,11 @@ pub struct FetchMatcher {
     exact_domains: HashMap<String, Vec<Rule>>,
     exact_ips: HashMap<IpAddr, Vec<Rule>>,
     suffix: HashMap<String, Vec<Rule>>,
+    /// The distinct byte lengths of the suffixes in `suffix`, ascending: a
+    /// host is looked up only at these lengths, so a check hashes at most
+    /// `suffix_lens.len()` suffixes of at most `MAX_HOST_PATTERN_BYTES` each,
+    /// whatever the length of the host (SPEC §8: no re-hashing of every suffix).
+    suffix_lens: Vec<usize>,
     /// Schemes some pattern names beyond http/https.
     extra_schemes: Vec<Scheme>,
 }
@@ -337,6 +342,11 @@ impl FetchMatcher {
             if !list.contains(&rule) {
                 list.push(rule);
             }
+            if let HostPattern::Suffix(s) = &p.host {
+                if let Err(i) = m.suffix_lens.binary_search(&s.len()) {
+                    m.suffix_lens.insert(i, s.len());
+                }
+            }
             if let Some(s) = p.scheme {
                 if !matches!(s, Scheme::Http | Scheme::Https) && !m.extra_schemes.contains(&s) {
                     m.extra_schemes.push(s);
@@ -354,17 +364,34 @@ impl FetchMatcher {
         // A name with an empty label (`.example.com`, `a..example.com`) is no
         // name under a suffix: `*.suffix` needs one or more real labels.
         if !self.suffix.is_empty() && !d.starts_with('.') && !d.contains("..") {
-            // Every proper suffix that starts after a '.', so `*.example.com`
-            // matches `a.example.com` and never `example.com` or `evilexample.com`.
-            let mut rest = d;
-            while let Some(i) = rest.find('.') {
-                rest = &rest[i + 1..];
-                if let Some(r) = self.suffix.get(rest) {
-                    v.add(r, scheme, port);
-                }
-            }
+            self.each_suffix_candidate(d, |rules| v.add(rules, scheme, port));
         }
         v
+    }
+
+    /// Calls `f` with the rules of every `*.suffix` grant whose suffix `d`
+    /// ends with at a label boundary (`*.example.com` matches `a.example.com`,
+    /// never `example.com` or `evilexample.com`); returns how many suffixes it
+    /// hashed. Only the lengths some grant has are tried, so the work is
+    /// bounded by the manifest, not by the length of `d`.
+    fn each_suffix_candidate(&self, d: &str, mut f: impl FnMut(&[Rule])) -> usize {
+        let bytes = d.as_bytes();
+        let mut hashed = 0;
+        for &len in &self.suffix_lens {
+            if len + 1 >= bytes.len() {
+                break;
+            }
+            let start = bytes.len() - len;
+            if bytes[start - 1] != b'.' {
+                continue;
+            }
+            // `start - 1` is a '.', an ASCII byte, so `start` is a char boundary.
+            hashed += 1;
+            if let Some(r) = self.suffix.get(&d[start..]) {
+                f(r);
+            }
+        }
+        hashed
     }
 
     /// The check of SPEC §3 on a string, as Node's `fetch` would parse it.
@@ -476,26 +503,6 @@ pub fn canonical_ip(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The IPv4 address an IPv6 address embeds and routes to, for the forms that
-/// do (mapped, compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`).
-fn embedded_v4(a: Ipv6Addr) -> Option<Ipv4Addr> {
-    let s = a.segments();
-    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-    if let Some(v4) = a.to_ipv4_mapped() {
-        return Some(v4);
-    }
-    if s[..6] == [0, 0, 0, 0, 0, 0] && !(s[6] == 0 && s[7] <= 1) {
-        return Some(tail);
-    }
-    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        return Some(tail);
-    }
-    if s[0] == 0x2002 {
-        return Some(Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8));
-    }
-    None
-}
-
 fn is_loopback(ip: IpAddr) -> bool {
     match canonical_ip(ip) {
         IpAddr::V4(a) => a.is_loopback(),
@@ -503,45 +510,84 @@ fn is_loopback(ip: IpAddr) -> bool {
     }
 }
 
-/// Loopback, private (RFC 1918, CGNAT, ULA), link-local (including the cloud
-/// metadata address 169.254.169.254), unspecified, multicast, broadcast,
-/// benchmarking, documentation and reserved ranges, and IPv6 forms that embed
-/// such an IPv4 address.
+/// IPv4 blocks that the IANA IPv4 Special-Purpose Address Registry marks not
+/// globally reachable (`False`, `N/A` or blank), as `(network, prefix length)`,
+/// plus multicast (its own registry). Rows marked `True` that sit inside a
+/// not-reachable block (192.0.0.9/32, 192.0.0.10/32 inside 192.0.0.0/24) are
+/// denied too: fail closed, the larger block wins. The vendored registry CSV
+/// (`__test__/fixtures/iana/`) is the oracle of the test that checks this table.
+const V4_NOT_GLOBAL: &[(u32, u8)] = &[
+    (0x0000_0000, 8),  // 0.0.0.0/8 "this network" (and 0.0.0.0/32)
+    (0x0a00_0000, 8),  // 10.0.0.0/8 private-use
+    (0x6440_0000, 10), // 100.64.0.0/10 shared address space (CGNAT)
+    (0x7f00_0000, 8),  // 127.0.0.0/8 loopback
+    (0xa9fe_0000, 16), // 169.254.0.0/16 link local (cloud metadata)
+    (0xac10_0000, 12), // 172.16.0.0/12 private-use
+    (0xc000_0000, 24), // 192.0.0.0/24 IETF protocol assignments (with every row inside it)
+    (0xc000_0200, 24), // 192.0.2.0/24 TEST-NET-1
+    (0xc058_6300, 24), // 192.88.99.0/24 deprecated 6to4 relay anycast (and 192.88.99.2/32 6a44)
+    (0xc0a8_0000, 16), // 192.168.0.0/16 private-use
+    (0xc612_0000, 15), // 198.18.0.0/15 benchmarking
+    (0xc633_6400, 24), // 198.51.100.0/24 TEST-NET-2
+    (0xcb00_7100, 24), // 203.0.113.0/24 TEST-NET-3
+    (0xe000_0000, 4),  // 224.0.0.0/4 multicast (IPv4 multicast registry)
+    (0xf000_0000, 4),  // 240.0.0.0/4 reserved, and 255.255.255.255/32 limited broadcast
+];
+
+/// IPv6 blocks the IANA IPv6 Special-Purpose Address Registry marks not
+/// globally reachable (`False`, `N/A` or blank), plus multicast. `N/A` rows
+/// (Teredo 2001::/32, 6to4 2002::/16) are denied whole, whatever IPv4 address
+/// they embed: fail closed. Rows marked `True` inside 2001::/23 (PCP and TURN
+/// anycast, AMT, AS112, ORCHIDv2, DETs) are denied with it. Outside `2000::/3`
+/// (global unicast) every address is denied, except the two forms that are an
+/// IPv4 address on the wire: IPv4-mapped `::ffff:0:0/96` and the global NAT64
+/// prefix `64:ff9b::/96`, judged by the IPv4 address they carry.
+const V6_NOT_GLOBAL: &[(u128, u8)] = &[
+    (0, 128),                               // ::/128 unspecified
+    (1, 128),                               // ::1/128 loopback
+    (0x0064_ff9b_0001_u128 << 80, 48),      // 64:ff9b:1::/48 local-use IPv4/IPv6 translation
+    (0x0100_u128 << 112, 64),               // 100::/64 discard-only
+    (0x0100_0000_0000_0001_u128 << 64, 64), // 100:0:0:1::/64 dummy prefix
+    (0x2001_u128 << 112, 23),               // 2001::/23 IETF protocol assignments (Teredo 2001::/32 inside)
+    (0x2001_0db8_u128 << 96, 32),           // 2001:db8::/32 documentation
+    (0x2002_u128 << 112, 16),               // 2002::/16 6to4 (N/A)
+    (0x3fff_u128 << 112, 20),               // 3fff::/20 documentation
+    (0x5f00_u128 << 112, 16),               // 5f00::/16 SRv6 SIDs
+    (0xfc00_u128 << 112, 7),                // fc00::/7 unique-local
+    (0xfe80_u128 << 112, 10),               // fe80::/10 link-local
+    (0xfec0_u128 << 112, 10),               // fec0::/10 deprecated site-local
+    (0xff00_u128 << 112, 8),                // ff00::/8 multicast (IPv6 multicast registry)
+];
+
+fn in_block<T: Into<u128>>(addr: T, net: T, len: u8, bits: u8) -> bool {
+    let (addr, net) = (addr.into(), net.into());
+    len == 0 || (addr ^ net) >> (bits - len) == 0
+}
+
+/// Whether the IANA special-purpose registries (or the multicast registries)
+/// say `ip` is not globally reachable, counting every IPv6 form that carries
+/// such an IPv4 address. See [`V4_NOT_GLOBAL`] and [`V6_NOT_GLOBAL`].
 pub fn is_special_address(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(a) => is_special_v4(a),
         IpAddr::V6(a) => {
-            if let Some(v4) = embedded_v4(a) {
-                return is_special_v4(v4);
+            let x = u128::from(a);
+            // IPv4-mapped ::ffff:0:0/96 and NAT64 64:ff9b::/96: the IPv4 address they carry.
+            if x >> 32 == 0xffff || x >> 32 == 0x0064_ff9b_u128 << 64 {
+                return is_special_v4(Ipv4Addr::from(x as u32));
             }
-            let s = a.segments();
-            a.is_unspecified()
-                || a.is_loopback()
-                || (s[0] & 0xfe00) == 0xfc00 // ULA fc00::/7
-                || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
-                || (s[0] & 0xffc0) == 0xfec0 // site-local fec0::/10 (deprecated)
-                || (s[0] & 0xff00) == 0xff00 // multicast
-                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-                || (s[0] == 0x0100 && s[1..4] == [0, 0, 0]) // discard-only 100::/64
+            // Only 2000::/3 is global unicast.
+            if x >> 125 != 1 {
+                return true;
+            }
+            V6_NOT_GLOBAL.iter().any(|&(net, len)| in_block(x, net, len, 128))
         }
     }
 }
 
 fn is_special_v4(a: Ipv4Addr) -> bool {
-    let o = a.octets();
-    a.is_unspecified()
-        || o[0] == 0 // "this network"
-        || a.is_loopback()
-        || a.is_private()
-        || a.is_link_local()
-        || (o[0] == 100 && (o[1] & 0xc0) == 64) // CGNAT 100.64/10
-        || (o[0] == 192 && o[1] == 0 && o[2] == 0) // IETF protocol assignments
-        || (o[0] == 192 && o[1] == 0 && o[2] == 2) // TEST-NET-1
-        || (o[0] == 198 && (o[1] & 0xfe) == 18) // benchmarking 198.18/15
-        || (o[0] == 198 && o[1] == 51 && o[2] == 100) // TEST-NET-2
-        || (o[0] == 203 && o[1] == 0 && o[2] == 113) // TEST-NET-3
-        || a.is_multicast()
-        || o[0] >= 240 // reserved and broadcast
+    let x = u32::from(a);
+    V4_NOT_GLOBAL.iter().any(|&(net, len)| in_block(x, net, len, 32))
 }
 
 /// The decision for a fetch check result.
@@ -549,5 +595,62 @@ pub fn decision_of(r: &Result<AllowedUrl, DenyReason>) -> Decision {
     match r {
         Ok(_) => Decision::Allowed,
         Err(reason) => Decision::deny(Capability::Fetch, *reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matcher(patterns: &[&str]) -> FetchMatcher {
+        let p: Vec<_> = patterns.iter().map(|p| FetchPattern::parse(p, "/fetch/0").unwrap()).collect();
+        FetchMatcher::compile(&p)
+    }
+
+    #[test]
+    fn suffix_lookups_do_not_grow_with_the_host() {
+        let m = matcher(&["*.example.org", "*.b.example.org", "*.cdn.example.net", "api.example.com"]);
+        let distinct_lengths = m.suffix_lens.len();
+        assert_eq!(distinct_lengths, 3);
+        for labels in [1usize, 10, 1000, 30000] {
+            let host = format!("{}example.org", "a.".repeat(labels));
+            let hashed = m.each_suffix_candidate(&host, |_| {});
+            assert!(hashed <= distinct_lengths, "{labels} labels: {hashed} suffixes hashed");
+            assert!(m.check(&format!("http://{host}/")).is_ok() || host.len() + 8 > MAX_URL_BYTES);
+        }
+        // Label boundary kept: no match without a '.' before the suffix, none for the apex.
+        assert!(m.check("http://evilexample.org/").is_err());
+        assert!(m.check("http://example.org/").is_err());
+        assert!(m.check("http://x.b.example.org/").is_ok());
+    }
+
+    fn special(s: &str) -> bool {
+        is_special_address(parse_ip(s).unwrap())
+    }
+
+    #[test]
+    fn embedded_and_tunnelled_forms() {
+        for a in [
+            "64:ff9b:1::a9fe:a9fe",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b::808:808:0:1",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe",
+            "2001:0:808:808::1",
+            "2002:a9fe:a9fe::1",
+            "2002:808:808::1",
+            "::ffff:10.0.0.1",
+            "::10.0.0.1",
+            "::8.8.8.8",
+            "192.0.0.9",
+            "255.255.255.255",
+            "100::1",
+            "3fff::1",
+            "5f00::1",
+        ] {
+            assert!(special(a), "{a}");
+        }
+        for a in ["8.8.8.8", "::ffff:8.8.8.8", "64:ff9b::808:808", "2606:4700::1111", "2a00:1450::1", "192.0.1.1"] {
+            assert!(!special(a), "{a}");
+        }
     }
 }
