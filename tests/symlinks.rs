@@ -246,7 +246,8 @@ fn the_kernel_opens_inside_the_grant_whatever_resolve_symlinks_allows() {
             let mut raw = grant_s.clone();
             for _ in 0..=rng.below(6) {
                 raw.push('/');
-                raw.push_str(*rng.pick(&names[..]));
+                let name: &&str = rng.pick(&names[..]);
+                raw.push_str(name);
             }
             let write = rng.below(2) == 1;
             let mode = if write { FsMode::Write } else { FsMode::Read };
