@@ -288,8 +288,19 @@ export interface CheckerOptions {
   /** Where denials are counted. Default: the global meter provider's meter, resolved when the checker is created. */
   meter?: Meter
 }
+/**
+ * Options of `checkFs`, `assertFs` and `authorizeFs`. Read strictly: an
+ * unknown key, a getter, an inherited value or a Proxy is a `TypeError`.
+ */
 export interface FsCheckOptions {
-  /** Also check the real path (symlinks resolved); `symlink_escape` when it leaves the grants. Default: `false`. */
+  /**
+   * Also check the real path: what `open(2)` reaches from the raw path,
+   * components left to right (a `..` after a symlink climbs from the link's
+   * target), a dangling final link resolved to the path it names.
+   * `symlink_escape` when it leaves the grants or cannot be determined (a
+   * loop, more than 40 links, a `..` after a missing directory, a policy
+   * platform that is not the host's). Default: `false` (lexical only).
+   */
   resolveSymlinks?: boolean
 }
 
@@ -308,6 +319,13 @@ export interface CapabilityPayloads {
 export interface PermissionChecks {
   checkFs(path: string, mode: FsMode, options?: FsCheckOptions): Decision
   assertFs(path: string, mode: FsMode, options?: FsCheckOptions): void
+  /**
+   * Asserts like `assertFs` (throws `PERMISSION_DENIED`, counted once), then
+   * returns the path the host must open: the normalised path, or with
+   * `resolveSymlinks` the real path. Open exactly this path, without
+   * following a final symlink (`fs.constants.O_NOFOLLOW`).
+   */
+  authorizeFs(path: string, mode: FsMode, options?: FsCheckOptions): string
   checkFetch(url: string | URL): Decision
   assertFetch(url: string | URL): void
   /** Asserts, then returns the canonical URL to fetch (exactly what was checked). */

@@ -110,6 +110,45 @@ function optionsObject(options, what) {
   return options
 }
 
+const { isProxy } = require('node:util').types
+
+/**
+ * One security option, read strictly (SPEC §2 "Security options"): an own
+ * data property's value, or `undefined` when neither the object nor its
+ * prototype chain has `key`. An accessor (getter), an inherited value, or a
+ * Proxy (the object or anywhere on its prototype chain) is a TypeError, so a
+ * host never silently gets the default of a field it meant to set.
+ */
+function securityOption(obj, key, what) {
+  if (isProxy(obj)) throw new TypeError(`${what} must be a plain object, not a Proxy`)
+  const d = Object.getOwnPropertyDescriptor(obj, key)
+  if (d !== undefined) {
+    if (!('value' in d)) throw new TypeError(`${what}.${key} must be a data property, not a getter`)
+    return d.value
+  }
+  for (let p = Object.getPrototypeOf(obj); p !== null; p = Object.getPrototypeOf(p)) {
+    if (isProxy(p)) throw new TypeError(`${what} must not inherit from a Proxy`)
+    if (Object.getOwnPropertyDescriptor(p, key) !== undefined) throw new TypeError(`${what}.${key} must be an own property, not inherited`)
+  }
+  return undefined
+}
+
+/**
+ * An options object carrying only security options: `undefined` (every
+ * default) or an object whose own keys are all in `keys`, each read with
+ * `securityOption`. An unknown key (a typo such as `resolveSymLinks`) is a
+ * TypeError rather than a silently weaker check.
+ */
+function securityOptions(options, what, keys) {
+  if (options === undefined) return undefined
+  if (options === null || typeof options !== 'object') throw new TypeError(`${what} must be an object, got ${describe(options)}`)
+  if (isProxy(options)) throw new TypeError(`${what} must be a plain object, not a Proxy`)
+  for (const k of Reflect.ownKeys(options)) {
+    if (!keys.includes(k)) throw new TypeError(`${what} has an unknown key ${typeof k === 'string' ? JSON.stringify(redact(k)) : 'symbol'}; allowed: ${keys.join(', ')}`)
+  }
+  return options
+}
+
 /** Reads an own data property without invoking getters; `undefined` otherwise. */
 function ownValue(obj, key) {
   try {
@@ -150,7 +189,7 @@ class PermissionPolicy {
     if (typeof plugin !== 'string' || plugin.length === 0 || plugin.length > LIMITS.maxNameBytes || /[\u0000-\u001f\u007f-\u009f]/.test(plugin) || !plugin.isWellFormed()) {
       throw new TypeError(`options.plugin must be a plugin id of 1 to ${LIMITS.maxNameBytes} characters without control characters`)
     }
-    const platformOpt = ownValue(opts, 'platform')
+    const platformOpt = securityOption(opts, 'platform', 'options')
     const platform = platformOpt === undefined ? hostPlatform() : platformOpt
     if (!PLATFORMS.has(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
     const json = manifestJson(manifest)
@@ -237,6 +276,10 @@ class PermissionPolicy {
     return this.#default().assertFs(path, mode, options)
   }
 
+  authorizeFs(path, mode, options) {
+    return this.#default().authorizeFs(path, mode, options)
+  }
+
   checkFetch(url) {
     return this.#default().checkFetch(url)
   }
@@ -307,6 +350,7 @@ const FS_MODES = new Map([
   ['read', 0],
   ['write', 1],
 ])
+const FS_OPTION_KEYS = Object.freeze(['resolveSymlinks'])
 
 /** A string's UTF-16 length bounds its UTF-8 length from below. */
 const tooLong = (s, max) => s.length > max
@@ -351,15 +395,22 @@ class PermissionChecker {
     return this.#decide(codeOf(capability, reason))
   }
 
-  #fsCode(path, mode, options) {
+  /** Validates fs arguments: the mode bits for the core (1: write, 2: resolve symlinks). */
+  #fsBits(path, mode, options) {
     const m = FS_MODES.get(mode)
     if (m === undefined) throw new TypeError(`mode must be 'read' or 'write', got ${typeof mode === 'string' ? JSON.stringify(redact(mode)) : describe(mode)}`)
     if (typeof path !== 'string') throw new TypeError(`path must be a string, got ${describe(path)}`)
-    const opts = optionsObject(options, 'options')
-    const resolve = ownValue(opts, 'resolveSymlinks')
+    const opts = securityOptions(options, 'options', FS_OPTION_KEYS)
+    if (opts === undefined) return m
+    const resolve = securityOption(opts, 'resolveSymlinks', 'options')
     if (resolve !== undefined && typeof resolve !== 'boolean') throw new TypeError('options.resolveSymlinks must be a boolean')
-    if (!path.isWellFormed()) return m === 0 ? FS_READ_INVALID : FS_WRITE_INVALID
-    return rawCheckFs(this.#handle, path, resolve ? m | 2 : m)
+    return resolve ? m | 2 : m
+  }
+
+  #fsCode(path, mode, options) {
+    const m = this.#fsBits(path, mode, options)
+    if (!path.isWellFormed()) return m & 1 ? FS_WRITE_INVALID : FS_READ_INVALID
+    return rawCheckFs(this.#handle, path, m)
   }
 
   /** `checkFs(path, 'read' | 'write', { resolveSymlinks? })` → decision. */
@@ -377,6 +428,20 @@ class PermissionChecker {
   assertFs(path, mode, options) {
     const d = this.checkFs(path, mode, options)
     if (!d.allowed) throw this.#error(d)
+  }
+
+  /**
+   * Asserts like `assertFs` (a denial counts once), then returns the path
+   * the host must open: the normalised path, or with `resolveSymlinks` the
+   * real path (what the kernel reaches from the raw path, symlinks and `..`
+   * resolved left to right). Open exactly this path, without following a
+   * final symlink (`O_NOFOLLOW`), so what is opened is what was checked.
+   */
+  authorizeFs(path, mode, options) {
+    const m = this.#fsBits(path, mode, options)
+    const r = path.isWellFormed() && !tooLong(path, LIMITS.maxPathBytes) ? this.#native.authorizeFs(path, m) : m & 1 ? FS_WRITE_INVALID : FS_READ_INVALID
+    if (typeof r === 'string') return r
+    throw this.#error(this.#decide(r))
   }
 
   #urlString(url) {

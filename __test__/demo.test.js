@@ -27,6 +27,7 @@ test('npm run demo: exit code, expected denials and metrics', { timeout: 60_000,
   assert.deepEqual(denied, [
     'fs.read:path_traversal',
     'fs.read:symlink_escape',
+    'fs.read:symlink_escape',
     'fs.write:not_allowlisted',
     'fs.write:mode_not_granted',
     'fetch:host_not_allowlisted',
@@ -45,6 +46,8 @@ test('npm run demo: exit code, expected denials and metrics', { timeout: 60_000,
   assert.equal(report.evilFileAbsent, true)
   const metric = (name, plugin, capability, reason) => report.metrics.find((m) => m.name === name && m.plugin === plugin && m.capability === capability && m.reason === reason)?.value
   assert.equal(metric('plugin.permission_denied_total', 'evil-plugin', 'fs.read', 'path_traversal'), 1)
+  // The lexical capability check allows both links; authorizeFs denies each once.
+  assert.equal(metric('plugin.permission_denied_total', 'evil-plugin', 'fs.read', 'symlink_escape'), 2)
   assert.equal(metric('plugin.permission_denied_total', 'evil-plugin', 'fetch', 'host_not_allowlisted'), 3)
   assert.equal(report.metrics.filter((m) => m.name === 'plugin.budget_exceeded_total' && m.plugin === 'evil-plugin').length, 1)
   if (process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch)) {

@@ -98,6 +98,17 @@ impl PermissionChecker {
         self.denied(self.fs_decision(path, mode, options), None)
     }
 
+    /// Asserts (a denial counts once), and returns the path the host must
+    /// open: the normalised path, or with `resolve_symlinks` the real path.
+    /// Open exactly this path, without following a final symlink.
+    pub fn authorize_fs(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Result<String, PermissionDenied> {
+        self.policy.authorize_fs(path, mode, options.resolve_symlinks).map_err(|reason| {
+            let denial = Denial { capability: mode.capability(), reason };
+            self.count(Decision::Denied(denial));
+            PermissionDenied { plugin: self.policy.plugin().to_owned(), denial, target: None }
+        })
+    }
+
     /// Asserts, and returns the canonical URL the host must fetch.
     pub fn assert_fetch(&self, url: &str) -> Result<Url, PermissionDenied> {
         match self.policy.check_fetch_url(url) {

@@ -365,84 +365,249 @@ impl FsMatcher {
         }
     }
 
-    /// The lexical check, then the same check on the real path (symlinks
-    /// resolved component by component, dangling links included): a real path
-    /// outside the grants is `symlink_escape`. Fails closed: when the real path
-    /// cannot be determined (I/O error, link loop, non-UTF-8 target, a policy
-    /// platform that is not this host's), the answer is `symlink_escape`.
+    /// The lexical check, then the same check on the real path: a real path
+    /// outside the grants is `symlink_escape` (SPEC §2 "Symlinks"). See
+    /// [`FsMatcher::authorize`] for how the real path is found.
     pub fn check_resolved(&self, raw: &str, mode: FsMode) -> Decision {
-        let lexical = match normalize(raw, self.platform) {
-            Ok(p) => p,
-            Err(reason) => return Decision::deny(mode.capability(), reason),
-        };
-        let decision = self.match_normal(&lexical, mode);
-        if !decision.is_allowed() {
-            return decision;
+        match self.authorize(raw, mode, true) {
+            Ok(_) => Decision::Allowed,
+            Err(reason) => Decision::deny(mode.capability(), reason),
         }
-        let escape = Decision::deny(mode.capability(), DenyReason::SymlinkEscape);
+    }
+
+    /// The check, returning the path the host must open when it allows: the
+    /// normalised path, or with `resolve` the real path.
+    ///
+    /// With `resolve`, both the normalised path and the real path must be
+    /// inside the grants. The real path is what `open(2)` would reach from
+    /// the RAW path (see [`real_path`]): components left to right, so a `..`
+    /// after a symlink climbs from the link's target, never from the link.
+    /// Fails closed: when the real path cannot be determined (a link loop or
+    /// more than [`MAX_SYMLINK_HOPS`] links, an I/O error, a non-directory or
+    /// a missing directory followed by `..`, a non-UTF-8 target, a real path
+    /// over [`MAX_PATH_BYTES`], or a policy platform that is not this host's)
+    /// the answer is `symlink_escape`.
+    pub fn authorize(&self, raw: &str, mode: FsMode, resolve: bool) -> Result<String, DenyReason> {
+        let lexical = normalize(raw, self.platform)?;
+        if let Some(reason) = self.match_normal(&lexical, mode).reason() {
+            return Err(reason);
+        }
+        if !resolve {
+            return Ok(lexical.path);
+        }
         let host_platform = if cfg!(windows) { Platform::Win32 } else { Platform::Posix };
         if self.platform != host_platform {
-            return escape;
+            return Err(DenyReason::SymlinkEscape);
         }
-        let Ok(real) = real_path(Path::new(&lexical.path)) else {
-            return escape;
-        };
-        let Some(real) = real.to_str() else {
-            return escape;
-        };
-        let Ok(real) = normalize(real, self.platform) else {
-            return escape;
-        };
-        match self.match_normal(&NormalPath { path: real.path, had_dotdot: false }, mode) {
-            Decision::Allowed => Decision::Allowed,
-            Decision::Denied(d) if d.reason == DenyReason::ModeNotGranted => Decision::Denied(d),
-            Decision::Denied(_) => escape,
+        // What the kernel resolves: on posix the raw path itself (`..` after
+        // a link climbs from its target); on Windows the Win32 layer
+        // collapses `..` lexically before any link is followed, so the
+        // normalised path.
+        let walk = if cfg!(windows) { lexical.path.as_str() } else { raw };
+        let real = real_path(Path::new(walk)).map_err(|_| DenyReason::SymlinkEscape)?;
+        let real = real.to_str().ok_or(DenyReason::SymlinkEscape)?;
+        let real = normalize(real, self.platform).map_err(|_| DenyReason::SymlinkEscape)?;
+        match self.match_normal(&real, mode) {
+            Decision::Allowed => Ok(real.path),
+            Decision::Denied(d) => Err(match d.reason {
+                DenyReason::NotAllowlisted | DenyReason::PathTraversal => DenyReason::SymlinkEscape,
+                other => other,
+            }),
         }
     }
 }
 
-/// Most symlinks followed while resolving one path (Linux's own limit).
-const MAX_SYMLINK_HOPS: usize = 40;
+/// Most symlinks followed while resolving one path (Linux's `MAXSYMLINKS`);
+/// one more is a loop (`ELOOP`) and denies.
+pub const MAX_SYMLINK_HOPS: usize = 40;
 
-/// Resolves every symlink in an absolute path, as `open(2)` would follow them,
-/// including a dangling final link (which `O_CREAT` would create through).
-/// Components past the first missing one are appended lexically.
+fn unresolvable(why: &str) -> std::io::Error {
+    std::io::Error::other(format!("real path undetermined: {why}"))
+}
+
+/// The real path `open(2)` reaches from an absolute path, following every
+/// symlink including the final one (a dangling final link resolves to the
+/// path it names, which `O_CREAT` would create).
+///
+/// On unix the path is walked as the kernel walks it: components left to
+/// right from `/`; a symlink's target (relative to the link's directory, or
+/// absolute) replaces the link and is walked the same way, so a `..` after a
+/// link climbs from the link's target; `..` at `/` stays at `/`. Once a
+/// component does not exist, the rest is appended lexically (what a create
+/// would name).
+///
+/// Errors (every one means "deny"): more than [`MAX_SYMLINK_HOPS`] links
+/// (`ELOOP`); a component that is not a directory but is followed by more of
+/// the path (`ENOTDIR`); a `..` after a missing component (the kernel fails
+/// with `ENOENT`; allowing it would guess what a later-created link means);
+/// a result longer than [`MAX_PATH_BYTES`]; any I/O error but "not found".
+/// `.`, repeated `/` and a trailing `/` are no-ops (a trailing `/` on a
+/// non-directory is `ENOTDIR`).
+///
+/// On Windows the Win32 layer collapses `..` lexically before it reaches the
+/// filesystem, so callers pass the normalised path; links are followed the
+/// same way.
 pub fn real_path(path: &Path) -> std::io::Result<PathBuf> {
+    #[cfg(unix)]
+    {
+        real_path_unix(path)
+    }
+    #[cfg(not(unix))]
+    {
+        real_path_components(path)
+    }
+}
+
+/// One step of the walk: a name, `..`, or a separator-only step (`.`, an
+/// empty segment) that only says "the component before me is a directory".
+#[cfg(unix)]
+enum Step {
+    Name(Vec<u8>),
+    Parent,
+    Dir,
+}
+
+#[cfg(unix)]
+fn steps_of(bytes: &[u8], out: &mut std::collections::VecDeque<Step>) {
+    let mut steps: Vec<Step> = Vec::new();
+    for seg in bytes.split(|b| *b == b'/') {
+        steps.push(match seg {
+            b"" | b"." => Step::Dir,
+            b".." => Step::Parent,
+            s => Step::Name(s.to_vec()),
+        });
+    }
+    for s in steps.into_iter().rev() {
+        out.push_front(s);
+    }
+}
+
+#[cfg(unix)]
+fn real_path_unix(path: &Path) -> std::io::Result<PathBuf> {
+    use std::collections::VecDeque;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.first() != Some(&b'/') {
+        return Err(unresolvable("not an absolute path"));
+    }
+    if bytes.len() > MAX_PATH_BYTES || bytes.contains(&0) {
+        return Err(unresolvable("invalid path"));
+    }
+    // `resolved` never holds a symlink: each name is lstat-ed before it is appended.
+    let mut resolved: Vec<u8> = Vec::with_capacity(bytes.len());
+    let mut pending: VecDeque<Step> = VecDeque::new();
+    steps_of(bytes, &mut pending);
+    let mut hops = 0usize;
+    // Set once a name does not exist: the rest is appended lexically.
+    let mut missing = false;
+    // Whether the last appended name must be (and was checked to be) a directory.
+    let mut last_is_dir = true;
+    let pop = |resolved: &mut Vec<u8>| {
+        let cut = resolved.iter().rposition(|b| *b == b'/').unwrap_or(0);
+        resolved.truncate(cut);
+    };
+    while let Some(step) = pending.pop_front() {
+        match step {
+            Step::Dir => {
+                if !last_is_dir && !missing {
+                    return Err(unresolvable("a non-directory followed by '/'"));
+                }
+            }
+            Step::Parent => {
+                if missing {
+                    return Err(unresolvable("'..' after a missing directory"));
+                }
+                if !last_is_dir {
+                    return Err(unresolvable("'..' after a non-directory"));
+                }
+                pop(&mut resolved);
+                last_is_dir = true;
+            }
+            Step::Name(name) => {
+                if !missing && !last_is_dir {
+                    return Err(unresolvable("a non-directory followed by more of the path"));
+                }
+                let base = resolved.len();
+                resolved.push(b'/');
+                resolved.extend_from_slice(&name);
+                if resolved.len() > MAX_PATH_BYTES {
+                    return Err(unresolvable("real path too long"));
+                }
+                if missing {
+                    continue;
+                }
+                let candidate = Path::new(OsStr::from_bytes(&resolved));
+                match std::fs::symlink_metadata(candidate) {
+                    Ok(m) if m.file_type().is_symlink() => {
+                        hops += 1;
+                        if hops > MAX_SYMLINK_HOPS {
+                            return Err(unresolvable("too many levels of symbolic links"));
+                        }
+                        let target = std::fs::read_link(candidate)?.into_os_string().into_vec();
+                        if target.is_empty() || target.len() > MAX_PATH_BYTES {
+                            return Err(unresolvable("an empty or oversized link target"));
+                        }
+                        // The link is replaced by its target: relative targets
+                        // start from the link's directory, absolute ones from `/`.
+                        resolved.truncate(base);
+                        if target[0] == b'/' {
+                            resolved.clear();
+                        }
+                        steps_of(&target, &mut pending);
+                        last_is_dir = true;
+                    }
+                    Ok(m) => last_is_dir = m.is_dir(),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        missing = true;
+                        last_is_dir = false;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    if resolved.is_empty() {
+        resolved.push(b'/');
+    }
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(resolved)))
+}
+
+/// The walk over `Path` components (non-unix hosts), for an already
+/// normalised path: no `..` is left for the walk to misplace, except those a
+/// link target brings, which climb from the target like the kernel does.
+#[cfg(not(unix))]
+fn real_path_components(path: &Path) -> std::io::Result<PathBuf> {
     use std::collections::VecDeque;
     use std::ffi::OsString;
     use std::path::Component;
 
     let mut pending: VecDeque<OsString> = VecDeque::new();
     let mut resolved = PathBuf::new();
-    let push_components = |p: &Path, pending: &mut VecDeque<OsString>, resolved: &mut PathBuf, front: bool| {
+    let push_components = |p: &Path, pending: &mut VecDeque<OsString>, resolved: &mut PathBuf| {
         let mut items = Vec::new();
         for c in p.components() {
             match c {
-                Component::Prefix(_) | Component::RootDir => {
-                    *resolved = PathBuf::from(Component::RootDir.as_os_str());
-                    if let Component::Prefix(pre) = c {
-                        *resolved = PathBuf::from(pre.as_os_str());
-                        resolved.push(Component::RootDir.as_os_str());
-                    }
-                }
+                Component::Prefix(pre) => *resolved = PathBuf::from(pre.as_os_str()),
+                Component::RootDir => resolved.push(Component::RootDir.as_os_str()),
                 Component::CurDir => {}
                 Component::ParentDir => items.push(OsString::from("..")),
                 Component::Normal(s) => items.push(s.to_owned()),
             }
         }
-        if front {
-            for it in items.into_iter().rev() {
-                pending.push_front(it);
-            }
-        } else {
-            pending.extend(items);
+        for it in items.into_iter().rev() {
+            pending.push_front(it);
         }
     };
-    push_components(path, &mut pending, &mut resolved, false);
+    push_components(path, &mut pending, &mut resolved);
     let mut hops = 0;
     let mut missing = false;
     while let Some(c) = pending.pop_front() {
         if c == ".." {
+            if missing {
+                return Err(unresolvable("'..' after a missing directory"));
+            }
             resolved.pop();
             continue;
         }
@@ -455,10 +620,10 @@ pub fn real_path(path: &Path) -> std::io::Result<PathBuf> {
             Ok(m) if m.file_type().is_symlink() => {
                 hops += 1;
                 if hops > MAX_SYMLINK_HOPS {
-                    return Err(std::io::Error::other("too many levels of symbolic links"));
+                    return Err(unresolvable("too many levels of symbolic links"));
                 }
                 let target = std::fs::read_link(&candidate)?;
-                push_components(&target, &mut pending, &mut resolved, true);
+                push_components(&target, &mut pending, &mut resolved);
             }
             Ok(_) => resolved = candidate,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

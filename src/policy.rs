@@ -399,9 +399,19 @@ impl PermissionPolicy {
         self.fs.check(path, mode)
     }
 
-    /// `checkFs(path, mode, { resolveSymlinks: true })`: the lexical check, then the real path.
+    /// `checkFs(path, mode, { resolveSymlinks: true })`: the lexical check, then
+    /// the real path (what `open(2)` reaches from the raw path; see
+    /// [`crate::fs::FsMatcher::authorize`]).
     pub fn check_fs_resolved(&self, path: &str, mode: FsMode) -> Decision {
         self.fs.check_resolved(path, mode)
+    }
+
+    /// `authorizeFs(path, mode, { resolveSymlinks })`: the check, and when it
+    /// allows, the path the host must open: the normalised path, or with
+    /// `resolve_symlinks` the real path. Open it without following a final
+    /// symlink (`O_NOFOLLOW`), so what is opened is what was checked.
+    pub fn authorize_fs(&self, path: &str, mode: FsMode, resolve_symlinks: bool) -> Result<String, DenyReason> {
+        self.fs.authorize(path, mode, resolve_symlinks)
     }
 
     /// `checkFetch(url)` returning the decision only.

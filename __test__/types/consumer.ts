@@ -58,6 +58,9 @@ if (!d.allowed) {
   void r, c
 }
 checker.assertFs('/data/x', 'read')
+const toOpen: string = checker.authorizeFs('/data/x', 'read', { resolveSymlinks: true })
+const toOpenOnPolicy: string = policy.authorizeFs('/data/x', 'write')
+void toOpen, toOpenOnPolicy
 const href: string = checker.authorizeFetch(new URL('https://api.example.com/'))
 checker.assertFetch('https://api.example.com/')
 const d2: Decision = checker.checkFetchAddress('https://api.example.com/', '93.184.216.34')

@@ -23,6 +23,8 @@ async function main({ json = false } = {}) {
   fs.writeFileSync(path.join(root, 'data', 'input.txt'), 'hello from a file\n')
   fs.writeFileSync(path.join(root, 'secret-outside.txt'), 'TOP SECRET\n')
   fs.symlinkSync(path.join(root, 'secret-outside.txt'), path.join(root, 'data', 'link-to-secret'))
+  // A directory link to itself: `data/here/..` is `data` lexically, but the kernel climbs from the target, to `root`.
+  fs.symlinkSync('.', path.join(root, 'data', 'here'))
 
   const server = http.createServer((req, res) => {
     if (req.url.startsWith('/hello')) return res.end('hello from 127.0.0.1')

@@ -11,17 +11,32 @@ const { PermissionChecker, BudgetTracker, isPermissionDenied, isBudgetExceeded, 
 
 const MAX_REDIRECTS = 5
 const MAX_BODY = 64 * 1024
+// Not following a final symlink: O_NOFOLLOW where the platform has it (not on Windows).
+const NOFOLLOW = fs.constants.O_NOFOLLOW || 0
 
 /** What the host does once a call is allowed. Real I/O: files, fetch, an in-memory secret store and event bus. */
 function performers({ checker, secrets, bus }) {
   return {
+    // Open exactly the path that was checked (the real path, symlinks and
+    // `..` resolved as the kernel resolves them), and never follow a final
+    // symlink that appeared after the check.
     async 'fs.read'(p) {
-      checker.assertFs(p.path, 'read', { resolveSymlinks: true })
-      return fs.promises.readFile(p.path, 'utf8')
+      const file = checker.authorizeFs(p.path, 'read', { resolveSymlinks: true })
+      const fh = await fs.promises.open(file, fs.constants.O_RDONLY | NOFOLLOW)
+      try {
+        return await fh.readFile('utf8')
+      } finally {
+        await fh.close()
+      }
     },
     async 'fs.write'(p) {
-      checker.assertFs(p.path, 'write', { resolveSymlinks: true })
-      await fs.promises.writeFile(p.path, String(p.data))
+      const file = checker.authorizeFs(p.path, 'write', { resolveSymlinks: true })
+      const fh = await fs.promises.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW, 0o644)
+      try {
+        await fh.writeFile(String(p.data))
+      } finally {
+        await fh.close()
+      }
       return null
     },
     async fetch(p) {
@@ -185,6 +200,7 @@ function runPlugin(options) {
 /** In audit mode the performers still need their fs/fetch gate to pass: this one allows everything. */
 const auditChecker = {
   assertFs() {},
+  authorizeFs: (p) => p,
   assertFetchAddress() {},
   authorizeFetch: (u) => new URL(u).href,
 }

@@ -237,6 +237,20 @@ impl NativePolicy {
         })
     }
 
+    /// `authorizeFs`: the path to open when allowed, else the decision code.
+    /// `mode`: bit 0 write (else read), bit 1 resolve symlinks.
+    #[napi(catch_unwind)]
+    pub fn authorize_fs(&self, path: String, mode: u32) -> Result<Either<String, u32>> {
+        if mode > 3 {
+            return Err(Error::new(Status::InvalidArg, "mode must be 0-3"));
+        }
+        let fs_mode = if mode & 1 == 1 { FsMode::Write } else { FsMode::Read };
+        Ok(match self.policy()?.authorize_fs(&path, fs_mode, mode & 2 == 2) {
+            Ok(p) => Either::A(p),
+            Err(r) => Either::B(crate::Decision::deny(fs_mode.capability(), r).code()),
+        })
+    }
+
     /// JSON explanation: kind `fs-read`/`fs-write` (a = path), `fetch` (a = url),
     /// `cap` (a = id, b = the payload field or null).
     #[napi(catch_unwind)]

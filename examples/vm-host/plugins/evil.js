@@ -12,6 +12,7 @@ const root = config.root
 await attempt('path traversal', () => fs.readFile(`${root}/data/../secret-outside.txt`))
 await attempt('encoded traversal is just a name', () => fs.readFile(`${root}/data/%2e%2e/secret-outside.txt`))
 await attempt('symlink out of the grant', () => fs.readFile(`${root}/data/link-to-secret`))
+await attempt('.. after a directory link', () => fs.readFile(`${root}/data/here/../secret-outside.txt`))
 await attempt('write outside the write glob', () => fs.writeFile(`${root}/out/evil.sh`, 'rm -rf /'))
 await attempt('write into a read-only grant', () => fs.writeFile(`${root}/data/input.txt`, 'pwned'))
 await attempt('cloud metadata', () => fetch('http://169.254.169.254/latest/meta-data/'))
