@@ -39,12 +39,15 @@ use crate::ntfs_upcase;
 pub const MAX_BRACE_VARIANTS: usize = 256;
 
 #[cfg(test)]
-pub(crate) static WORK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+thread_local! {
+    /// Pattern match attempts on this thread (segment patterns and segment walks), for tests that count work.
+    pub(crate) static WORK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
 
 #[inline]
 fn count_work(_n: usize) {
     #[cfg(test)]
-    WORK.fetch_add(_n as u64, std::sync::atomic::Ordering::Relaxed);
+    WORK.with(|w| w.set(w.get() + _n as u64));
 }
 
 /// One element of a segment pattern.
@@ -748,5 +751,59 @@ mod tests {
         assert_eq!(idx.modes("C:/g/PROGRA~1/x", 1), 0);
         assert_eq!(idx.modes("C:/h/a/progra~1/y", 1), 1);
         assert_eq!(idx.modes("C:/h/PROGRA~2/progra~1/y", 1), 0);
+    }
+
+    fn hostile(i: usize) -> serde_json::Value {
+        serde_json::Value::String(format!("/a/*/{{a,b}}{{c,d}}{{e,f}}{{g,h}}{{i,j}}{{k,l}}{{m,n}}{{o,p}}{i}"))
+    }
+
+    /// SPEC §8: a manifest at the policy-wide cap compiles fast, and a check
+    /// against it does a bounded amount of work (counted, not timed).
+    #[test]
+    fn hostile_brace_manifest_is_capped_and_checks_stay_cheap() {
+        use crate::policy::{PermissionPolicy, PolicyOptions};
+        use crate::FsMode;
+        let per = 256;
+        let at_cap = crate::fs::MAX_POLICY_GLOB_VARIANTS / per;
+        let fs: Vec<_> = (0..at_cap).map(hostile).collect();
+        let t = std::time::Instant::now();
+        let p = PermissionPolicy::from_manifest(&serde_json::json!({ "fs": fs }), PolicyOptions::new("t")).unwrap();
+        eprintln!("{} variants compiled in {:?}", at_cap * per, t.elapsed());
+        for path in ["/a/x/acegikmo7", "/a/x/acegikmp", "/a/x/y/z", "/a/b", "/zzz"] {
+            WORK.with(|w| w.set(0));
+            let t = std::time::Instant::now();
+            let d = p.check_fs(path, FsMode::Read);
+            let work = WORK.with(std::cell::Cell::get);
+            eprintln!("{path}: {:?}, {work} match attempts, {:?}", d.is_allowed(), t.elapsed());
+            assert_eq!(d.is_allowed(), path == "/a/x/acegikmo7");
+            // Only the patterns filed under the path's own last name are tried:
+            // at most one segment walk of two segment matches, whatever the manifest size.
+            assert!(work <= 3, "{path}: {work}");
+        }
+        // Past the cap: INVALID_MANIFEST naming the first glob past it.
+        let fs: Vec<_> = (0..=at_cap).map(hostile).collect();
+        let err =
+            PermissionPolicy::from_manifest(&serde_json::json!({ "fs": fs }), PolicyOptions::new("t")).unwrap_err();
+        assert_eq!(err.pointer, format!("/fs/{at_cap}"));
+        // The reported manifest: 10,000 identical copies stop at the cap, they do not compile 2.56M variants.
+        let fs: Vec<_> = (0..10_000).map(|_| hostile(0)).collect();
+        let t = std::time::Instant::now();
+        let err =
+            PermissionPolicy::from_manifest(&serde_json::json!({ "fs": fs }), PolicyOptions::new("t")).unwrap_err();
+        eprintln!("10,000 copies rejected in {:?}", t.elapsed());
+        assert_eq!(err.pointer, format!("/fs/{at_cap}"));
+    }
+
+    #[test]
+    fn identical_variants_are_stored_once() {
+        let mut idx = GlobIndex::new(false, 0);
+        for g in ["/a/*/{x,x,y}", "/a/*/{y,x}", "/a/{*,*}.j"] {
+            for pg in parse(g, true, false).unwrap() {
+                idx.add(pg, 1);
+            }
+        }
+        let e = &idx.by_prefix["/a"];
+        assert_eq!(e.by_last.values().map(HashMap::len).sum::<usize>(), 2);
+        assert_eq!(e.in_dir.len(), 1);
     }
 }
