@@ -436,6 +436,14 @@ pub fn parse(glob: &str, escapes: bool, fold: bool) -> Result<Vec<ParsedGlob>, G
 fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool]) -> bool {
     count_work(1);
     let is_short = |j: usize| short.get(j).copied().unwrap_or(false);
+    if !pattern.contains(&Seg::Rec) {
+        // One segment each: no position sets, no allocation.
+        return pattern.len() == path.len()
+            && pattern.iter().zip(path).enumerate().all(|(j, (seg, name))| match seg {
+                Seg::Pat(p) => (p.is_literal() || !is_short(j)) && p.matches(name),
+                Seg::Rec => false,
+            });
+    }
     // `cur[j]`: pattern prefix matched exactly path[..j].
     let n = path.len();
     let mut cur = vec![false; n + 1];
