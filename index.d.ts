@@ -140,6 +140,8 @@ export declare const LIMITS: {
   readonly maxPolicyGlobVariants: number
   /** Compiled elements (prefix bytes, segments, characters, wildcards, class ranges) of all fs glob variants of one policy (1,048,576). */
   readonly maxPolicyGlobSize: number
+  /** Pattern-against-name steps one fs check may spend on wildcard grants (4,000,000); past it they do not match (fail closed). */
+  readonly maxMatchSteps: number
   readonly maxUrlBytes: number
   readonly defaultCpuGraceMs: number
 }

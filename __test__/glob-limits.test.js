@@ -14,6 +14,7 @@ test('LIMITS documents the per-glob and policy-wide brace caps', () => {
   assert.equal(LIMITS.maxBraceVariants, 256)
   assert.equal(LIMITS.maxPolicyGlobVariants, 16384)
   assert.equal(LIMITS.maxPolicyGlobSize, 1 << 20)
+  assert.equal(LIMITS.maxMatchSteps, 4000000)
 })
 
 test('a manifest past the policy-wide cap is INVALID_MANIFEST at the first glob over it', () => {
@@ -45,4 +46,19 @@ test('a manifest at the cap compiles and checks fast (timings printed)', () => {
     const perCheckUs = Number(process.hrtime.bigint() - t) / 1e3 / (n * paths.length)
     console.log(`${shape}: ${atCap * 256} variants compiled in ${compileMs.toFixed(1)} ms; ${perCheckUs.toFixed(1)} µs per check`)
   }
+})
+
+test('a hostile wildcard run cannot stall a check (timings printed)', () => {
+  // Runs holding `?` cannot be found by substring search: each grant stops at
+  // its linear step budget, the whole check at LIMITS.maxMatchSteps.
+  const fs = Array.from({ length: 500 }, (_, i) => `/a/*?${'a'.repeat(2000)}${i}b*`)
+  const policy = PermissionPolicy.fromManifest({ fs }, { plugin: 'p', platform: 'posix' })
+  const name = 'a'.repeat(4000)
+  const t = process.hrtime.bigint()
+  assert.equal(policy.checkFs(`/a/${name}`, 'read').allowed, false)
+  console.log(`500 hostile '?' runs against a 4000-byte name: ${(Number(process.hrtime.bigint() - t) / 1e6).toFixed(1)} ms`)
+  // With a handful of such grants the budget is not reached: a real match matches.
+  const few = PermissionPolicy.fromManifest({ fs: fs.slice(0, 5) }, { plugin: 'p', platform: 'posix' })
+  assert.equal(few.checkFs(`/a/x${'a'.repeat(2000)}3by`, 'read').allowed, true)
+  assert.equal(few.checkFs(`/a/${name}`, 'read').allowed, false)
 })

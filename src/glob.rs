@@ -38,10 +38,52 @@ use crate::ntfs_upcase;
 /// Most brace-expanded variants one glob may produce.
 pub const MAX_BRACE_VARIANTS: usize = 256;
 
+/// Most pattern-against-name steps (characters compared or scanned) one
+/// check may spend on wildcard segments. Legitimate manifests stay far below
+/// it (a check costs about the name length per wildcard grant it tries); a
+/// hostile one (thousands of `*??…?aaaa…b*` grants in one directory) would
+/// otherwise cost seconds per check. Past it the remaining wildcard grants
+/// do not match: the check fails closed, in a few milliseconds at most.
+pub const MAX_MATCH_STEPS: usize = 4_000_000;
+
+/// Steps one segment pattern may spend on one name, per character of the
+/// two, besides the length of its longest run holding `?` or a class (counted
+/// up to [`MAX_FREE_WILD_RUN`]). Literal runs are found in linear time, so only
+/// a longer wildcard run slid across a periodic name can need more; it then
+/// does not match (fail closed) and cannot starve the other grants of the
+/// check's budget.
+pub const MATCH_STEPS_PER_CHAR: usize = 8;
+
+/// Wildcard runs up to this many characters are always matched in full.
+pub const MAX_FREE_WILD_RUN: usize = 64;
+
+/// The match steps one check may still spend (see [`MAX_MATCH_STEPS`]).
+#[derive(Debug)]
+pub struct Budget(std::cell::Cell<usize>);
+
+impl Budget {
+    pub fn new(steps: usize) -> Self {
+        Self(std::cell::Cell::new(steps))
+    }
+
+    fn left(&self) -> usize {
+        self.0.get()
+    }
+
+    /// Spends `n` steps; false (and empty) when fewer are left.
+    fn spend(&self, n: usize) -> bool {
+        let left = self.0.get();
+        self.0.set(left.saturating_sub(n));
+        left >= n
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Pattern match attempts on this thread (segment patterns and segment walks), for tests that count work.
     pub(crate) static WORK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Match steps spent from check budgets on this thread.
+    pub(crate) static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 #[inline]
@@ -79,55 +121,158 @@ impl Atom {
     }
 }
 
+/// A run of single-character atoms between two `*` (or an end of the pattern).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Chunk {
+    atoms: Vec<Atom>,
+    /// The run as text when every atom is a literal character.
+    literal: Option<String>,
+}
+
+impl Chunk {
+    fn new(atoms: Vec<Atom>) -> Self {
+        let literal =
+            atoms.iter().map(|a| if let Atom::Char(c) = a { Some(*c) } else { None }).collect::<Option<String>>();
+        Self { atoms, literal }
+    }
+
+    /// The byte length of the match of this run at the start of `s`, if any.
+    fn at_start(&self, s: &str, budget: &Budget) -> Option<usize> {
+        if let Some(lit) = &self.literal {
+            // The first byte before a library compare: most names differ there.
+            let ok = match lit.as_bytes().first() {
+                None => true,
+                Some(b) => s.as_bytes().first() == Some(b) && budget.spend(lit.len()) && s.starts_with(lit.as_str()),
+            };
+            return ok.then_some(lit.len());
+        }
+        let mut end = 0;
+        let mut chars = s.chars();
+        for a in &self.atoms {
+            let c = chars.next()?;
+            if !budget.spend(1) || !a.matches_char(c) {
+                return None;
+            }
+            end += c.len_utf8();
+        }
+        Some(end)
+    }
+
+    /// The end (in bytes) of the leftmost match of this run in `s`. A literal
+    /// run is found by `str::find` (linear in `s` and the run).
+    fn find_end(&self, s: &str, budget: &Budget) -> Option<usize> {
+        if let Some(lit) = &self.literal {
+            // Two-way search: linear in the part of `s` it scans.
+            let found = s.find(lit.as_str());
+            let scanned = found.map_or(s.len(), |i| i + lit.len());
+            return if budget.spend(scanned + lit.len()) { found.map(|i| i + lit.len()) } else { None };
+        }
+        for (i, _) in s.char_indices() {
+            if let Some(n) = self.at_start(&s[i..], budget) {
+                return Some(i + n);
+            }
+            if !budget.spend(1) {
+                return None;
+            }
+        }
+        None
+    }
+}
+
 /// A pattern for one path segment (no separators).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SegPattern(Vec<Atom>);
+pub struct SegPattern {
+    atoms: Vec<Atom>,
+    /// The atoms split at each `*`: one more chunk than stars.
+    chunks: Vec<Chunk>,
+    /// Steps per name character this pattern may spend (see [`MATCH_STEPS_PER_CHAR`]).
+    rate: usize,
+    /// The pattern is `*`: every name matches.
+    any: bool,
+    /// Quick rejects without touching the chunks: the fewest bytes a
+    /// matching name has (one per non-star atom), and its first and last
+    /// characters when the pattern fixes them.
+    min_bytes: usize,
+    head: Option<char>,
+    tail: Option<char>,
+}
 
 impl SegPattern {
+    /// Consecutive stars are one star.
+    fn new(mut atoms: Vec<Atom>) -> Self {
+        atoms.dedup_by(|b, a| *a == Atom::Star && *b == Atom::Star);
+        let chunks: Vec<Chunk> = atoms.split(|a| *a == Atom::Star).map(|run| Chunk::new(run.to_vec())).collect();
+        let wild_run = chunks.iter().filter(|c| c.literal.is_none()).map(|c| c.atoms.len()).max().unwrap_or(0);
+        let rate = MATCH_STEPS_PER_CHAR + 1 + wild_run.min(MAX_FREE_WILD_RUN);
+        let min_bytes = atoms.iter().filter(|a| **a != Atom::Star).count();
+        let fixed = |a: Option<&Atom>| if let Some(Atom::Char(c)) = a { Some(*c) } else { None };
+        let (head, tail) = (fixed(atoms.first()), fixed(atoms.last()));
+        let any = atoms == [Atom::Star];
+        Self { atoms, chunks, rate, min_bytes, head, tail, any }
+    }
+
     fn is_literal(&self) -> bool {
-        self.0.iter().all(|a| matches!(a, Atom::Char(_)))
+        self.atoms.iter().all(|a| matches!(a, Atom::Char(_)))
     }
 
     fn literal(&self) -> String {
-        self.0.iter().filter_map(|a| if let Atom::Char(c) = a { Some(*c) } else { None }).collect()
+        self.atoms.iter().filter_map(|a| if let Atom::Char(c) = a { Some(*c) } else { None }).collect()
     }
 
-    /// Two-pointer wildcard match over chars; backtracks only to the last `*`.
-    pub fn matches(&self, name: &str) -> bool {
+    /// Matches one name: the first run anchored at the start, the last at the
+    /// end, the runs between at their leftmost places in order (each run has a
+    /// fixed length, so leftmost is never worse). Literal runs are found by
+    /// substring search, so `*aaaa…b` against `aaaa…` stays linear.
+    /// Past its own linear budget, or the check's `budget`, the answer is
+    /// "no match" (fail closed).
+    pub fn matches(&self, name: &str, budget: &Budget) -> bool {
         count_work(1);
-        let atoms = &self.0;
-        let text: &[u8] = name.as_bytes();
-        let (mut p, mut s) = (0usize, 0usize);
-        let mut star: Option<(usize, usize)> = None;
-        let char_at = |i: usize| -> (char, usize) {
-            let c = name[i..].chars().next().unwrap_or('\0');
-            (c, c.len_utf8())
+        if name.len() < self.min_bytes
+            || self.head.is_some_and(|c| !name.starts_with(c))
+            || self.tail.is_some_and(|c| !name.ends_with(c))
+        {
+            return false;
+        }
+        if self.any {
+            return true;
+        }
+        let own = (self.rate * (name.len() + self.atoms.len()) + 64).min(budget.left());
+        let local = Budget::new(own);
+        let hit = local.spend(1) && self.matches_within(name, &local);
+        let spent = own - local.left();
+        #[cfg(test)]
+        STEPS.with(|w| w.set(w.get() + spent as u64));
+        budget.spend(spent);
+        hit
+    }
+
+    fn matches_within(&self, name: &str, budget: &Budget) -> bool {
+        let (first, rest) = self.chunks.split_first().expect("at least one chunk");
+        let Some((last, middle)) = rest.split_last() else {
+            return first.at_start(name, budget) == Some(name.len());
         };
-        while s < text.len() {
-            if p < atoms.len() {
-                if atoms[p] == Atom::Star {
-                    star = Some((p, s));
-                    p += 1;
-                    continue;
-                }
-                let (c, len) = char_at(s);
-                if atoms[p].matches_char(c) {
-                    p += 1;
-                    s += len;
-                    continue;
-                }
+        let Some(mut pos) = first.at_start(name, budget) else { return false };
+        let tail_start = if last.atoms.is_empty() {
+            name.len()
+        } else {
+            if !budget.spend(last.atoms.len()) {
+                return false;
             }
-            match star {
-                Some((sp, ss)) => {
-                    let (_, len) = char_at(ss);
-                    star = Some((sp, ss + len));
-                    p = sp + 1;
-                    s = ss + len;
-                }
+            match name.char_indices().rev().nth(last.atoms.len() - 1) {
+                Some((i, _)) => i,
+                None => return false,
+            }
+        };
+        if tail_start < pos || last.at_start(&name[tail_start..], budget) != Some(name.len() - tail_start) {
+            return false;
+        }
+        for c in middle {
+            match c.find_end(&name[pos..tail_start], budget) {
+                Some(end) => pos += end,
                 None => return false,
             }
         }
-        atoms[p..].iter().all(|a| *a == Atom::Star)
+        true
     }
 }
 
@@ -362,7 +507,7 @@ impl ParsedGlob {
                     Seg::Rec => 1,
                     Seg::Pat(p) => {
                         1 + p
-                            .0
+                            .atoms
                             .iter()
                             .map(|a| if let Atom::Class { ranges, .. } = a { 1 + ranges.len() } else { 1 })
                             .sum::<usize>()
@@ -405,12 +550,11 @@ pub fn parse(glob: &str, escapes: bool, fold: bool) -> Result<Vec<ParsedGlob>, G
                     let mut atoms: Vec<Atom> = Vec::with_capacity(s.len());
                     for t in s {
                         match t {
-                            Tok::Atom(Atom::Star) if atoms.last() == Some(&Atom::Star) => {}
                             Tok::Atom(a) => atoms.push(a.clone()),
                             _ => return Err(GlobError("`**` only as a whole segment")),
                         }
                     }
-                    let p = SegPattern(atoms);
+                    let p = SegPattern::new(atoms);
                     if p.is_literal() && matches!(p.literal().as_str(), "." | "..") {
                         return Err(GlobError("no '.' or '..' segments"));
                     }
@@ -433,14 +577,14 @@ pub fn parse(glob: &str, escapes: bool, fold: bool) -> Result<Vec<ParsedGlob>, G
 /// Matches segment patterns against path segments: a position-set walk.
 /// `short[j]`: path segment `j` is an 8.3-shaped name, which only a literal
 /// pattern segment matches (win32; empty elsewhere).
-fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool]) -> bool {
+fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool], budget: &Budget) -> bool {
     count_work(1);
     let is_short = |j: usize| short.get(j).copied().unwrap_or(false);
     if !pattern.contains(&Seg::Rec) {
         // One segment each: no position sets, no allocation.
         return pattern.len() == path.len()
             && pattern.iter().zip(path).enumerate().all(|(j, (seg, name))| match seg {
-                Seg::Pat(p) => (p.is_literal() || !is_short(j)) && p.matches(name),
+                Seg::Pat(p) => (p.is_literal() || !is_short(j)) && p.matches(name, budget),
                 Seg::Rec => false,
             });
     }
@@ -449,6 +593,9 @@ fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool]) -> bool {
     let mut cur = vec![false; n + 1];
     cur[0] = true;
     for (k, seg) in pattern.iter().enumerate() {
+        if !budget.spend(n + 1) {
+            return false;
+        }
         let last = k + 1 == pattern.len();
         let mut next = vec![false; n + 1];
         match seg {
@@ -466,7 +613,7 @@ fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool]) -> bool {
             Seg::Pat(p) => {
                 let literal = p.is_literal();
                 for j in 0..n {
-                    if cur[j] && (literal || !is_short(j)) && p.matches(path[j]) {
+                    if cur[j] && (literal || !is_short(j)) && p.matches(path[j], budget) {
                         next[j + 1] = true;
                     }
                 }
@@ -584,6 +731,7 @@ impl GlobIndex {
         } else {
             None
         };
+        let budget = Budget::new(MAX_MATCH_STEPS);
         // Every ancestor directory: the root prefix, then each '/' boundary.
         let last_sep = path.rfind('/').unwrap_or(0);
         let name = &path[last_sep + 1..];
@@ -599,7 +747,7 @@ impl GlobIndex {
                     got |= e.subtree;
                     if at == last_sep {
                         for (p, m) in &e.in_dir {
-                            if *m & !got != 0 && p.matches(name) {
+                            if *m & !got != 0 && p.matches(name, &budget) {
                                 got |= m;
                             }
                         }
@@ -611,7 +759,7 @@ impl GlobIndex {
                     let short: Vec<bool> =
                         if short_below { segs.iter().map(|s| is_short_name_shape(s)).collect() } else { Vec::new() };
                     for (g, m) in e.general.iter().chain(by_last.into_iter().flatten()) {
-                        if *m & !got != 0 && segs_match(g, &segs, &short) {
+                        if *m & !got != 0 && segs_match(g, &segs, &short, &budget) {
                             got |= m;
                         }
                     }
@@ -667,7 +815,7 @@ mod tests {
             ("{*,x}*", "abc", true),
             ("*{*}", "abc", true),
         ] {
-            assert_eq!(seg(p).matches(s), want, "{p} ~ {s:?}");
+            assert_eq!(seg(p).matches(s, &Budget::new(MAX_MATCH_STEPS)), want, "{p} ~ {s:?}");
         }
         for bad in ["/**a", "/a**", "/{**,x}", "/{a/**,b}", "/x/{a,**}/y", "/***", "/a\\/b", "/a[/]b", "/[.-0]"] {
             assert!(parse(bad, true, false).is_err(), "{bad}");
@@ -694,7 +842,7 @@ mod tests {
         let p = seg(&"*a".repeat(200));
         let s = "a".repeat(4000) + "b";
         let t = std::time::Instant::now();
-        assert!(!p.matches(&s));
+        assert!(!p.matches(&s, &Budget::new(MAX_MATCH_STEPS)));
         assert!(t.elapsed().as_secs() < 2);
     }
 
@@ -813,5 +961,88 @@ mod tests {
         let e = &idx.by_prefix["/a"];
         assert_eq!(e.by_last.values().map(HashMap::len).sum::<usize>(), 2);
         assert_eq!(e.in_dir.len(), 1);
+    }
+
+    /// A naive recursive matcher for one segment, to check the chunked matcher.
+    fn naive(p: &[Atom], s: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some(Atom::Star) => (0..=s.len()).any(|k| naive(&p[1..], &s[k..])),
+            Some(a) => !s.is_empty() && a.matches_char(s[0]) && naive(&p[1..], &s[1..]),
+        }
+    }
+
+    #[test]
+    fn chunked_segment_matching_agrees_with_naive_backtracking() {
+        let pieces = ["*", "a", "b", "?", "[ab]", "[!a]", "é", "ab", "*a", "b*"];
+        let names = ["", "a", "b", "ab", "ba", "aab", "abab", "bbb", "é", "aéb", "abba", "babab"];
+        let mut seed = 0x2545_f491u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let mut p = String::new();
+            for _ in 0..1 + next(5) {
+                p.push_str(pieces[next(pieces.len())]);
+            }
+            if p.contains("**") {
+                continue;
+            }
+            let pat = seg(&p);
+            for name in names {
+                let chars: Vec<char> = name.chars().collect();
+                let want = naive(&pat.atoms, &chars);
+                assert_eq!(pat.matches(name, &Budget::new(MAX_MATCH_STEPS)), want, "{p:?} ~ {name:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20_000, "{checked}");
+    }
+
+    /// A hostile manifest within every limit (grants whose middle run holds a
+    /// `?`, so no substring search applies) costs at most the step budget per
+    /// check, and fails closed past it.
+    #[test]
+    fn match_steps_are_budgeted() {
+        let body = format!("*?{}b*", "a".repeat(2000));
+        let p = seg(&body);
+        let name = "a".repeat(4000);
+        let budget = Budget::new(MAX_MATCH_STEPS);
+        assert!(!p.matches(&name, &budget));
+        let spent = MAX_MATCH_STEPS - budget.left();
+        eprintln!("one hostile segment match: {spent} steps");
+        // Naively about (4000 - 2000) start places x 2000 characters each; capped at linear work.
+        assert!(spent <= (MATCH_STEPS_PER_CHAR + 1 + MAX_FREE_WILD_RUN) * (4000 + 2005) + 64, "{spent}");
+        // The same pattern still matches where it should.
+        assert!(p.matches(&format!("x{}by", "a".repeat(2000)), &Budget::new(MAX_MATCH_STEPS)));
+        let path = format!("/a/{name}");
+        for (grants, write_survives) in [(5, true), (2000, false)] {
+            let mut idx = GlobIndex::new(false, 0);
+            for i in 0..grants {
+                for pg in parse(&format!("/a/*?{}{i}b*", "a".repeat(2000)), true, false).unwrap() {
+                    idx.add(pg, 1);
+                }
+            }
+            for pg in parse("/a/*", true, false).unwrap() {
+                idx.add(pg, 2);
+            }
+            STEPS.with(|w| w.set(0));
+            let t = std::time::Instant::now();
+            // No hostile grant matches (each stops at its linear budget).
+            assert_eq!(idx.modes(&path, 1) & 1, 0);
+            let steps = STEPS.with(std::cell::Cell::get);
+            eprintln!("{grants} hostile grants: {:?}, {steps} steps", t.elapsed());
+            assert!(steps <= MAX_MATCH_STEPS as u64, "{steps}");
+            // With a few, the cheap grant still matches; with thousands the check's
+            // budget may run out first, and then the answer is a denial (fail closed).
+            if write_survives {
+                assert_eq!(idx.modes(&path, 2) & 2, 2);
+            }
+            assert_eq!(idx.modes("/a/x", 2) & 2, 2);
+        }
     }
 }

@@ -134,7 +134,7 @@ function badWin32Segment(s) {
 
 /** `{ root, segs }` of a path the reference allows to be matched, or null (denied before matching). */
 function normalizePath(raw, platform) {
-  if (raw === '' || raw.includes('\0') || Buffer.byteLength(raw, 'utf8') > MAX_PATH_BYTES) return null
+  if (raw === '' || raw.includes('\0') || !raw.isWellFormed() || Buffer.byteLength(raw, 'utf8') > MAX_PATH_BYTES) return null
   let root, rest
   if (platform === 'posix') {
     if (!raw.startsWith('/')) return null
@@ -354,7 +354,7 @@ async function run({ seconds = 3, seed = 0x5eed, log = () => {} } = {}) {
         counts[platform]++
         if (Buffer.byteLength(p) > MAX_PATH_BYTES - 8) longPaths++
         if (got.allowed && !want) wrongAllows.push({ platform, glob, path: p, bytes: Buffer.byteLength(p), got })
-        else if (!got.allowed && want) mismatches.push({ platform, glob, path: p, got })
+        else if (!got.allowed && want) mismatches.push({ platform, glob, path: p, bytes: Buffer.byteLength(p), got })
       }
     }
     await new Promise(setImmediate)

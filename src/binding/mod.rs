@@ -59,6 +59,7 @@ pub fn export_data() -> String {
             "maxBraceVariants": crate::glob::MAX_BRACE_VARIANTS,
             "maxPolicyGlobVariants": crate::fs::MAX_POLICY_GLOB_VARIANTS,
             "maxPolicyGlobSize": crate::fs::MAX_POLICY_GLOB_SIZE,
+            "maxMatchSteps": crate::glob::MAX_MATCH_STEPS,
             "maxUrlBytes": crate::fetch::MAX_URL_BYTES,
             "defaultCpuGraceMs": crate::budget::DEFAULT_CPU_GRACE_MS,
         },
