@@ -705,6 +705,20 @@ impl GlobIndex {
         if path.ends_with('/') {
             return self.roots.iter().filter(|(r, _)| r == path).fold(0, |m, (_, x)| m | x);
         }
+        // Grants giving the wanted mode get the match budget first; the others
+        // are tried after, only to tell `mode_not_granted` from `not_allowlisted`.
+        let budget = Budget::new(MAX_MATCH_STEPS);
+        let got = self.scan(path, wanted, &budget);
+        if got & wanted != 0 {
+            return got;
+        }
+        got | self.scan(path, !wanted, &budget)
+    }
+
+    /// The modes of the grants matching `path` (already folded), trying
+    /// wildcard grants only when they give a mode in `filter`; stops at one.
+    fn scan(&self, path: &str, filter: Modes, budget: &Budget) -> Modes {
+        let wanted = filter;
         let mut got: Modes = 0;
         let bytes = path.as_bytes();
         let full_depth = bytes.iter().filter(|&&b| b == b'/').count();
@@ -731,7 +745,6 @@ impl GlobIndex {
         } else {
             None
         };
-        let budget = Budget::new(MAX_MATCH_STEPS);
         // Every ancestor directory: the root prefix, then each '/' boundary.
         let last_sep = path.rfind('/').unwrap_or(0);
         let name = &path[last_sep + 1..];
@@ -747,7 +760,7 @@ impl GlobIndex {
                     got |= e.subtree;
                     if at == last_sep {
                         for (p, m) in &e.in_dir {
-                            if *m & !got != 0 && p.matches(name, &budget) {
+                            if *m & filter & !got != 0 && p.matches(name, budget) {
                                 got |= m;
                             }
                         }
@@ -759,7 +772,7 @@ impl GlobIndex {
                     let short: Vec<bool> =
                         if short_below { segs.iter().map(|s| is_short_name_shape(s)).collect() } else { Vec::new() };
                     for (g, m) in e.general.iter().chain(by_last.into_iter().flatten()) {
-                        if *m & !got != 0 && segs_match(g, &segs, &short, &budget) {
+                        if *m & filter & !got != 0 && segs_match(g, &segs, &short, budget) {
                             got |= m;
                         }
                     }
@@ -1040,8 +1053,10 @@ mod tests {
             // With a few, the cheap grant still matches; with thousands the check's
             // budget may run out first, and then the answer is a denial (fail closed).
             if write_survives {
-                assert_eq!(idx.modes(&path, 2) & 2, 2);
+                assert_eq!(idx.modes(&path, 1), 2, "read: mode_not_granted, /a/* found after the budget");
             }
+            // The wanted mode's grants are tried first: the hostile read grants cannot starve it.
+            assert_eq!(idx.modes(&path, 2) & 2, 2);
             assert_eq!(idx.modes("/a/x", 2) & 2, 2);
         }
     }
