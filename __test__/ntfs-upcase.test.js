@@ -78,3 +78,10 @@ test('win32 names are equal exactly when the NTFS upcase table says so', () => {
   assert.ok(jsMergesNtfsKeepsApart >= 200, `${jsMergesNtfsKeepsApart}`)
   assert.ok(merged >= 900, `${merged}`)
 })
+
+test('data/ntfs-upcase.txt is what scripts/gen-ntfs-upcase.js generates', () => {
+  const { execFileSync } = require('node:child_process')
+  const generated = execFileSync(process.execPath, [path.join(__dirname, '../scripts/gen-ntfs-upcase.js')], { encoding: 'utf8' })
+  assert.equal(generated, fs.readFileSync(path.join(__dirname, '../data/ntfs-upcase.txt'), 'utf8'))
+  assert.equal(table.size, 973)
+})

@@ -109,4 +109,17 @@ mod tests {
             assert_eq!(upcase(c), char::from_u32(u32::from(table().up[b as usize])).unwrap());
         }
     }
+
+    #[test]
+    fn the_checked_in_table_is_whole_and_has_provenance() {
+        assert!(DATA.lines().any(|l| l.starts_with('#') && l.contains("75dcdc2cf37478fad6c0e3427403d198b554951d")));
+        let entries = DATA.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).count();
+        let parsed = table().up.iter().enumerate().filter(|&(i, &u)| i != u as usize).count();
+        assert_eq!(entries, parsed, "every line parses");
+        assert_eq!(parsed, 973);
+        // No unit upper-cases into or out of the surrogate range.
+        for (i, &u) in table().up.iter().enumerate() {
+            assert_eq!((0xD800..0xE000).contains(&i), (0xD800..0xE000).contains(&(u as usize)), "{i:04X}");
+        }
+    }
 }
