@@ -134,6 +134,14 @@ export declare const LIMITS: {
   readonly maxNameBytes: number
   readonly maxBraceGroups: number
   readonly maxBraceAlternatives: number
+  /** Brace variants one fs glob may expand to (256). */
+  readonly maxBraceVariants: number
+  /** Brace variants all the fs globs of one policy may expand to together (16,384). */
+  readonly maxPolicyGlobVariants: number
+  /** Compiled elements (prefix bytes, segments, characters, wildcards, class ranges) of all fs glob variants of one policy (1,048,576). */
+  readonly maxPolicyGlobSize: number
+  /** Pattern-against-name steps one fs check may spend on wildcard grants (4,000,000); past it they do not match (fail closed). */
+  readonly maxMatchSteps: number
   readonly maxUrlBytes: number
   readonly defaultCpuGraceMs: number
 }

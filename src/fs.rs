@@ -12,6 +12,13 @@ pub const MAX_PATH_BYTES: usize = 4096;
 pub const MAX_BRACE_GROUPS: usize = 8;
 /// Most alternatives (commas inside braces, plus one per group) one fs glob may hold.
 pub const MAX_BRACE_ALTERNATIVES: usize = 64;
+/// Most brace variants all the fs globs of one policy may expand to together
+/// (counted before identical variants are merged).
+pub const MAX_POLICY_GLOB_VARIANTS: usize = 16_384;
+/// Largest compiled size of all the fs globs of one policy together, in
+/// elements: one per literal-prefix byte, segment, pattern character,
+/// wildcard and class range of every brace variant.
+pub const MAX_POLICY_GLOB_SIZE: usize = 1 << 20;
 
 /// The access a request wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -192,13 +199,15 @@ pub fn normalize(raw: &str, platform: Platform) -> Result<NormalPath, DenyReason
                 out.truncate(cut);
             }
             s => {
-                if platform == Platform::Win32 && is_bad_win32_segment(s) {
-                    return Err(DenyReason::InvalidPath);
-                }
                 out.push('/');
                 out.push_str(s);
             }
         }
+    }
+    // The win32 segment rules apply to what remains after `..` is resolved
+    // (as Windows resolves it): `C:\d\CON\..\y` is `C:\d\y`.
+    if platform == Platform::Win32 && out[root_len..].split('/').skip(1).any(is_bad_win32_segment) {
+        return Err(DenyReason::InvalidPath);
     }
     if out.len() == root_len {
         out.push('/');
@@ -241,12 +250,6 @@ pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<S
                     "a normalised glob: no '.' or '..' segments (write the directory it means)",
                 ))
             }
-            s if s.contains("**") && s != "**" => {
-                return Err(ManifestError::new(
-                    pointer,
-                    "`**` only as a whole segment (`/a/**/b`); inside a name write `*`",
-                ))
-            }
             s => {
                 out.push('/');
                 out.push_str(s);
@@ -285,6 +288,9 @@ fn parse_glob(glob: &str, platform: Platform) -> Result<Vec<glob::ParsedGlob>, g
 pub struct FsMatcher {
     platform: Platform,
     index: GlobIndex,
+    /// Brace variants and compiled size added so far (for the policy-wide caps).
+    variants: usize,
+    size: usize,
 }
 
 const fn mode_bit(mode: FsMode) -> Modes {
@@ -306,7 +312,7 @@ impl FsMatcher {
     /// A matcher with no grants (it denies everything).
     pub fn new(platform: Platform) -> Self {
         let root_len = if platform == Platform::Win32 { 2 } else { 0 };
-        Self { platform, index: GlobIndex::new(platform == Platform::Win32, root_len) }
+        Self { platform, index: GlobIndex::new(platform == Platform::Win32, root_len), variants: 0, size: 0 }
     }
 
     /// Parses one normalised grant and adds it; a bad glob is an error at `pointer`.
@@ -319,6 +325,18 @@ impl FsMatcher {
                 ),
             )
         })?;
+        let size: usize = variants.iter().map(glob::ParsedGlob::size).sum();
+        if self.variants + variants.len() > MAX_POLICY_GLOB_VARIANTS || self.size + size > MAX_POLICY_GLOB_SIZE {
+            return Err(ManifestError::new(
+                pointer,
+                format!(
+                    "fs globs within the policy-wide cap of {MAX_POLICY_GLOB_VARIANTS} brace variants and \
+                     {MAX_POLICY_GLOB_SIZE} compiled elements (all globs together; this one takes it past)"
+                ),
+            ));
+        }
+        self.variants += variants.len();
+        self.size += size;
         for v in variants {
             self.index.add(v, grant_bits(grant.mode));
         }

@@ -1,12 +1,31 @@
 //! The fs glob engine: one parser for validation and matching, and an index
 //! that keeps a check flat in the number of grants.
 //!
-//! A glob is split into its literal directory prefix `L` (the segments before
-//! the first wildcard) and the rest `R`. Grants are filed under `L` in one
-//! hash map, by shape: `R` empty (an exact path), `R = **` (everything below
-//! `L`), `R` one segment pattern (a name in directory `L`, e.g. `*.json`), or
-//! anything else (matched segment by segment). A check looks up the path and
+//! A glob is parsed once into tokens, with `{a,b}` groups as a tree of
+//! alternatives. Brace alternatives are alternatives, never text: variants
+//! are expanded over tokens, so a `*` from an alternative beside a `*` outside
+//! is two stars in one segment, which is one star (`/d/{*,x}*` is one segment
+//! wide). Only a `**` written as a whole segment in the glob text (between
+//! separators, outside any group: `/a/**/b`) is recursive; any other `**`,
+//! including `{**,x}` and `{a/**,b}`, is rejected (the fail-safe reading of
+//! SPEC §2: a manifest never gets recursion it did not spell out).
+//!
+//! Each variant is split into its literal directory prefix `L` (the segments
+//! before the first wildcard) and the rest `R`. Grants are filed under `L` in
+//! one hash map, by shape: `R` empty (an exact path), `R = **` (everything
+//! below `L`), `R` one segment pattern (a name in directory `L`, e.g.
+//! `*.json`), or anything else (matched segment by segment, filed under its
+//! last segment when that is a literal name). A check looks up the path and
 //! each of its ancestors: O(depth) hash lookups, whatever the grant count.
+//! Identical variants are stored once.
+//!
+//! win32 matching compares names as NTFS does (see [`crate::ntfs_upcase`]):
+//! literals are upper-cased per character with the NTFS table, class ranges
+//! keep their bounds as written and match a character when any character NTFS
+//! treats as equal to it lies in the range. A path segment shaped like an 8.3
+//! short name (`NAME~1.EXT`, see [`is_short_name_shape`]) can alias any long
+//! name, so on win32 it is matched only by a literal glob segment: never by a
+//! wildcard, a class or `**`.
 //!
 //! Matching never backtracks exponentially: a segment pattern is matched by
 //! the two-pointer wildcard algorithm (O(pattern × name)), segments by a
@@ -14,82 +33,251 @@
 
 use std::collections::HashMap;
 
+use crate::ntfs_upcase;
+
 /// Most brace-expanded variants one glob may produce.
 pub const MAX_BRACE_VARIANTS: usize = 256;
 
+/// Most pattern-against-name steps (characters compared or scanned) one
+/// check may spend on wildcard segments. Legitimate manifests stay far below
+/// it (a check costs about the name length per wildcard grant it tries); a
+/// hostile one (thousands of `*??…?aaaa…b*` grants in one directory) would
+/// otherwise cost seconds per check. Past it the remaining wildcard grants
+/// do not match: the check fails closed, in a few milliseconds at most.
+pub const MAX_MATCH_STEPS: usize = 4_000_000;
+
+/// Steps one segment pattern may spend on one name, per character of the
+/// two, besides the length of its longest run holding `?` or a class (counted
+/// up to [`MAX_FREE_WILD_RUN`]). Literal runs are found in linear time, so only
+/// a longer wildcard run slid across a periodic name can need more; it then
+/// does not match (fail closed) and cannot starve the other grants of the
+/// check's budget.
+pub const MATCH_STEPS_PER_CHAR: usize = 8;
+
+/// Wildcard runs up to this many characters are always matched in full.
+pub const MAX_FREE_WILD_RUN: usize = 64;
+
+/// The match steps one check may still spend (see [`MAX_MATCH_STEPS`]).
+#[derive(Debug)]
+pub struct Budget(std::cell::Cell<usize>);
+
+impl Budget {
+    pub fn new(steps: usize) -> Self {
+        Self(std::cell::Cell::new(steps))
+    }
+
+    fn left(&self) -> usize {
+        self.0.get()
+    }
+
+    /// Spends `n` steps; false (and empty) when fewer are left.
+    fn spend(&self, n: usize) -> bool {
+        let left = self.0.get();
+        self.0.set(left.saturating_sub(n));
+        left >= n
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Pattern match attempts on this thread (segment patterns and segment walks), for tests that count work.
+    pub(crate) static WORK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Match steps spent from check budgets on this thread.
+    pub(crate) static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+#[inline]
+fn count_work(_n: usize) {
+    #[cfg(test)]
+    WORK.with(|w| w.set(w.get() + _n as u64));
+}
+
 /// One element of a segment pattern.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Atom {
+    /// A literal character (NTFS upper case on win32).
     Char(char),
     /// `?`: one character.
     Any,
     /// `*`: any run of characters within the segment.
     Star,
-    /// `[...]`: inclusive ranges, maybe negated.
-    Class {
-        negated: bool,
-        ranges: Vec<(char, char)>,
-    },
+    /// `[...]`: inclusive ranges as written, maybe negated; `fold`: NTFS case partners match too.
+    Class { negated: bool, fold: bool, ranges: Vec<(char, char)> },
+}
+
+impl Atom {
+    /// Whether a single-character atom matches `c` (already upper-cased on win32).
+    fn matches_char(&self, c: char) -> bool {
+        match self {
+            Atom::Char(x) => *x == c,
+            Atom::Any => true,
+            Atom::Star => false,
+            Atom::Class { negated, fold, ranges } => {
+                let inside = |d: char| ranges.iter().any(|&(a, b)| a <= d && d <= b);
+                let hit = if *fold { ntfs_upcase::any_with_upcase(c, inside) } else { inside(c) };
+                hit != *negated
+            }
+        }
+    }
+}
+
+/// A run of single-character atoms between two `*` (or an end of the pattern).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Chunk {
+    atoms: Vec<Atom>,
+    /// The run as text when every atom is a literal character.
+    literal: Option<String>,
+}
+
+impl Chunk {
+    fn new(atoms: Vec<Atom>) -> Self {
+        let literal =
+            atoms.iter().map(|a| if let Atom::Char(c) = a { Some(*c) } else { None }).collect::<Option<String>>();
+        Self { atoms, literal }
+    }
+
+    /// The byte length of the match of this run at the start of `s`, if any.
+    fn at_start(&self, s: &str, budget: &Budget) -> Option<usize> {
+        if let Some(lit) = &self.literal {
+            // The first byte before a library compare: most names differ there.
+            let ok = match lit.as_bytes().first() {
+                None => true,
+                Some(b) => s.as_bytes().first() == Some(b) && budget.spend(lit.len()) && s.starts_with(lit.as_str()),
+            };
+            return ok.then_some(lit.len());
+        }
+        let mut end = 0;
+        let mut chars = s.chars();
+        for a in &self.atoms {
+            let c = chars.next()?;
+            if !budget.spend(1) || !a.matches_char(c) {
+                return None;
+            }
+            end += c.len_utf8();
+        }
+        Some(end)
+    }
+
+    /// The end (in bytes) of the leftmost match of this run in `s`. A literal
+    /// run is found by `str::find` (linear in `s` and the run).
+    fn find_end(&self, s: &str, budget: &Budget) -> Option<usize> {
+        if let Some(lit) = &self.literal {
+            // Two-way search: linear in the part of `s` it scans.
+            let found = s.find(lit.as_str());
+            let scanned = found.map_or(s.len(), |i| i + lit.len());
+            return if budget.spend(scanned + lit.len()) { found.map(|i| i + lit.len()) } else { None };
+        }
+        for (i, _) in s.char_indices() {
+            if let Some(n) = self.at_start(&s[i..], budget) {
+                return Some(i + n);
+            }
+            if !budget.spend(1) {
+                return None;
+            }
+        }
+        None
+    }
 }
 
 /// A pattern for one path segment (no separators).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SegPattern(Vec<Atom>);
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SegPattern {
+    atoms: Vec<Atom>,
+    /// The atoms split at each `*`: one more chunk than stars.
+    chunks: Vec<Chunk>,
+    /// Steps per name character this pattern may spend (see [`MATCH_STEPS_PER_CHAR`]).
+    rate: usize,
+    /// The pattern is `*`: every name matches.
+    any: bool,
+    /// Quick rejects without touching the chunks: the fewest bytes a
+    /// matching name has (one per non-star atom), and its first and last
+    /// characters when the pattern fixes them.
+    min_bytes: usize,
+    head: Option<char>,
+    tail: Option<char>,
+}
 
 impl SegPattern {
+    /// Consecutive stars are one star.
+    fn new(mut atoms: Vec<Atom>) -> Self {
+        atoms.dedup_by(|b, a| *a == Atom::Star && *b == Atom::Star);
+        let chunks: Vec<Chunk> = atoms.split(|a| *a == Atom::Star).map(|run| Chunk::new(run.to_vec())).collect();
+        let wild_run = chunks.iter().filter(|c| c.literal.is_none()).map(|c| c.atoms.len()).max().unwrap_or(0);
+        let rate = MATCH_STEPS_PER_CHAR + 1 + wild_run.min(MAX_FREE_WILD_RUN);
+        let min_bytes = atoms.iter().filter(|a| **a != Atom::Star).count();
+        let fixed = |a: Option<&Atom>| if let Some(Atom::Char(c)) = a { Some(*c) } else { None };
+        let (head, tail) = (fixed(atoms.first()), fixed(atoms.last()));
+        let any = atoms == [Atom::Star];
+        Self { atoms, chunks, rate, min_bytes, head, tail, any }
+    }
+
     fn is_literal(&self) -> bool {
-        self.0.iter().all(|a| matches!(a, Atom::Char(_)))
+        self.atoms.iter().all(|a| matches!(a, Atom::Char(_)))
     }
 
     fn literal(&self) -> String {
-        self.0.iter().filter_map(|a| if let Atom::Char(c) = a { Some(*c) } else { None }).collect()
+        self.atoms.iter().filter_map(|a| if let Atom::Char(c) = a { Some(*c) } else { None }).collect()
     }
 
-    /// Two-pointer wildcard match over chars; backtracks only to the last `*`.
-    pub fn matches(&self, name: &str) -> bool {
-        let atoms = &self.0;
-        let text: &[u8] = name.as_bytes();
-        let (mut p, mut s) = (0usize, 0usize);
-        let mut star: Option<(usize, usize)> = None;
-        let char_at = |i: usize| -> (char, usize) {
-            let c = name[i..].chars().next().unwrap_or('\0');
-            (c, c.len_utf8())
+    /// Matches one name: the first run anchored at the start, the last at the
+    /// end, the runs between at their leftmost places in order (each run has a
+    /// fixed length, so leftmost is never worse). Literal runs are found by
+    /// substring search, so `*aaaa…b` against `aaaa…` stays linear.
+    /// Past its own linear budget, or the check's `budget`, the answer is
+    /// "no match" (fail closed).
+    pub fn matches(&self, name: &str, budget: &Budget) -> bool {
+        count_work(1);
+        if name.len() < self.min_bytes
+            || self.head.is_some_and(|c| !name.starts_with(c))
+            || self.tail.is_some_and(|c| !name.ends_with(c))
+        {
+            return false;
+        }
+        if self.any {
+            return true;
+        }
+        let own = (self.rate * (name.len() + self.atoms.len()) + 64).min(budget.left());
+        let local = Budget::new(own);
+        let hit = local.spend(1) && self.matches_within(name, &local);
+        let spent = own - local.left();
+        #[cfg(test)]
+        STEPS.with(|w| w.set(w.get() + spent as u64));
+        budget.spend(spent);
+        hit
+    }
+
+    fn matches_within(&self, name: &str, budget: &Budget) -> bool {
+        let (first, rest) = self.chunks.split_first().expect("at least one chunk");
+        let Some((last, middle)) = rest.split_last() else {
+            return first.at_start(name, budget) == Some(name.len());
         };
-        while s < text.len() {
-            if p < atoms.len() {
-                let (c, len) = char_at(s);
-                let ok = match &atoms[p] {
-                    Atom::Char(x) => *x == c,
-                    Atom::Any => true,
-                    Atom::Class { negated, ranges } => ranges.iter().any(|(a, b)| (*a..=*b).contains(&c)) != *negated,
-                    Atom::Star => {
-                        star = Some((p, s));
-                        p += 1;
-                        continue;
-                    }
-                };
-                if ok {
-                    p += 1;
-                    s += len;
-                    continue;
-                }
+        let Some(mut pos) = first.at_start(name, budget) else { return false };
+        let tail_start = if last.atoms.is_empty() {
+            name.len()
+        } else {
+            if !budget.spend(last.atoms.len()) {
+                return false;
             }
-            match star {
-                Some((sp, ss)) => {
-                    let (_, len) = char_at(ss);
-                    star = Some((sp, ss + len));
-                    p = sp + 1;
-                    s = ss + len;
-                }
+            match name.char_indices().rev().nth(last.atoms.len() - 1) {
+                Some((i, _)) => i,
+                None => return false,
+            }
+        };
+        if tail_start < pos || last.at_start(&name[tail_start..], budget) != Some(name.len() - tail_start) {
+            return false;
+        }
+        for c in middle {
+            match c.find_end(&name[pos..tail_start], budget) {
+                Some(end) => pos += end,
                 None => return false,
             }
         }
-        atoms[p..].iter().all(|a| *a == Atom::Star)
+        true
     }
 }
 
 /// A glob segment.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Seg {
     /// `**`: any number of segments (at least one when it is last).
     Rec,
@@ -106,264 +294,273 @@ impl std::fmt::Display for GlobError {
     }
 }
 
-/// Calls `visit(i, c)` for each character at index `i >= from` of `chars`
-/// that is outside a `[...]` class and not escaped, until it returns false.
-/// A `]` right after `[` or `[!` is literal, as in the segment parser.
-fn scan_structural(chars: &[(usize, char)], from: usize, escapes: bool, mut visit: impl FnMut(usize, char) -> bool) {
-    let mut i = from;
-    let mut in_class = false;
-    while i < chars.len() {
-        let c = chars[i].1;
-        if escapes && c == '\\' {
-            i += 2;
-            continue;
-        }
-        if in_class {
-            if c == ']' {
-                in_class = false;
-            }
-        } else if c == '[' {
-            in_class = true;
-            if i + 1 < chars.len() && matches!(chars[i + 1].1, '!' | '^') {
-                i += 1;
-            }
-            if i + 1 < chars.len() && chars[i + 1].1 == ']' {
-                i += 1;
-            }
-        } else if !visit(i, c) {
-            return;
-        }
-        i += 1;
-    }
+/// A token of a glob body: brace groups stay a tree until expansion.
+#[derive(Debug, Clone)]
+enum Tok {
+    Atom(Atom),
+    Sep,
+    /// A `**` written as a whole segment.
+    Rec,
+    Group(Vec<Vec<Tok>>),
 }
 
-/// Expands `{a,b}` alternatives (nested allowed) into plain globs.
-fn expand_braces(glob: &str, escapes: bool, out: &mut Vec<String>) -> Result<(), GlobError> {
-    let chars: Vec<(usize, char)> = glob.char_indices().collect();
-    // The first top-level `{`; a `}` before any `{` is unmatched.
-    let mut open = None;
-    let mut unmatched = false;
-    scan_structural(&chars, 0, escapes, |i, c| match c {
-        '{' => {
-            open = Some(i);
-            false
-        }
-        '}' => {
-            unmatched = true;
-            false
-        }
-        _ => true,
-    });
-    if unmatched {
-        return Err(GlobError("an unmatched '}' (write '[}]' for a literal one)"));
-    }
-    let Some(open) = open else {
-        if out.len() >= MAX_BRACE_VARIANTS {
-            return Err(GlobError("brace expansion past 256 variants"));
-        }
-        out.push(glob.to_owned());
-        return Ok(());
-    };
-    // Split the group's body on top-level commas, up to its matching `}`.
-    let mut depth = 0;
-    let mut parts = Vec::new();
-    let mut start = open + 1;
-    let mut close = None;
-    scan_structural(&chars, open + 1, escapes, |j, c| {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => {
-                parts.push((start, j));
-                close = Some(j);
-                return false;
-            }
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push((start, j));
-                start = j + 1;
-            }
-            _ => {}
-        }
-        true
-    });
-    let Some(close) = close else {
-        return Err(GlobError("an unclosed '{' (write '[{]' for a literal one)"));
-    };
-    let byte = |k: usize| chars.get(k).map_or(glob.len(), |x| x.0);
-    let head = &glob[..byte(open)];
-    let tail = &glob[byte(close + 1)..];
-    for (a, b) in parts {
-        let alt = &glob[byte(a)..byte(b)];
-        if alt.is_empty() {
-            return Err(GlobError("an empty '{...}' alternative"));
-        }
-        expand_braces(&format!("{head}{alt}{tail}"), escapes, out)?;
-    }
-    Ok(())
+struct Parser {
+    chars: Vec<char>,
+    i: usize,
+    escapes: bool,
+    fold: bool,
 }
 
-/// Parses one segment (no braces, no separators).
-fn parse_segment(s: &str, escapes: bool, fold: bool) -> Result<Seg, GlobError> {
-    if s == "**" {
-        return Ok(Seg::Rec);
+impl Parser {
+    fn lit(&self, c: char) -> Atom {
+        Atom::Char(if self.fold { ntfs_upcase::upcase(c) } else { c })
     }
-    if s.contains("**") && !escapes_double_star(s, escapes) {
-        return Err(GlobError("`**` only as a whole segment"));
-    }
-    let norm = |c: char| if fold { fold_char(c) } else { c };
-    let chars: Vec<char> = s.chars().collect();
-    let mut atoms = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '\\' if escapes => {
-                let Some(&n) = chars.get(i + 1) else { return Err(GlobError("a trailing '\\' escapes nothing")) };
-                atoms.push(Atom::Char(norm(n)));
-                i += 2;
-                continue;
-            }
-            '*' => {
-                if atoms.last() != Some(&Atom::Star) {
-                    atoms.push(Atom::Star);
-                }
-            }
-            '?' => atoms.push(Atom::Any),
-            '[' => {
-                let mut j = i + 1;
-                let negated = matches!(chars.get(j), Some('!' | '^'));
-                if negated {
-                    j += 1;
-                }
-                let mut ranges = Vec::new();
-                let mut first = true;
-                loop {
-                    let Some(&x) = chars.get(j) else {
-                        return Err(GlobError("an unclosed '[' (write '[[]' for a literal one)"));
-                    };
-                    if x == ']' && !first {
-                        break;
+
+    /// A sequence up to the end, or (inside a group) up to its `,` or `}`.
+    fn seq(&mut self, depth: usize) -> Result<Vec<Tok>, GlobError> {
+        let mut out = Vec::new();
+        while let Some(&c) = self.chars.get(self.i) {
+            match c {
+                ',' | '}' if depth > 0 => return Ok(out),
+                '}' => return Err(GlobError("an unmatched '}' (write '[}]' for a literal one)")),
+                '\\' if self.escapes => {
+                    match self.chars.get(self.i + 1) {
+                        None => return Err(GlobError("a trailing '\\' escapes nothing")),
+                        Some('/') => return Err(GlobError("a '\\' before a separator (a name never holds '/')")),
+                        Some(&n) => out.push(Tok::Atom(self.lit(n))),
                     }
-                    first = false;
-                    let (x, step) = if escapes && x == '\\' {
-                        match chars.get(j + 1) {
-                            Some(&e) => (e, 2),
-                            None => return Err(GlobError("an unclosed '['")),
+                    self.i += 2;
+                }
+                '[' => out.push(Tok::Atom(self.class()?)),
+                '{' => {
+                    self.i += 1;
+                    let mut alts = Vec::new();
+                    loop {
+                        let alt = self.seq(depth + 1)?;
+                        if alt.is_empty() {
+                            return Err(GlobError("an empty '{...}' alternative"));
                         }
-                    } else {
-                        (x, 1)
-                    };
-                    j += step;
-                    if chars.get(j) == Some(&'-') && chars.get(j + 1).is_some_and(|&y| y != ']') {
-                        let y = chars[j + 1];
-                        if y < x {
-                            return Err(GlobError("a class range out of order"));
+                        alts.push(alt);
+                        match self.chars.get(self.i) {
+                            Some(',') => self.i += 1,
+                            Some('}') => {
+                                self.i += 1;
+                                break;
+                            }
+                            _ => return Err(GlobError("an unclosed '{' (write '[{]' for a literal one)")),
                         }
-                        if fold {
-                            push_folded_range(&mut ranges, x, y);
-                        } else {
-                            ranges.push((x, y));
-                        }
-                        j += 2;
-                    } else if fold {
-                        let f = fold_char(x);
-                        ranges.push((f, f));
-                    } else {
-                        ranges.push((x, x));
+                    }
+                    out.push(Tok::Group(alts));
+                }
+                '/' => {
+                    out.push(Tok::Sep);
+                    self.i += 1;
+                }
+                '*' if self.chars.get(self.i + 1) == Some(&'*') => {
+                    let after = self.chars.get(self.i + 2);
+                    let whole = depth == 0
+                        && self.i > 0
+                        && self.chars[self.i - 1] == '/'
+                        && (after.is_none() || after == Some(&'/'));
+                    if !whole {
+                        return Err(GlobError(
+                            "`**` only as a whole segment written between separators, outside braces (`/a/**/b`)",
+                        ));
+                    }
+                    out.push(Tok::Rec);
+                    self.i += 2;
+                }
+                '*' => {
+                    out.push(Tok::Atom(Atom::Star));
+                    self.i += 1;
+                }
+                '?' => {
+                    out.push(Tok::Atom(Atom::Any));
+                    self.i += 1;
+                }
+                c => {
+                    out.push(Tok::Atom(self.lit(c)));
+                    self.i += 1;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `[...]` at `self.i`. A `]` right after `[` or `[!` is literal.
+    fn class(&mut self) -> Result<Atom, GlobError> {
+        const UNCLOSED: GlobError = GlobError("an unclosed '[' (write '[[]' for a literal one)");
+        let chars = &self.chars;
+        let mut j = self.i + 1;
+        let negated = matches!(chars.get(j), Some('!' | '^'));
+        if negated {
+            j += 1;
+        }
+        let escapes = self.escapes;
+        // One class character at `k`: (char, width), escapes resolved.
+        let item = |k: usize| -> Result<(char, usize), GlobError> {
+            match chars.get(k) {
+                None => Err(UNCLOSED),
+                Some('\\') if escapes => chars.get(k + 1).map(|&e| (e, 2)).ok_or(UNCLOSED),
+                Some(&x) => Ok((x, 1)),
+            }
+        };
+        let mut ranges = Vec::new();
+        let mut first = true;
+        loop {
+            if chars.get(j) == Some(&']') && !first {
+                break;
+            }
+            first = false;
+            let (x, w) = item(j)?;
+            j += w;
+            let (lo, hi) = if chars.get(j) == Some(&'-') && chars.get(j + 1).is_some_and(|&y| y != ']') {
+                let (y, w2) = item(j + 1)?;
+                j += 1 + w2;
+                if y < x {
+                    return Err(GlobError("a class range out of order"));
+                }
+                (x, y)
+            } else {
+                (x, x)
+            };
+            if (lo..=hi).contains(&'/') {
+                return Err(GlobError("a class never holds a separator"));
+            }
+            ranges.push((lo, hi));
+        }
+        self.i = j + 1;
+        Ok(Atom::Class { negated, fold: self.fold, ranges })
+    }
+}
+
+/// How many variants a token sequence expands to (saturating).
+fn variant_count(seq: &[Tok]) -> usize {
+    seq.iter().fold(1usize, |n, t| match t {
+        Tok::Group(alts) => n.saturating_mul(alts.iter().fold(0usize, |s, a| s.saturating_add(variant_count(a)))),
+        _ => n,
+    })
+}
+
+/// Flat tokens of one variant: an `Atom`, `Sep` or `Rec` each.
+fn expand(seq: &[Tok], out: &mut Vec<Vec<Tok>>) {
+    let mut cur: Vec<Vec<Tok>> = vec![Vec::new()];
+    for t in seq {
+        match t {
+            Tok::Group(alts) => {
+                let mut options = Vec::new();
+                for a in alts {
+                    expand(a, &mut options);
+                }
+                let mut next = Vec::with_capacity(cur.len() * options.len());
+                for head in &cur {
+                    for o in &options {
+                        let mut v = head.clone();
+                        v.extend(o.iter().cloned());
+                        next.push(v);
                     }
                 }
-                atoms.push(Atom::Class { negated, ranges });
-                i = j + 1;
-                continue;
+                cur = next;
             }
-            c => atoms.push(Atom::Char(norm(c))),
+            t => cur.iter_mut().for_each(|v| v.push(t.clone())),
         }
-        i += 1;
     }
-    Ok(Seg::Pat(SegPattern(atoms)))
+    out.extend(cur);
 }
 
-/// `a\*\*` is two escaped stars, not `**`.
-fn escapes_double_star(s: &str, escapes: bool) -> bool {
-    if !escapes {
-        return false;
-    }
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' {
-            i += 2;
-            continue;
-        }
-        if b[i] == b'*' && b.get(i + 1) == Some(&b'*') {
-            return false;
-        }
-        i += 1;
-    }
-    true
+/// Whether a win32 path segment is shaped like an 8.3 short name, read
+/// generously (fail-safe): the part before the first `.` has at most 8
+/// characters and holds a `~` followed by an ASCII digit, and the part after
+/// it has at most 3 characters. Windows generates `PROGRA~1`, `SECRET~1.TXT`,
+/// `AB12~1.TXT`; any such name can alias a long name in the same directory.
+pub fn is_short_name_shape(segment: &str) -> bool {
+    let (base, ext) = match segment.find('.') {
+        Some(i) => (&segment[..i], &segment[i + 1..]),
+        None => (segment, ""),
+    };
+    base.chars().count() <= 8
+        && ext.chars().count() <= 3
+        && base.as_bytes().windows(2).any(|w| w[0] == b'~' && w[1].is_ascii_digit())
 }
 
-/// Case folding for win32 matching: simple lower-case mapping, one char to one char.
-pub fn fold_char(c: char) -> char {
-    let mut l = c.to_lowercase();
-    match (l.next(), l.next()) {
-        (Some(x), None) => x,
-        _ => c,
-    }
-}
-
-/// Folds a whole string with [`fold_char`].
+/// Upper-cases a whole string with the NTFS table (win32 matching).
 pub fn fold_str(s: &str) -> String {
-    s.chars().map(fold_char).collect()
-}
-
-fn push_folded_range(ranges: &mut Vec<(char, char)>, a: char, b: char) {
-    ranges.push((a, b));
-    // Add the folded form of every character of small ranges; large ranges
-    // keep their bounds plus the folded bounds.
-    if (b as u32) - (a as u32) <= 512 {
-        for c in a..=b {
-            let f = fold_char(c);
-            if f != c {
-                ranges.push((f, f));
-            }
-        }
-    } else {
-        ranges.push((fold_char(a), fold_char(b)).min((fold_char(b), fold_char(a))));
-    }
+    s.chars().map(ntfs_upcase::upcase).collect()
 }
 
 /// A parsed, brace-free glob: its literal directory prefix and the rest.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ParsedGlob {
-    /// Literal prefix without a trailing `/` (`""` for the posix root, `c:` for a win32 drive root).
+    /// Literal prefix without a trailing `/` (`""` for the posix root, `C:` for a win32 drive root).
     pub prefix: String,
     pub rest: Vec<Seg>,
 }
 
-/// Parses a normalised glob (`/`-separated; win32 globs start `X:`) into its variants.
+impl ParsedGlob {
+    /// Its compiled size in elements: one per prefix byte, segment, atom and class range.
+    pub fn size(&self) -> usize {
+        self.prefix.len()
+            + self
+                .rest
+                .iter()
+                .map(|s| match s {
+                    Seg::Rec => 1,
+                    Seg::Pat(p) => {
+                        1 + p
+                            .atoms
+                            .iter()
+                            .map(|a| if let Atom::Class { ranges, .. } = a { 1 + ranges.len() } else { 1 })
+                            .sum::<usize>()
+                    }
+                })
+                .sum::<usize>()
+    }
+}
+
+/// Parses a normalised glob (`/`-separated; win32 globs start `X:`) into its
+/// variants (the index stores identical ones once). `escapes`: `\` escapes (posix); `fold`: NTFS case (win32).
 pub fn parse(glob: &str, escapes: bool, fold: bool) -> Result<Vec<ParsedGlob>, GlobError> {
-    let mut variants = Vec::new();
-    expand_braces(glob, escapes, &mut variants)?;
-    let mut out = Vec::with_capacity(variants.len());
-    for v in variants {
-        let (root, body) = match v.find('/') {
-            Some(i) => (&v[..i], &v[i..]),
-            None => return Err(GlobError("an absolute glob")),
-        };
-        let mut prefix = if fold { fold_str(root) } else { root.to_owned() };
+    let Some(slash) = glob.find('/') else { return Err(GlobError("an absolute glob")) };
+    let (root, body) = glob.split_at(slash);
+    if root.contains(['{', '}', '[', '*', '?', ',']) || (escapes && root.contains('\\')) {
+        return Err(GlobError("an absolute glob"));
+    }
+    let mut parser = Parser { chars: body.chars().collect(), i: 0, escapes, fold };
+    let seq = parser.seq(0)?;
+    if variant_count(&seq) > MAX_BRACE_VARIANTS {
+        return Err(GlobError("brace expansion past 256 variants"));
+    }
+    let mut flat = Vec::new();
+    expand(&seq, &mut flat);
+    let root = if fold { fold_str(root) } else { root.to_owned() };
+    let mut out: Vec<ParsedGlob> = Vec::with_capacity(flat.len());
+    for v in flat {
+        let mut prefix = root.clone();
         let mut rest = Vec::new();
-        for s in body.split('/').skip(1) {
-            if s.is_empty() {
-                if body == "/" {
-                    break;
+        // `v` starts with the body's leading separator.
+        let mut segments = v.split(|t| matches!(t, Tok::Sep)).skip(1).peekable();
+        if body == "/" {
+            segments.next();
+        }
+        for s in segments {
+            let seg = match s {
+                [] => return Err(GlobError("no empty segments (a '{...}' alternative left '//')")),
+                [Tok::Rec] => Seg::Rec,
+                _ => {
+                    let mut atoms: Vec<Atom> = Vec::with_capacity(s.len());
+                    for t in s {
+                        match t {
+                            Tok::Atom(a) => atoms.push(a.clone()),
+                            _ => return Err(GlobError("`**` only as a whole segment")),
+                        }
+                    }
+                    let p = SegPattern::new(atoms);
+                    if p.is_literal() && matches!(p.literal().as_str(), "." | "..") {
+                        return Err(GlobError("no '.' or '..' segments"));
+                    }
+                    Seg::Pat(p)
                 }
-                return Err(GlobError("no empty segments (a '{...}' alternative left '//')"));
-            }
-            if matches!(s, "." | "..") {
-                return Err(GlobError("no '.' or '..' segments"));
-            }
-            let seg = parse_segment(s, escapes, fold)?;
+            };
             match (&seg, rest.is_empty()) {
                 (Seg::Pat(p), true) if p.is_literal() => {
                     prefix.push('/');
@@ -378,26 +575,45 @@ pub fn parse(glob: &str, escapes: bool, fold: bool) -> Result<Vec<ParsedGlob>, G
 }
 
 /// Matches segment patterns against path segments: a position-set walk.
-fn segs_match(pattern: &[Seg], path: &[&str]) -> bool {
+/// `short[j]`: path segment `j` is an 8.3-shaped name, which only a literal
+/// pattern segment matches (win32; empty elsewhere).
+fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool], budget: &Budget) -> bool {
+    count_work(1);
+    let is_short = |j: usize| short.get(j).copied().unwrap_or(false);
+    if !pattern.contains(&Seg::Rec) {
+        // One segment each: no position sets, no allocation.
+        return pattern.len() == path.len()
+            && pattern.iter().zip(path).enumerate().all(|(j, (seg, name))| match seg {
+                Seg::Pat(p) => (p.is_literal() || !is_short(j)) && p.matches(name, budget),
+                Seg::Rec => false,
+            });
+    }
     // `cur[j]`: pattern prefix matched exactly path[..j].
     let n = path.len();
     let mut cur = vec![false; n + 1];
     cur[0] = true;
     for (k, seg) in pattern.iter().enumerate() {
+        if !budget.spend(n + 1) {
+            return false;
+        }
         let last = k + 1 == pattern.len();
         let mut next = vec![false; n + 1];
         match seg {
             Seg::Rec => {
-                // Zero or more segments; one or more when last.
-                let Some(first) = cur.iter().position(|&b| b) else { return false };
-                let from = if last { first + 1 } else { first };
-                for x in next.iter_mut().skip(from) {
-                    *x = true;
+                // Zero or more segments (one or more when last), never across a short name.
+                // `open`: position j-1 is reached with zero or more segments.
+                let mut open = false;
+                for j in 0..=n {
+                    let via = j > 0 && open && !is_short(j - 1);
+                    let reached = via || cur[j];
+                    next[j] = if last { via } else { reached };
+                    open = reached;
                 }
             }
             Seg::Pat(p) => {
+                let literal = p.is_literal();
                 for j in 0..n {
-                    if cur[j] && p.matches(path[j]) {
+                    if cur[j] && (literal || !is_short(j)) && p.matches(path[j], budget) {
                         next[j + 1] = true;
                     }
                 }
@@ -419,20 +635,24 @@ pub type Modes = u8;
 struct Entry {
     exact: Modes,
     subtree: Modes,
-    in_dir: Vec<(SegPattern, Modes)>,
-    general: Vec<(Vec<Seg>, Modes)>,
+    in_dir: HashMap<SegPattern, Modes>,
+    /// Multi-segment patterns whose last segment is a literal name, by that name.
+    by_last: HashMap<String, HashMap<Vec<Seg>, Modes>>,
+    /// Other multi-segment patterns.
+    general: HashMap<Vec<Seg>, Modes>,
 }
 
 /// The compiled fs grants of one policy.
 #[derive(Debug, Clone, Default)]
 pub struct GlobIndex {
+    /// win32: NTFS upper-casing and the 8.3 short-name rule.
     fold: bool,
     root_len: usize,
     by_prefix: HashMap<String, Entry>,
     /// Bit `d` set when some key of `by_prefix` has `d` separators (bit 127: 127 or more),
     /// so a check looks up only the ancestors at depths that can match.
     depths: u128,
-    /// Exact root grants (`/`, `C:/`), folded on win32.
+    /// Exact root grants (`/`, `C:/`).
     roots: Vec<(String, Modes)>,
 }
 
@@ -441,12 +661,16 @@ impl GlobIndex {
         Self { fold, root_len, ..Default::default() }
     }
 
-    /// Adds one parsed glob with its modes.
+    /// Adds one parsed glob with its modes (an identical variant is stored once).
     pub fn add(&mut self, g: ParsedGlob, modes: Modes) {
         let ParsedGlob { prefix, mut rest } = g;
         if rest.is_empty() && prefix.len() == self.root_len {
             // The root itself: only a literal root grant covers it.
-            self.roots.push((format!("{prefix}/"), modes));
+            let root = format!("{prefix}/");
+            match self.roots.iter_mut().find(|(r, _)| *r == root) {
+                Some((_, m)) => *m |= modes,
+                None => self.roots.push((root, modes)),
+            }
             return;
         }
         self.depths |= depth_bit(prefix.bytes().filter(|&b| b == b'/').count());
@@ -456,12 +680,14 @@ impl GlobIndex {
             1 if rest[0] == Seg::Rec => e.subtree |= modes,
             1 => {
                 let Some(Seg::Pat(p)) = rest.pop() else { unreachable!() };
-                match e.in_dir.iter_mut().find(|(q, _)| *q == p) {
-                    Some((_, m)) => *m |= modes,
-                    None => e.in_dir.push((p, modes)),
-                }
+                *e.in_dir.entry(p).or_default() |= modes;
             }
-            _ => e.general.push((rest, modes)),
+            _ => match rest.last() {
+                Some(Seg::Pat(p)) if p.is_literal() => {
+                    *e.by_last.entry(p.literal()).or_default().entry(rest).or_default() |= modes;
+                }
+                _ => *e.general.entry(rest).or_default() |= modes,
+            },
         }
     }
 
@@ -479,6 +705,20 @@ impl GlobIndex {
         if path.ends_with('/') {
             return self.roots.iter().filter(|(r, _)| r == path).fold(0, |m, (_, x)| m | x);
         }
+        // Grants giving the wanted mode get the match budget first; the others
+        // are tried after, only to tell `mode_not_granted` from `not_allowlisted`.
+        let budget = Budget::new(MAX_MATCH_STEPS);
+        let got = self.scan(path, wanted, &budget);
+        if got & wanted != 0 {
+            return got;
+        }
+        got | self.scan(path, !wanted, &budget)
+    }
+
+    /// The modes of the grants matching `path` (already folded), trying
+    /// wildcard grants only when they give a mode in `filter`; stops at one.
+    fn scan(&self, path: &str, filter: Modes, budget: &Budget) -> Modes {
+        let wanted = filter;
         let mut got: Modes = 0;
         let bytes = path.as_bytes();
         let full_depth = bytes.iter().filter(|&&b| b == b'/').count();
@@ -490,8 +730,24 @@ impl GlobIndex {
                 }
             }
         }
+        // win32: the separator before the last 8.3-shaped segment, if any.
+        // Below an ancestor at or before it, only literal segments may match it.
+        let last_short_sep = if self.fold {
+            let mut at = None;
+            let mut start = self.root_len;
+            for seg in path[self.root_len + 1..].split('/') {
+                if is_short_name_shape(seg) {
+                    at = Some(start);
+                }
+                start += 1 + seg.len();
+            }
+            at
+        } else {
+            None
+        };
         // Every ancestor directory: the root prefix, then each '/' boundary.
         let last_sep = path.rfind('/').unwrap_or(0);
+        let name = &path[last_sep + 1..];
         let mut at = self.root_len;
         let mut depth = 0usize;
         loop {
@@ -499,19 +755,24 @@ impl GlobIndex {
             let wanted_depth = self.depths & depth_bit(depth) != 0;
             depth += 1;
             if let Some(e) = if wanted_depth { self.by_prefix.get(prefix) } else { None } {
-                got |= e.subtree;
-                if at == last_sep {
-                    let name = &path[last_sep + 1..];
-                    for (p, m) in &e.in_dir {
-                        if *m & !got != 0 && p.matches(name) {
-                            got |= m;
+                let short_below = last_short_sep.is_some_and(|s| s >= at);
+                if !short_below {
+                    got |= e.subtree;
+                    if at == last_sep {
+                        for (p, m) in &e.in_dir {
+                            if *m & filter & !got != 0 && p.matches(name, budget) {
+                                got |= m;
+                            }
                         }
                     }
                 }
-                if !e.general.is_empty() {
+                let by_last = e.by_last.get(name);
+                if !e.general.is_empty() || by_last.is_some() {
                     let segs: Vec<&str> = path[at + 1..].split('/').collect();
-                    for (g, m) in &e.general {
-                        if *m & !got != 0 && segs_match(g, &segs) {
+                    let short: Vec<bool> =
+                        if short_below { segs.iter().map(|s| is_short_name_shape(s)).collect() } else { Vec::new() };
+                    for (g, m) in e.general.iter().chain(by_last.into_iter().flatten()) {
+                        if *m & filter & !got != 0 && segs_match(g, &segs, &short, budget) {
                             got |= m;
                         }
                     }
@@ -537,9 +798,10 @@ mod tests {
     use super::*;
 
     fn seg(p: &str) -> SegPattern {
-        match parse_segment(p, true, false).unwrap() {
-            Seg::Pat(p) => p,
-            Seg::Rec => panic!(),
+        // A leading wildcard segment keeps a literal pattern out of the prefix.
+        match &parse(&format!("/?/{p}"), true, false).unwrap()[0].rest[..] {
+            [_, Seg::Pat(p)] => p.clone(),
+            other => panic!("{other:?}"),
         }
     }
 
@@ -560,14 +822,31 @@ mod tests {
             ("[!]]", "a", true),
             ("\\*", "*", true),
             ("\\*", "a", false),
+            ("\\**", "*abc", true),
+            ("\\**", "abc", false),
             ("*", "", true),
-            ("**a", "x", false),
+            ("{*,x}*", "abc", true),
+            ("*{*}", "abc", true),
         ] {
-            if p == "**a" {
-                assert!(parse_segment(p, true, false).is_err());
-                continue;
+            assert_eq!(seg(p).matches(s, &Budget::new(MAX_MATCH_STEPS)), want, "{p} ~ {s:?}");
+        }
+        for bad in ["/**a", "/a**", "/{**,x}", "/{a/**,b}", "/x/{a,**}/y", "/***", "/a\\/b", "/a[/]b", "/[.-0]"] {
+            assert!(parse(bad, true, false).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn brace_alternatives_are_never_recursive() {
+        for g in ["/data/{*,x}*", "/data/*{*}", "/data/{*}*", "/data/*{*/x,y}"] {
+            let v = parse(g, true, false).unwrap();
+            for pg in &v {
+                assert!(!pg.rest.contains(&Seg::Rec), "{g}: {pg:?}");
             }
-            assert_eq!(seg(p).matches(s), want, "{p} ~ {s:?}");
+            let mut idx = GlobIndex::new(false, 0);
+            for pg in v {
+                idx.add(pg, 3);
+            }
+            assert_eq!(idx.modes("/data/a/b/c", 3), 0, "{g}");
         }
     }
 
@@ -576,7 +855,7 @@ mod tests {
         let p = seg(&"*a".repeat(200));
         let s = "a".repeat(4000) + "b";
         let t = std::time::Instant::now();
-        assert!(!p.matches(&s));
+        assert!(!p.matches(&s, &Budget::new(MAX_MATCH_STEPS)));
         assert!(t.elapsed().as_secs() < 2);
     }
 
@@ -590,7 +869,195 @@ mod tests {
         assert!(parse("/a/{b,c", true, false).is_err());
         assert!(parse("/a/b}", true, false).is_err());
         assert!(parse("/a/{b,}", true, false).is_err());
+        assert!(parse("/a/{.,b}", true, false).is_err());
         assert!(parse(&"/{a,b}".repeat(9), true, false).is_err(), "512 variants");
         assert_eq!(parse("/[{]x", true, false).unwrap()[0].rest.len(), 1);
+    }
+
+    #[test]
+    fn win32_classes_fold_per_character_never_the_bounds() {
+        let class = |g: &str| {
+            let mut idx = GlobIndex::new(true, 2);
+            for pg in parse(g, false, true).unwrap() {
+                idx.add(pg, 1);
+            }
+            idx
+        };
+        // U+0100-U+212A (Kelvin sign): never `z` or `Z` just because a bound folds to `k`.
+        let kelvin = class("C:/data/[\u{100}-\u{212A}]");
+        assert_eq!(kelvin.modes("C:/data/z", 1), 0);
+        assert_eq!(kelvin.modes("C:/data/\u{212A}", 1), 1);
+        assert_eq!(kelvin.modes("C:/data/k", 1), 0, "NTFS does not pair k with the Kelvin sign");
+        let omega = class("C:/data/[\u{3A9}-\u{2400}]");
+        assert_eq!(omega.modes("C:/data/ж", 1), 1, "ж (U+0436) is inside the range");
+        let greek = class("C:/data/[\u{3A9}-\u{3AA}]");
+        assert_eq!(greek.modes("C:/data/ж", 1), 0);
+        assert_eq!(greek.modes("C:/data/ω", 1), 1, "case partner of Ω");
+        let lower = class("C:/data/[a-c]");
+        assert_eq!(lower.modes("C:/data/B", 1), 1);
+        assert_eq!(lower.modes("C:/data/d", 1), 0);
+    }
+
+    #[test]
+    fn short_names_match_only_literal_segments() {
+        assert!(is_short_name_shape("SECRET~1.TXT"));
+        assert!(is_short_name_shape("progra~1"));
+        assert!(is_short_name_shape("AB12~10.x"));
+        assert!(!is_short_name_shape("secret.txtx"));
+        assert!(!is_short_name_shape("longername~1.txt"));
+        assert!(!is_short_name_shape("a~b.txt"));
+        let mut idx = GlobIndex::new(true, 2);
+        for g in ["C:/d/*.txt", "C:/e/**", "C:/f/PROGRA~1/**", "C:/g/*/x", "C:/h/*/PROGRA~1/y"] {
+            for pg in parse(g, false, true).unwrap() {
+                idx.add(pg, 1);
+            }
+        }
+        assert_eq!(idx.modes("C:/d/SECRET~1.TXT", 1), 0);
+        assert_eq!(idx.modes("C:/d/secret.txt", 1), 1);
+        assert_eq!(idx.modes("C:/e/a/SECRET~1.TXT/b", 1), 0);
+        assert_eq!(idx.modes("C:/e/a/b", 1), 1);
+        assert_eq!(idx.modes("C:/f/progra~1/b", 1), 1);
+        assert_eq!(idx.modes("C:/g/PROGRA~1/x", 1), 0);
+        assert_eq!(idx.modes("C:/h/a/progra~1/y", 1), 1);
+        assert_eq!(idx.modes("C:/h/PROGRA~2/progra~1/y", 1), 0);
+    }
+
+    fn hostile(i: usize) -> serde_json::Value {
+        serde_json::Value::String(format!("/a/*/{{a,b}}{{c,d}}{{e,f}}{{g,h}}{{i,j}}{{k,l}}{{m,n}}{{o,p}}{i}"))
+    }
+
+    /// SPEC §8: a manifest at the policy-wide cap compiles fast, and a check
+    /// against it does a bounded amount of work (counted, not timed).
+    #[test]
+    fn hostile_brace_manifest_is_capped_and_checks_stay_cheap() {
+        use crate::policy::{PermissionPolicy, PolicyOptions};
+        use crate::FsMode;
+        let per = 256;
+        let at_cap = crate::fs::MAX_POLICY_GLOB_VARIANTS / per;
+        let fs: Vec<_> = (0..at_cap).map(hostile).collect();
+        let t = std::time::Instant::now();
+        let p = PermissionPolicy::from_manifest(&serde_json::json!({ "fs": fs }), PolicyOptions::new("t")).unwrap();
+        eprintln!("{} variants compiled in {:?}", at_cap * per, t.elapsed());
+        for path in ["/a/x/acegikmo7", "/a/x/acegikmp", "/a/x/y/z", "/a/b", "/zzz"] {
+            WORK.with(|w| w.set(0));
+            let t = std::time::Instant::now();
+            let d = p.check_fs(path, FsMode::Read);
+            let work = WORK.with(std::cell::Cell::get);
+            eprintln!("{path}: {:?}, {work} match attempts, {:?}", d.is_allowed(), t.elapsed());
+            assert_eq!(d.is_allowed(), path == "/a/x/acegikmo7");
+            // Only the patterns filed under the path's own last name are tried:
+            // at most one segment walk of two segment matches, whatever the manifest size.
+            assert!(work <= 3, "{path}: {work}");
+        }
+        // Past the cap: INVALID_MANIFEST naming the first glob past it.
+        let fs: Vec<_> = (0..=at_cap).map(hostile).collect();
+        let err =
+            PermissionPolicy::from_manifest(&serde_json::json!({ "fs": fs }), PolicyOptions::new("t")).unwrap_err();
+        assert_eq!(err.pointer, format!("/fs/{at_cap}"));
+        // The reported manifest: 10,000 identical copies stop at the cap, they do not compile 2.56M variants.
+        let fs: Vec<_> = (0..10_000).map(|_| hostile(0)).collect();
+        let t = std::time::Instant::now();
+        let err =
+            PermissionPolicy::from_manifest(&serde_json::json!({ "fs": fs }), PolicyOptions::new("t")).unwrap_err();
+        eprintln!("10,000 copies rejected in {:?}", t.elapsed());
+        assert_eq!(err.pointer, format!("/fs/{at_cap}"));
+    }
+
+    #[test]
+    fn identical_variants_are_stored_once() {
+        let mut idx = GlobIndex::new(false, 0);
+        for g in ["/a/*/{x,x,y}", "/a/*/{y,x}", "/a/{*,*}.j"] {
+            for pg in parse(g, true, false).unwrap() {
+                idx.add(pg, 1);
+            }
+        }
+        let e = &idx.by_prefix["/a"];
+        assert_eq!(e.by_last.values().map(HashMap::len).sum::<usize>(), 2);
+        assert_eq!(e.in_dir.len(), 1);
+    }
+
+    /// A naive recursive matcher for one segment, to check the chunked matcher.
+    fn naive(p: &[Atom], s: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some(Atom::Star) => (0..=s.len()).any(|k| naive(&p[1..], &s[k..])),
+            Some(a) => !s.is_empty() && a.matches_char(s[0]) && naive(&p[1..], &s[1..]),
+        }
+    }
+
+    #[test]
+    fn chunked_segment_matching_agrees_with_naive_backtracking() {
+        let pieces = ["*", "a", "b", "?", "[ab]", "[!a]", "é", "ab", "*a", "b*"];
+        let names = ["", "a", "b", "ab", "ba", "aab", "abab", "bbb", "é", "aéb", "abba", "babab"];
+        let mut seed = 0x2545_f491u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let mut p = String::new();
+            for _ in 0..1 + next(5) {
+                p.push_str(pieces[next(pieces.len())]);
+            }
+            if p.contains("**") {
+                continue;
+            }
+            let pat = seg(&p);
+            for name in names {
+                let chars: Vec<char> = name.chars().collect();
+                let want = naive(&pat.atoms, &chars);
+                assert_eq!(pat.matches(name, &Budget::new(MAX_MATCH_STEPS)), want, "{p:?} ~ {name:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20_000, "{checked}");
+    }
+
+    /// A hostile manifest within every limit (grants whose middle run holds a
+    /// `?`, so no substring search applies) costs at most the step budget per
+    /// check, and fails closed past it.
+    #[test]
+    fn match_steps_are_budgeted() {
+        let body = format!("*?{}b*", "a".repeat(2000));
+        let p = seg(&body);
+        let name = "a".repeat(4000);
+        let budget = Budget::new(MAX_MATCH_STEPS);
+        assert!(!p.matches(&name, &budget));
+        let spent = MAX_MATCH_STEPS - budget.left();
+        eprintln!("one hostile segment match: {spent} steps");
+        // Naively about (4000 - 2000) start places x 2000 characters each; capped at linear work.
+        assert!(spent <= (MATCH_STEPS_PER_CHAR + 1 + MAX_FREE_WILD_RUN) * (4000 + 2005) + 64, "{spent}");
+        // The same pattern still matches where it should.
+        assert!(p.matches(&format!("x{}by", "a".repeat(2000)), &Budget::new(MAX_MATCH_STEPS)));
+        let path = format!("/a/{name}");
+        for (grants, write_survives) in [(5, true), (2000, false)] {
+            let mut idx = GlobIndex::new(false, 0);
+            for i in 0..grants {
+                for pg in parse(&format!("/a/*?{}{i}b*", "a".repeat(2000)), true, false).unwrap() {
+                    idx.add(pg, 1);
+                }
+            }
+            for pg in parse("/a/*", true, false).unwrap() {
+                idx.add(pg, 2);
+            }
+            STEPS.with(|w| w.set(0));
+            let t = std::time::Instant::now();
+            // No hostile grant matches (each stops at its linear budget).
+            assert_eq!(idx.modes(&path, 1) & 1, 0);
+            let steps = STEPS.with(std::cell::Cell::get);
+            eprintln!("{grants} hostile grants: {:?}, {steps} steps", t.elapsed());
+            assert!(steps <= MAX_MATCH_STEPS as u64, "{steps}");
+            // With a few, the cheap grant still matches; with thousands the check's
+            // budget may run out first, and then the answer is a denial (fail closed).
+            if write_survives {
+                assert_eq!(idx.modes(&path, 1), 2, "read: mode_not_granted, /a/* found after the budget");
+            }
+            // The wanted mode's grants are tried first: the hostile read grants cannot starve it.
+            assert_eq!(idx.modes(&path, 2) & 2, 2);
+            assert_eq!(idx.modes("/a/x", 2) & 2, 2);
+        }
     }
 }

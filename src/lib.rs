@@ -13,6 +13,7 @@ pub mod glob;
 #[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub mod lockdown;
 pub mod metrics;
+pub mod ntfs_upcase;
 pub mod policy;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -1,0 +1,397 @@
+'use strict'
+// Oracle for fs globs (SPEC §2): a naive reference matcher written from the
+// SPEC, sharing no code with the checker, fuzzed against the public checkFs on
+// posix and win32.
+//
+// The reference walks the glob as a tree: a `{a,b}` group is tried
+// alternative by alternative with the rest of the glob as a continuation, so
+// alternatives are never glued into text (`{*,x}*` stays inside one segment).
+// `*` `?` and classes never match a separator; `**` (written as a whole
+// segment) matches zero or more segments, one or more when it ends the glob.
+// win32: `\` and `/` separate, names compare through the NTFS upper-case table
+// read from data/ntfs-upcase.txt, a class matches a character when the
+// character or one NTFS treats as equal lies in a range, and a segment shaped
+// like an 8.3 short name (`NAME~1.EXT`) is matched only by a pattern segment
+// with no wildcard in it. Simple recursive backtracking: inputs stay small,
+// except the long paths across the 4096-byte limit, matched by short globs.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { PermissionPolicy } = require('../../index.js')
+
+const MAX_PATH_BYTES = 4096
+
+// ---- NTFS upper case, from the raw table ------------------------------------
+const UP = new Map()
+const SAME_UPPER = new Map() // upper -> every code point that upper-cases to it
+for (const line of fs.readFileSync(path.join(__dirname, '../../data/ntfs-upcase.txt'), 'utf8').split('\n')) {
+  if (line === '' || line.startsWith('#')) continue
+  const [from, to] = line.split(' ').map((h) => parseInt(h, 16))
+  UP.set(from, to)
+}
+const up = (cp) => (cp <= 0xffff && UP.has(cp) ? UP.get(cp) : cp)
+for (const [from, to] of UP) {
+  if (!SAME_UPPER.has(to)) SAME_UPPER.set(to, [])
+  SAME_UPPER.get(to).push(from)
+}
+/** Every code point NTFS treats as the same name character as `cp`. */
+function ntfsEquals(cp) {
+  const u = up(cp)
+  const out = new Set([cp, ...(SAME_UPPER.get(u) || [])])
+  if (up(u) === u) out.add(u)
+  return [...out]
+}
+
+// ---- glob parsing (SPEC §2 grammar) -----------------------------------------
+class GlobSyntax extends Error {}
+
+/** Parses a glob body ("/a/{b,*}/**") into a tree. */
+function parseGlob(body, escapes) {
+  const cps = Array.from(body)
+  let i = 0
+  function seq(depth) {
+    const out = []
+    while (i < cps.length) {
+      const c = cps[i]
+      if (depth > 0 && (c === ',' || c === '}')) return out
+      if (c === '}') throw new GlobSyntax('unmatched }')
+      if (escapes && c === '\\') {
+        if (i + 1 >= cps.length || cps[i + 1] === '/') throw new GlobSyntax('bad escape')
+        out.push({ t: 'lit', cp: cps[i + 1].codePointAt(0) })
+        i += 2
+      } else if (c === '[') {
+        out.push(parseClass())
+      } else if (c === '{') {
+        i++
+        const alts = []
+        for (;;) {
+          const alt = seq(depth + 1)
+          if (alt.length === 0) throw new GlobSyntax('empty alternative')
+          alts.push(alt)
+          if (cps[i] === ',') i++
+          else if (cps[i] === '}') { i++; break } else throw new GlobSyntax('unclosed {')
+        }
+        out.push({ t: 'group', alts })
+      } else if (c === '/') {
+        out.push({ t: 'sep' }); i++
+      } else if (c === '*' && cps[i + 1] === '*') {
+        // Recursive only when written as a whole segment, outside braces.
+        if (depth === 0 && cps[i - 1] === '/' && (i + 2 === cps.length || cps[i + 2] === '/')) {
+          out.push({ t: 'rec' }); i += 2
+        } else throw new GlobSyntax('** inside a name or a group')
+      } else if (c === '*') {
+        out.push({ t: 'star' }); i++
+      } else if (c === '?') {
+        out.push({ t: 'any' }); i++
+      } else {
+        out.push({ t: 'lit', cp: c.codePointAt(0) }); i++
+      }
+    }
+    if (depth > 0) throw new GlobSyntax('unclosed {')
+    return out
+  }
+  function parseClass() {
+    i++
+    let neg = false
+    if (cps[i] === '!' || cps[i] === '^') { neg = true; i++ }
+    const one = () => {
+      if (i >= cps.length) throw new GlobSyntax('unclosed [')
+      if (escapes && cps[i] === '\\') {
+        if (i + 1 >= cps.length) throw new GlobSyntax('unclosed [')
+        i += 2
+        return cps[i - 1].codePointAt(0)
+      }
+      return cps[i++].codePointAt(0)
+    }
+    const ranges = []
+    let first = true
+    for (;;) {
+      if (i >= cps.length) throw new GlobSyntax('unclosed [')
+      if (cps[i] === ']' && !first) { i++; break }
+      first = false
+      const lo = one()
+      let hi = lo
+      if (cps[i] === '-' && i + 1 < cps.length && cps[i + 1] !== ']') {
+        i++
+        hi = one()
+        if (hi < lo) throw new GlobSyntax('range out of order')
+      }
+      if (lo <= 0x2f && 0x2f <= hi) throw new GlobSyntax('separator in a class')
+      ranges.push([lo, hi])
+    }
+    return { t: 'class', neg, ranges }
+  }
+  return seq(0)
+}
+
+// ---- path normalisation (SPEC §2 rules 1-2) ---------------------------------
+const DEVICES = new Set(['CON', 'PRN', 'AUX', 'NUL', 'CONIN$', 'CONOUT$'])
+for (const d of ['COM', 'LPT']) for (const n of '0123456789¹²³') DEVICES.add(d + n)
+function badWin32Segment(s) {
+  if (/[<>:"|?*\u0000-\u001f]/.test(s) || s.endsWith('.') || s.endsWith(' ')) return true
+  return DEVICES.has(s.split('.')[0].replace(/ +$/, '').toUpperCase())
+}
+
+/** `{ root, segs }` of a path the reference allows to be matched, or null (denied before matching). */
+function normalizePath(raw, platform) {
+  if (raw === '' || raw.includes('\0') || !raw.isWellFormed() || Buffer.byteLength(raw, 'utf8') > MAX_PATH_BYTES) return null
+  let root, rest
+  if (platform === 'posix') {
+    if (!raw.startsWith('/')) return null
+    root = ''
+    rest = raw.split('/')
+  } else {
+    if (!/^[A-Za-z]:[\\/]/.test(raw)) return null
+    root = raw[0].toUpperCase() + ':'
+    rest = raw.slice(2).split(/[\\/]/)
+  }
+  const segs = []
+  for (const s of rest) {
+    if (s === '' || s === '.') continue
+    if (s === '..') {
+      if (segs.length === 0) return null
+      segs.pop()
+    } else segs.push(s)
+  }
+  if (platform === 'win32' && segs.some(badWin32Segment)) return null
+  return { root, segs }
+}
+
+/** An 8.3-shaped name: before the first dot at most 8 characters with `~` and a digit, after it at most 3. */
+function shortShaped(seg) {
+  const dot = seg.indexOf('.')
+  const base = dot < 0 ? seg : seg.slice(0, dot)
+  const ext = dot < 0 ? '' : seg.slice(dot + 1)
+  return Array.from(base).length <= 8 && Array.from(ext).length <= 3 && /~[0-9]/.test(base)
+}
+
+// ---- matching ---------------------------------------------------------------
+function globMatches(glob, platform, norm) {
+  const fold = platform === 'win32'
+  let g = fold ? glob.replace(/\\/g, '/') : glob
+  const slash = g.indexOf('/')
+  const groot = g.slice(0, slash)
+  if ((fold ? groot.toUpperCase() : groot) !== norm.root) return false
+  g = g.slice(slash).replace(/\/+/g, '/')
+  if (g.length > 1 && g.endsWith('/')) g = g.slice(0, -1)
+  const tree = parseGlob(g, !fold)
+  // The root has no segments: only a glob that is the root itself covers it.
+  if (norm.segs.length === 0) return g === '/'
+  const P = Array.from('/' + norm.segs.join('/'))
+  const cp = P.map((c) => c.codePointAt(0))
+  const n = P.length
+  const eq = (a, b) => (fold ? up(a) === up(b) : a === b)
+  const inClass = (node, c) => {
+    const cands = fold ? ntfsEquals(c) : [c]
+    const hit = node.ranges.some(([lo, hi]) => cands.some((d) => lo <= d && d <= hi))
+    return hit !== node.neg
+  }
+  const segText = (a, b) => P.slice(a, b).join('')
+  // A segment [a, b) may be matched by wildcards only when it is not 8.3-shaped (win32).
+  const wildOk = (a, b) => !fold || !shortShaped(segText(a, b))
+  const restWildOk = (s) => {
+    let a = s
+    for (let e = s; e <= n; e++) {
+      if (e === n || P[e] === '/') {
+        if (!wildOk(a, e)) return false
+        a = e + 1
+      }
+    }
+    return true
+  }
+  function m(seq, i, s, wild, segStart, cont) {
+    if (i === seq.length) return cont(s, wild, segStart)
+    const node = seq[i]
+    const next = (s2, w2, ss2) => m(seq, i + 1, s2, w2, ss2, cont)
+    switch (node.t) {
+      case 'lit':
+        return s < n && P[s] !== '/' && eq(cp[s], node.cp) && next(s + 1, wild, segStart)
+      case 'any':
+        return s < n && P[s] !== '/' && next(s + 1, true, segStart)
+      case 'class':
+        return s < n && P[s] !== '/' && inClass(node, cp[s]) && next(s + 1, true, segStart)
+      case 'star':
+        for (let e = s; ; e++) {
+          if (next(e, true, segStart)) return true
+          if (e >= n || P[e] === '/') return false
+        }
+      case 'sep':
+        if (s >= n || P[s] !== '/') return false
+        if (s > 0 && wild && !wildOk(segStart, s)) return false
+        return next(s + 1, false, s + 1)
+      case 'rec': {
+        if (i === seq.length - 1) return s < n && restWildOk(s) && cont(n, false, n)
+        // Zero segments: skip `**` and its separator.
+        if (m(seq, i + 2, s, false, s, cont)) return true
+        for (let e = s + 1; e < n; e++) {
+          if (P[e] === '/' && wildSpanOk(s, e) && next(e, false, segStart)) return true
+        }
+        return false
+      }
+      case 'group':
+        return node.alts.some((alt) => m(alt, 0, s, wild, segStart, next))
+    }
+    throw new Error('bad node')
+  }
+  function wildSpanOk(a, b) {
+    let x = a
+    for (let e = a; e <= b; e++) {
+      if (e === b || P[e] === '/') {
+        if (!wildOk(x, e)) return false
+        x = e + 1
+      }
+    }
+    return true
+  }
+  return m(tree, 0, 0, false, 0, (s, wild, segStart) => s === n && (!wild || wildOk(segStart, s)))
+}
+
+/** Variants a parsed glob expands to. */
+function variantCount(seq) {
+  let n = 1
+  for (const node of seq) if (node.t === 'group') n *= node.alts.reduce((sum, alt) => sum + variantCount(alt), 0)
+  return n
+}
+
+/** Whether the reference reads a glob as valid (SPEC §2 grammar, §8 per-glob limits). */
+function referenceAccepts(glob, platform) {
+  const fold = platform === 'win32'
+  let g = fold ? glob.replace(/\\/g, '/') : glob
+  g = g.slice(g.indexOf('/')).replace(/\/+/g, '/')
+  if (g.length > 1 && g.endsWith('/')) g = g.slice(0, -1)
+  if (g.split('/').some((seg) => seg === '.' || seg === '..')) return false
+  let tree
+  try {
+    tree = parseGlob(g, !fold)
+  } catch (e) {
+    if (e instanceof GlobSyntax) return false
+    throw e
+  }
+  const groups = (g.match(/\{/g) || []).length
+  const commas = (g.match(/,/g) || []).length
+  if (groups > 8 || groups + commas > 64 || variantCount(tree) > 256) return false
+  // Every variant's segments: none empty, none '.' or '..' (checked on the tree's literal text).
+  return !/(^|\/)\.{1,2}(\/|$)/.test(g)
+}
+
+// ---- generators -------------------------------------------------------------
+function rng(seed) {
+  let x = seed >>> 0 || 1
+  return (k) => {
+    x ^= x << 13; x >>>= 0
+    x ^= x >>> 17
+    x ^= x << 5; x >>>= 0
+    return x % k
+  }
+}
+
+const LITS = ['a', 'b', 'x', 'é', 'ж', 'Ж', '€', '\u212A', 'k', 'K', 'ß', '\u1E9E', 'å', 'Å', '\u212B', '\u03C9', '\u2126', '𐐨', '𐐀', '😀', '~1', '.txt', 'SECRET', 'ab']
+const WILD = ['*', '?', '[a-c]', '[!a]', '[\u0100-\u212A]', '[\u2126-\u2400]', '[é-ж]', '[Ж]', '[!é]', '[k]', '[ß]']
+const BRACES = ['{a,*}', '{*,x}', '{*/x,y}', '{é,{b,*}}', '{*}', '{k,K}', '{ab,a*b}', '{~1,*~1}', '{a/b,*}']
+const POSIX_ONLY = ['\\*', '\\?', '\\{', '\\[']
+const PATH_SEGS = ['a', 'b', 'ab', 'ba', 'x', 'y', 'é', 'ж', 'Ж', 'k', 'K', '\u212A', 'ß', '\u1E9E', 'å', 'Å', '\u212B', '\u03C9', '\u03A9', '\u2126', '𐐨', '𐐀', '😀', '*a', 'SECRET~1.TXT', 'secret~1.txt', 'AB~1', 'ab.txt', 'x.txt', '..', '.', '', 'ax', 'ay', 'xab', 'CON', 'a~b']
+
+function genGlob(r, platform) {
+  const segs = []
+  const nSegs = 1 + r(4)
+  for (let s = 0; s < nSegs; s++) {
+    if (r(6) === 0) { segs.push('**'); continue }
+    let seg = ''
+    const parts = 1 + r(3)
+    for (let p = 0; p < parts; p++) {
+      const k = r(10)
+      if (k < 4) seg += LITS[r(LITS.length)]
+      else if (k < 7) seg += WILD[r(WILD.length)]
+      else if (k < 9) seg += BRACES[r(BRACES.length)]
+      else seg += platform === 'posix' ? POSIX_ONLY[r(POSIX_ONLY.length)] : '*'
+    }
+    segs.push(seg)
+  }
+  const sep = () => (platform === 'win32' && r(2) ? '\\' : '/')
+  const head = platform === 'win32' ? (r(2) ? 'C:' : 'c:') : ''
+  return head + segs.map((s) => sep() + s).join('')
+}
+
+function genPath(r, platform) {
+  const segs = []
+  const nSegs = r(6)
+  for (let s = 0; s < nSegs; s++) {
+    let seg = PATH_SEGS[r(PATH_SEGS.length)]
+    if (r(3) === 0) seg += PATH_SEGS[r(PATH_SEGS.length)]
+    segs.push(seg)
+  }
+  const sep = () => (platform === 'win32' && r(2) ? '\\' : '/')
+  const head = platform === 'win32' ? (r(2) ? 'C:' : 'c:') : ''
+  return head + (segs.length ? segs.map((s) => sep() + s).join('') : sep())
+}
+
+/** A path whose UTF-8 length is the 4096-byte limit plus `delta`, built from 1- to 4-byte characters. */
+function genLongPath(r, platform, delta) {
+  const head = platform === 'win32' ? 'C:\\a\\' : '/a/'
+  const chars = ['a', 'é', '€', '😀']
+  let p = head
+  const target = MAX_PATH_BYTES + delta
+  while (Buffer.byteLength(p) < target) {
+    const room = target - Buffer.byteLength(p)
+    const fit = chars.filter((c) => Buffer.byteLength(c) <= room)
+    p += r(40) === 0 && room > 2 ? (platform === 'win32' ? '\\' : '/') + 'b' : fit[r(fit.length)]
+  }
+  return p
+}
+
+async function run({ seconds = 3, seed = 0x5eed, log = () => {} } = {}) {
+  const r = rng(seed)
+  const deadline = Date.now() + seconds * 1000
+  const wrongAllows = []
+  const mismatches = []
+  const validity = [] // globs the checker rejects that the reference reads as valid (reported, not failed)
+  let cases = 0
+  let globs = 0
+  let rejected = 0
+  let longPaths = 0
+  const counts = { posix: 0, win32: 0 }
+  while (Date.now() < deadline) {
+    for (const platform of ['posix', 'win32']) {
+      const glob = genGlob(r, platform)
+      let policy
+      try {
+        policy = PermissionPolicy.fromManifest({ fs: [{ path: glob, mode: 'readwrite' }] }, { plugin: 'oracle', platform })
+      } catch (e) {
+        rejected++
+        if (e.code !== 'INVALID_MANIFEST') mismatches.push({ platform, glob, error: String(e) })
+        else if (referenceAccepts(glob, platform)) validity.push({ platform, glob, message: e.message })
+        continue
+      }
+      globs++
+      const paths = []
+      for (let k = 0; k < 25; k++) paths.push(genPath(r, platform))
+      if (r(8) === 0) {
+        for (const delta of [-2, -1, 0, 1, 2]) paths.push(genLongPath(r, platform, delta))
+        paths.push(genLongPath(r, platform, 0).slice(0, -1) + '*')
+      }
+      for (const p of paths) {
+        const got = policy.checkFs(p, r(2) ? 'read' : 'write')
+        const norm = normalizePath(p, platform)
+        let want
+        try {
+          want = norm !== null && globMatches(glob, platform, norm)
+        } catch (e) {
+          if (!(e instanceof GlobSyntax)) throw e
+          mismatches.push({ platform, glob, path: p, note: 'checker accepts a glob the reference rejects' })
+          break
+        }
+        cases++
+        counts[platform]++
+        if (Buffer.byteLength(p) > MAX_PATH_BYTES - 8) longPaths++
+        if (got.allowed && !want) wrongAllows.push({ platform, glob, path: p, bytes: Buffer.byteLength(p), got })
+        else if (!got.allowed && want) mismatches.push({ platform, glob, path: p, bytes: Buffer.byteLength(p), got })
+      }
+    }
+    await new Promise(setImmediate)
+  }
+  log(`glob oracle: ${cases} checks (${counts.posix} posix, ${counts.win32} win32, ${longPaths} near 4096 bytes) on ${globs} globs, ${rejected} globs rejected as manifests (${validity.length} of them valid to the reference), ${wrongAllows.length} wrong allows, ${mismatches.length} other mismatches`)
+  if (validity.length) log(`glob oracle: rejected but valid to the reference, e.g. ${JSON.stringify(validity.slice(0, 3))}`)
+  return { cases, wrongAllows, mismatches, validity }
+}
+
+module.exports = { run, globMatches, normalizePath, parseGlob, shortShaped, up }
