@@ -276,11 +276,17 @@ export interface LintWarning {
   message: string
 }
 
-/** The minimal manifest (exact grants only) allowing the recorded calls; `unlearned` lists calls none can express. */
+/**
+ * The minimal manifest (exact grants only, paths escaped to stay literal)
+ * allowing the recorded calls. The manifest is always valid: calls that no
+ * valid entry can express (relative paths, unknown capabilities, values the
+ * manifest rejects) are listed in `unlearned` with the reason and their index
+ * in `calls`. Throws a TypeError when `calls` is not an array.
+ */
 export declare function learnManifest(
   calls: readonly { capability: string; payload: unknown }[],
   options?: { platform?: Platform },
-): { manifest: PermissionsManifest; unlearned: { capability: string; why: string }[] }
+): { manifest: PermissionsManifest; unlearned: { capability: string; why: string; call: number }[] }
 
 export interface CheckerOptions {
   /** Where denials are counted. Default: the global meter provider's meter, resolved when the checker is created. */
