@@ -2,6 +2,7 @@
 import type { Meter, MeterProvider } from '@opentelemetry/api'
 import type { BudgetHooks, BudgetStatus, Decision, FsMode, PermissionsManifest, Platform } from './index.js'
 
+/** What the harness passes to `makeChecker` with each case's manifest. */
 export interface ConformanceContext {
   /** Build the policy with this plugin id. */
   readonly plugin: string
@@ -9,33 +10,48 @@ export interface ConformanceContext {
   readonly platform: Platform
   /** Record metrics here: the harness reads them back. */
   readonly meter: Meter
+  /** The SDK provider behind `meter` (an in-memory exporter). */
   readonly meterProvider: MeterProvider
 }
 
 type MaybePromise<T> = T | Promise<T>
 
+/** The budget tracker an adapter returns from `createBudgetTracker`. */
 export interface ConformanceTracker {
+  /** Reads the hooks and returns the status (as `BudgetTracker.sample`). */
   sample(): MaybePromise<BudgetStatus>
+  /** Throws `BUDGET_EXCEEDED` after a breach (optional: then checked too). */
   assertWithin?(): MaybePromise<void>
 }
 
+/** The adapter a host returns from `makeChecker`: its own checks, under these names. */
 export interface ConformanceChecker {
+  /** The host's fs check. */
   checkFs(path: string, mode: FsMode): MaybePromise<Decision>
+  /** The host's fetch check. */
   checkFetch(url: string): MaybePromise<Decision>
+  /** The host's capability check. */
   checkCapability(capabilityId: string, payload: unknown): MaybePromise<Decision>
+  /** The DNS-rebinding re-check; without it those cases are skipped. */
   checkFetchAddress?(url: string, resolvedIp: string): MaybePromise<Decision>
+  /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertFs?(path: string, mode: FsMode): MaybePromise<void>
+  /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertFetch?(url: string): MaybePromise<void>
+  /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertFetchAddress?(url: string, resolvedIp: string): MaybePromise<unknown>
+  /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertCapability?(capabilityId: string, payload: unknown): MaybePromise<void>
   /** Create a tracker at the hooks' current readings. */
   createBudgetTracker?(hooks: BudgetHooks, options: { cpuGraceMs: number }): MaybePromise<ConformanceTracker>
 }
 
+/** Builds the host's checker for one case: a policy from `manifest` with `context.plugin` and `context.platform`, counting on `context.meter`. */
 export type MakeChecker = (manifest: PermissionsManifest, context: ConformanceContext) => MaybePromise<ConformanceChecker>
 
 /** A runner's `it`/`test`: node:test, mocha, Jest and Vitest all fit. */
 export interface RunnerIt {
+  /** Registers a test. */
   (name: string, fn: () => unknown): unknown
   /** node:test only: `it(name, { skip: reason }, fn)`. */
   (name: string, options: { skip: string }, fn: () => unknown): unknown
@@ -43,6 +59,7 @@ export interface RunnerIt {
   skip?: (name: string, fn: () => unknown) => unknown
 }
 
+/** Options of `runPermissionsConformance`. */
 export interface ConformanceOptions {
   /**
    * The runner's `describe`. Default: the global `describe`/`it` when the
@@ -59,13 +76,21 @@ export interface ConformanceOptions {
   skip?: Record<string, string>
 }
 
+/** One case of the shared table. */
 export interface ConformanceCase {
+  /** `category - case`: the test name. */
   readonly name: string
+  /** `manifest`, `fs`, `fetch`, `capability`, `budget`, `adversarial`, ... */
   readonly category: string
+  /** The manifest the checker is built from. */
   readonly manifest: unknown
+  /** The path flavour. */
   readonly platform: Platform
+  /** Which call the case makes. */
   readonly op: 'manifest' | 'fs' | 'fetch' | 'fetchAddress' | 'capability' | 'budget'
+  /** The call's arguments. */
   readonly args: Readonly<Record<string, unknown>>
+  /** The expected result. */
   readonly expect: Readonly<Record<string, unknown>>
 }
 
@@ -92,6 +117,7 @@ export declare function packageChecker(pkg?: unknown): MakeChecker
 /** Thrown by `runCase` for a case the adapter cannot run (no optional method for it). */
 export declare class Skip {
   constructor(reason: string)
+  /** Why the case cannot run. */
   readonly reason: string
 }
 /** The plugin id every case's policy is built with (`context.plugin`). */
