@@ -283,3 +283,13 @@ test('learnManifest: relative win32 paths too, and a TypeError for non-arrays', 
   assert.match(r.unlearned[0].why, /relative path/)
   assert.throws(() => learnManifest('x'), TypeError)
 })
+
+test('lint: *.suffix on any entry of the full Public Suffix List (private section included) is a warning', () => {
+  const { PermissionPolicy } = require('..')
+  const warned = (suffix) =>
+    PermissionPolicy.fromManifest({ fetch: [`https://*.${suffix}`], budgets: { wallClockMs: 1, memoryMb: 1, cpuPercent: 1 } }, { plugin: 'p' })
+      .lint()
+      .some((w) => w.code === 'fetch-public-suffix' && w.pointer === '/fetch/0')
+  for (const s of ['r2.dev', 'deno.dev', 'supabase.co', 'github.dev', 'co.uk', 'github.io', 's3.amazonaws.com', 'com']) assert.ok(warned(s), s)
+  for (const s of ['example.com', 'cdn.example.net', 'my-bucket.r2.dev', 'api.example.co.uk']) assert.ok(!warned(s), s)
+})
