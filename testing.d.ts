@@ -49,15 +49,13 @@ export interface ConformanceChecker {
 /** Builds the host's checker for one case: a policy from `manifest` with `context.plugin` and `context.platform`, counting on `context.meter`. */
 export type MakeChecker = (manifest: PermissionsManifest, context: ConformanceContext) => MaybePromise<ConformanceChecker>
 
-/** A runner's `it`/`test`: node:test, mocha, Jest and Vitest all fit. */
-export interface RunnerIt {
-  /** Registers a test. */
-  (name: string, fn: () => unknown): unknown
-  /** node:test only: `it(name, { skip: reason }, fn)`. */
-  (name: string, options: { skip: string }, fn: () => unknown): unknown
-  /** mocha, Jest, Vitest: a declared skip. */
-  skip?: (name: string, fn: () => unknown) => unknown
-}
+/**
+ * A runner's `it`/`test`: node:test's, mocha's, Jest's and Vitest's all fit.
+ * The harness calls `it(name, fn)` with a zero-parameter async `fn`, and for
+ * declared skips node:test's `it(name, { skip: reason }, fn)` or the
+ * others' `it.skip(name, fn)`.
+ */
+export type RunnerIt = ((name: string, fn: () => Promise<void>) => unknown) & { skip?: unknown }
 
 /** Options of `runPermissionsConformance`. */
 export interface ConformanceOptions {

@@ -21,6 +21,11 @@ test('TypeScript consumers (CJS .ts/.cts, ESM .mts; default and named imports) c
   assert.equal(r.status, 0, r.stdout + r.stderr)
 })
 
+test('Vitest, Jest and node:test describe/it are accepted by runPermissionsConformance\'s types', () => {
+  const r = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(__dirname, 'types', 'tsconfig.runners.json')], { encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stdout + r.stderr)
+})
+
 test('the expect-error lines are errors for the stated reason: a payload typo matches no overload', (t) => {
   // Compile the ESM consumer with its @ts-expect-error markers removed: each marked line must fail.
   const dir = fs.mkdtempSync(path.join(__dirname, 'types', '.probe-'))
