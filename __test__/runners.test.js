@@ -94,7 +94,7 @@ test('Jest (global describe/it): counts, printed run-time skips and the failure 
 })
 
 test('Vitest (describe/it passed explicitly): counts, context.skip() and the failure report', (t) => {
-  const r = run((out) => [bin('vitest/vitest.mjs'), 'run', '--root', runners, '--reporter=json', `--outputFile=${out}`], t)
+  const r = run((out) => [bin('vitest/vitest.mjs'), 'run', '--root', runners, '--no-cache', '--reporter=json', `--outputFile=${out}`], t)
   assert.ok(r.report, r.stdout.slice(-3000) + r.stderr.slice(-3000))
   const rep = r.report
   assert.equal(rep.numTotalTests, TOTAL)
