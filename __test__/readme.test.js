@@ -54,7 +54,7 @@ test('runnable blocks run and print what their // → lines say', async (t) => {
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   const scope = path.join(dir, 'node_modules', ...pkgName.split('/').slice(0, -1))
   fs.mkdirSync(scope, { recursive: true })
-  fs.symlinkSync(root, path.join(dir, 'node_modules', pkgName), 'dir')
+  fs.symlinkSync(root, path.join(dir, 'node_modules', pkgName), process.platform === 'win32' ? 'junction' : 'dir')
   const env = { ...process.env }
   delete env.NODE_TEST_CONTEXT
   let ran = 0
