@@ -6,6 +6,7 @@ export type FsGrantMode = 'read' | 'write' | 'readwrite'
 /** An absolute glob (`/data/**`), or a glob with a mode. */
 export type FsGrant = string | { path: string; mode?: FsGrantMode }
 
+/** Per-request limits; a reading strictly above a limit is a breach. Absent budgets are not enforced. */
 export interface Budgets {
   /** CPU time over wall time, percent of one core. Finite, > 0. */
   cpuPercent?: number
@@ -15,11 +16,13 @@ export interface Budgets {
   wallClockMs?: number
 }
 
+/** What a plugin may do. Everything is denied unless granted here; an empty manifest grants nothing. Unknown keys are `INVALID_MANIFEST`. */
 export interface PermissionsManifest {
   /** Absolute globs; default grant mode `read`. */
   fs?: FsGrant[]
   /** Host patterns `[scheme://]host[:port]`. */
   fetch?: string[]
+  /** Per-request CPU, memory and wall-clock limits, enforced by `BudgetTracker`. */
   budgets?: Budgets
   /** Secret names the plugin may read (exact, case-sensitive). */
   secrets?: string[]
@@ -29,8 +32,10 @@ export interface PermissionsManifest {
   db?: { database: string }
 }
 
+/** Path flavour: `'posix'` (`/`, case-sensitive) or `'win32'` (`\` and `/`, drive letters, case-insensitive). */
 export type Platform = 'posix' | 'win32'
 
+/** Options of `PermissionPolicy.fromManifest`. */
 export interface PolicyOptions {
   /** Plugin id: the `plugin` metric label. 1-256 characters, no control characters. */
   plugin: string
@@ -38,8 +43,10 @@ export interface PolicyOptions {
   platform?: Platform
 }
 
+/** The access a filesystem call asks for. */
 export type FsMode = 'read' | 'write'
 
+/** Why a call was denied: the `reason` of a decision, of `PERMISSION_DENIED` details and of the metric label. */
 export type DenyReason =
   | 'invalid_path'
   | 'path_traversal'
@@ -63,13 +70,17 @@ export type CapabilityId = 'fs.read' | 'fs.write' | 'fetch' | 'secrets.get' | 'e
 /** Capability labels: the ids, and `unknown` for calls with an unknown id. */
 export type CapabilityLabel = CapabilityId | 'unknown'
 
+/** The answer of every `check*` method (a frozen object): allowed, or denied with the capability label and the reason. */
 export type Decision =
   | { readonly allowed: true }
   | { readonly allowed: false; readonly capability: CapabilityLabel; readonly reason: DenyReason }
 
+/** Every error code the package throws (the registry, `ERROR_REGISTRY`). */
 export type ErrorCodeName = 'PERMISSION_DENIED' | 'BUDGET_EXCEEDED' | 'INVALID_MANIFEST' | 'INVALID_SAMPLE' | 'ERR_UNSUPPORTED_PLATFORM' | 'LOCKDOWN_REFUSED' | 'LOCKDOWN_FAILED'
 
+/** One registry entry: a code, its stable id and message template. */
 export interface ErrorSpec {
+  /** The stable code, also the error's `code` property. */
   readonly code: ErrorCodeName
   /** `SAND_PERM_*`, stable forever. */
   readonly id: string
@@ -79,9 +90,13 @@ export interface ErrorSpec {
   readonly deprecated: string | null
 }
 
+/** The package version. */
 export declare const VERSION: string
+/** Every error code with its id and message template (frozen data, defined once in Rust). */
 export declare const ERROR_REGISTRY: readonly ErrorSpec[]
+/** The error codes by name: `ErrorCode.PERMISSION_DENIED === 'PERMISSION_DENIED'`. */
 export declare const ErrorCode: { readonly [K in ErrorCodeName]: K }
+/** The deny reasons by name: `DenyReason.PATH_TRAVERSAL === 'path_traversal'`. */
 export declare const DenyReason: {
   readonly INVALID_PATH: 'invalid_path'
   readonly PATH_TRAVERSAL: 'path_traversal'
@@ -100,7 +115,9 @@ export declare const DenyReason: {
   readonly UNKNOWN_CAPABILITY: 'unknown_capability'
   readonly INVALID_PAYLOAD: 'invalid_payload'
 }
+/** Every deny reason, in registry order. */
 export declare const DENY_REASONS: readonly DenyReason[]
+/** The capability labels by name: `Capability.FS_READ === 'fs.read'`; `UNKNOWN` labels calls with an unknown id. */
 export declare const Capability: {
   readonly FS_READ: 'fs.read'
   readonly FS_WRITE: 'fs.write'
@@ -112,15 +129,24 @@ export declare const Capability: {
   readonly UNKNOWN: 'unknown'
 }
 
+/** An OpenTelemetry instrument the package records, as data. */
 export interface InstrumentDescriptor {
+  /** The instrument name. */
   readonly name: 'plugin.permission_denied_total' | 'plugin.budget_exceeded_total'
+  /** Always a monotonic counter. */
   readonly kind: 'counter'
+  /** The UCUM unit. */
   readonly unit: string
+  /** The instrument description. */
   readonly description: string
+  /** The attribute keys of every data point; values come only from closed sets plus the plugin id. */
   readonly attributeKeys: readonly ['plugin', 'capability', 'reason']
 }
+/** Both instruments: `plugin.permission_denied_total` and `plugin.budget_exceeded_total`. */
 export declare const INSTRUMENTS: readonly [InstrumentDescriptor, InstrumentDescriptor]
+/** `plugin.permission_denied_total{plugin, capability, reason}`: one increment per denied call. */
 export declare const PERMISSION_DENIED_TOTAL: InstrumentDescriptor & { readonly name: 'plugin.permission_denied_total' }
+/** `plugin.budget_exceeded_total{plugin, capability, reason}`: one increment per budget kind breached, per tracker. */
 export declare const BUDGET_EXCEEDED_TOTAL: InstrumentDescriptor & { readonly name: 'plugin.budget_exceeded_total' }
 /** Instrumentation scope name the package records under. */
 export declare const METER_NAME: string
@@ -146,79 +172,117 @@ export declare const LIMITS: {
   readonly defaultCpuGraceMs: number
 }
 
+/** `details` of `PERMISSION_DENIED`. Redaction-safe: never a path, URL path or query, payload value or secret name. */
 export interface PermissionDeniedDetails {
+  /** The plugin id the policy was built with. */
   readonly plugin: string
+  /** The capability label (`unknown` for an unknown id). */
   readonly capability: CapabilityLabel
+  /** Why the call was denied. */
   readonly reason: DenyReason
   /** fetch only: `scheme://host:port`, never userinfo, path, query or fragment. */
   readonly target?: string
 }
+/** A budget of the manifest's `budgets`. */
 export type BudgetName = 'cpuPercent' | 'memoryMb' | 'wallClockMs'
+/** The `reason` label of a budget breach. */
 export type BudgetReason = 'cpu' | 'memory' | 'wall_clock'
+/** `details` of `BUDGET_EXCEEDED`. */
 export interface BudgetExceededDetails {
+  /** The plugin id the policy was built with. */
   readonly plugin: string
+  /** The tracker's `capability` label (default `'request'`). */
   readonly capability: string
+  /** The budget that was breached first. */
   readonly budget: BudgetName
+  /** The metric `reason` label of that budget. */
   readonly reason: BudgetReason
+  /** The manifest's limit. */
   readonly limit: number
+  /** The reading that broke it. */
   readonly observed: number
+  /** Wall-clock ms since the tracker started. */
   readonly elapsedMs: number
 }
+/** `details` of `INVALID_MANIFEST`. */
 export interface InvalidManifestDetails {
   /** RFC 6901 JSON pointer of the bad field; `""` is the whole manifest. */
   readonly pointer: string
   /** What would be valid there. */
   readonly expected: string
 }
+/** `details` of `INVALID_SAMPLE`. */
 export interface InvalidSampleDetails {
+  /** The hook or option whose reading was NaN, infinite, negative or not a number. */
   readonly field: 'now' | 'cpuTimeMs' | 'rssMb' | 'cpuGraceMs'
 }
 
 /** The details of any package error. */
 export type ErrorDetails = PermissionDeniedDetails | BudgetExceededDetails | InvalidManifestDetails | InvalidSampleDetails | UnsupportedPlatformDetails | { readonly reason: string }
+/** `details` of `ERR_UNSUPPORTED_PLATFORM`. */
 export interface UnsupportedPlatformDetails {
+  /** What is unsupported (`'lockdown'`). */
   readonly feature: string
+  /** `process.platform-process.arch` of this host. */
   readonly platform: string
 }
 
+/** Base class of every error with a registry code. Prefer the `is*` guards to `instanceof`: errors cross realms. */
 export declare class SandboxPermissionError<C extends ErrorCodeName = ErrorCodeName, D extends object = ErrorDetails> extends Error {
   constructor(code: C, details: D, message?: string)
+  /** The registry code. */
   readonly code: C
   /** Registry id, `SAND_PERM_*`. */
   readonly id: string
+  /** Frozen, redaction-safe details (see `schema/error-details.schema.json`). */
   readonly details: D
 }
+/** `PERMISSION_DENIED` (`SAND_PERM_001`): a capability call was denied. */
 export declare class PermissionDeniedError extends SandboxPermissionError<'PERMISSION_DENIED', PermissionDeniedDetails> {
   constructor(details: PermissionDeniedDetails)
 }
+/** `BUDGET_EXCEEDED` (`SAND_PERM_002`): a request went over a budget. */
 export declare class BudgetExceededError extends SandboxPermissionError<'BUDGET_EXCEEDED', BudgetExceededDetails> {
   constructor(details: BudgetExceededDetails)
 }
+/** `INVALID_MANIFEST` (`SAND_PERM_003`): a manifest field is invalid; `details.pointer` names it. */
 export declare class InvalidManifestError extends SandboxPermissionError<'INVALID_MANIFEST', InvalidManifestDetails> {
   constructor(details: InvalidManifestDetails)
 }
+/** `INVALID_SAMPLE` (`SAND_PERM_004`): a budget reading was NaN, infinite, negative or not a number. */
 export declare class InvalidSampleError extends SandboxPermissionError<'INVALID_SAMPLE', InvalidSampleDetails> {
   constructor(details: InvalidSampleDetails)
 }
+/** `ERR_UNSUPPORTED_PLATFORM` (`SAND_PERM_005`): the feature is not available on this platform. */
 export declare class UnsupportedPlatformError extends SandboxPermissionError<'ERR_UNSUPPORTED_PLATFORM', UnsupportedPlatformDetails> {
   constructor(details: { feature: string; platform: string })
 }
 
 /** Guards by `code` (an own data property): work across realms and on revived errors. */
 export declare function isPermissionDenied(e: unknown): e is { code: 'PERMISSION_DENIED'; id: string; details: PermissionDeniedDetails; message: string }
+/** True for a `BUDGET_EXCEEDED` error from any realm (reads `code` as an own data property). */
 export declare function isBudgetExceeded(e: unknown): e is { code: 'BUDGET_EXCEEDED'; id: string; details: BudgetExceededDetails; message: string }
+/** True for an `INVALID_MANIFEST` error from any realm. */
 export declare function isInvalidManifest(e: unknown): e is { code: 'INVALID_MANIFEST'; id: string; details: InvalidManifestDetails; message: string }
+/** True for an `INVALID_SAMPLE` error from any realm. */
 export declare function isInvalidSample(e: unknown): e is { code: 'INVALID_SAMPLE'; id: string; details: InvalidSampleDetails; message: string }
+/** True for any error with a registry code, from any realm. */
 export declare function isSandboxPermissionError(e: unknown): e is { code: ErrorCodeName; id: string; details: ErrorDetails; message: string }
 
 /** The plain form of a package error, safe for `postMessage` and JSON. */
 export interface SerializedError {
+  /** Marks the object as a serialised package error. */
   $sandboxPermissionError: 1
+  /** The registry code. */
   code: ErrorCodeName
+  /** The registry id, `SAND_PERM_*`. */
   id: string
+  /** The error message. */
   message: string
+  /** The error's details, as plain data. */
   details: Record<string, string | number | boolean | null | string[]>
 }
+/** A plain, JSON-safe object for `postMessage`; `reviveError` rebuilds the error. */
 export declare function serializeError(e: unknown): SerializedError
 /** Rebuilds the error with this realm's classes, from `serializeError` output or its JSON text. */
 export declare function reviveError(serialized: SerializedError | string): SandboxPermissionError
@@ -234,7 +298,9 @@ export declare class PermissionPolicy {
   private constructor()
   /** Throws `INVALID_MANIFEST` (with `details.pointer`) for any invalid field; a TypeError for bad options. */
   static fromManifest(manifest: PermissionsManifest, options: PolicyOptions): PermissionPolicy
+  /** The plugin id: the `plugin` metric label of every denial. */
   readonly plugin: string
+  /** The path flavour of fs checks. */
   readonly platform: Platform
   /** Budgets from the manifest; absent ones omitted. */
   readonly budgets: Readonly<Budgets>
@@ -256,42 +322,68 @@ export declare class PermissionPolicy {
  */
 export interface PermissionPolicy extends PermissionChecks {}
 
+/** What `explainFs` returns. */
 export interface FsExplanation {
+  /** The query: the mode asked for. */
   query: { kind: 'fs'; mode: FsMode }
+  /** What `checkFs` decides. */
   decision: Decision
   /** The lexically normalised path (`/`-separated), or null when invalid. */
   normalized: string | null
+  /** Every grant whose glob matches the path, and whether it grants the mode. */
   matchedGrants: { index: number; pointer: string; path: string; mode: FsGrantMode; grantsMode: boolean }[]
+  /** A one-line explanation. */
   why: string
 }
+/** What `explainFetch` returns. */
 export interface FetchExplanation {
+  /** The query kind. */
   query: { kind: 'fetch' }
+  /** What `checkFetch` decides. */
   decision: Decision
+  /** The WHATWG parse of the URL, or null when it does not parse. */
   url: { canonical: string; scheme: string; host: string | null; port: number | null; hasCredentials: boolean } | null
+  /** Every pattern whose host matches, and whether its scheme and port do. */
   hostMatches: { index: number; pointer: string; pattern: string; schemeOk: boolean; portOk: boolean }[]
   /** Present when this Node's URL reads the URL's host otherwise than the core (SPEC §3 parity): the decision is then `invalid_url`. `node` is null when Node rejects the URL. */
   parity?: { node: string | null; core: string | null }
 }
+/** What `explainCapability` returns. */
 export interface CapabilityExplanation {
+  /** The query: the capability id. */
   query: { kind: 'capability'; id: string }
+  /** What `checkCapability` decides. */
   decision: Decision
+  /** The declarations (secrets, topics, database) that match. */
   matched?: { pointer: string; pattern?: string }[]
+  /** For `fs.read`/`fs.write`: the fs explanation. */
   fs?: FsExplanation
+  /** For `fetch`: the fetch explanation. */
   fetch?: FetchExplanation
 }
+/** A lint warning: a grant that is valid but likely broader than meant. */
 export interface LintWarning {
   /** JSON pointer of the grant. */
   pointer: string
+  /** The warning kind. */
   code: 'fs-root-wildcard' | 'fs-top-level-recursive' | 'fs-write-near-root' | 'fetch-public-suffix' | 'fetch-any-port' | 'fetch-plain-http' | 'fetch-internal-address' | 'events-wildcard-only' | 'budget-missing'
+  /** What is broad, and what to write instead. */
   message: string
 }
 
-/** The minimal manifest (exact grants only) allowing the recorded calls; `unlearned` lists calls none can express. */
+/**
+ * The minimal manifest (exact grants only, paths escaped to stay literal)
+ * allowing the recorded calls. The manifest is always valid: calls that no
+ * valid entry can express (relative paths, unknown capabilities, values the
+ * manifest rejects) are listed in `unlearned` with the reason and their index
+ * in `calls`. Throws a TypeError when `calls` is not an array.
+ */
 export declare function learnManifest(
   calls: readonly { capability: string; payload: unknown }[],
   options?: { platform?: Platform },
-): { manifest: PermissionsManifest; unlearned: { capability: string; why: string }[] }
+): { manifest: PermissionsManifest; unlearned: { capability: string; why: string; call: number }[] }
 
+/** Options of `new PermissionChecker`. */
 export interface CheckerOptions {
   /** Where denials are counted. Default: the global meter provider's meter, resolved when the checker is created. */
   meter?: Meter
@@ -314,18 +406,34 @@ export interface FsCheckOptions {
 
 /** Capability payloads by id. Fields are read as own data properties only. */
 export interface CapabilityPayloads {
+  /** An absolute path to read. */
   'fs.read': { path: string }
+  /** An absolute path to write (other fields, such as the data, are ignored). */
   'fs.write': { path: string; [extra: string]: unknown }
+  /** An absolute URL. */
   fetch: { url: string }
+  /** A secret name (exact, case-sensitive). */
   'secrets.get': { name: string }
+  /** A concrete topic (other fields, such as the event, are ignored). */
   'events.publish': { topic: string; [extra: string]: unknown }
+  /** A topic or topic pattern to subscribe to. */
   'events.subscribe': { topic: string }
+  /** The database name (other fields, such as the query, are ignored). */
   'db.query': { database: string; [extra: string]: unknown }
 }
 
+/**
+ * `never` for a known capability id literal, so a known id only matches the
+ * typed overload (and `{ nam: 'X' }` for `'secrets.get'` is a type error);
+ * `unknown` otherwise (a `string` variable, an id from a plugin).
+ */
+export type NotCapabilityId<S extends string> = S extends CapabilityId ? never : unknown
+
 /** The check and assert methods, on a `PermissionChecker` and on a `PermissionPolicy`. */
 export interface PermissionChecks {
+  /** Checks a filesystem access: absolute path, lexically normalised, against the fs grants. Counts a denial once. A TypeError for a non-string path or a mode other than `'read'`/`'write'`. */
   checkFs(path: string, mode: FsMode, options?: FsCheckOptions): Decision
+  /** `checkFs`, throwing `PERMISSION_DENIED` on a denial (counted once). */
   assertFs(path: string, mode: FsMode, options?: FsCheckOptions): void
   /**
    * Asserts like `assertFs` (throws `PERMISSION_DENIED`, counted once), then
@@ -334,7 +442,9 @@ export interface PermissionChecks {
    * following a final symlink (`fs.constants.O_NOFOLLOW`).
    */
   authorizeFs(path: string, mode: FsMode, options?: FsCheckOptions): string
+  /** Checks an outbound URL (parsed as WHATWG `URL` does) against the fetch patterns. Counts a denial once. */
   checkFetch(url: string | URL): Decision
+  /** `checkFetch`, throwing `PERMISSION_DENIED` (with `details.target` = `scheme://host:port`) on a denial. */
   assertFetch(url: string | URL): void
   /** Asserts, then returns the canonical URL to fetch (exactly what was checked). */
   authorizeFetch(url: string | URL): string
@@ -342,29 +452,42 @@ export interface PermissionChecks {
   checkFetchAddress(url: string | URL, resolvedIp: string): Decision
   /** Asserts `checkFetchAddress`, then returns the canonical URL. */
   assertFetchAddress(url: string | URL, resolvedIp: string): string
+  /** Checks a capability call with a typed payload (a misspelt field is a type error). */
   checkCapability<K extends CapabilityId>(capabilityId: K, payload: CapabilityPayloads[K]): Decision
-  checkCapability(capabilityId: string, payload: unknown): Decision
+  /** Checks a call whose id is not a known literal (from a plugin: any value; an unknown id is `unknown_capability`). */
+  checkCapability<S extends string>(capabilityId: S & NotCapabilityId<S>, payload: unknown): Decision
+  /** `checkCapability`, throwing `PERMISSION_DENIED` on a denial. */
   assertCapability<K extends CapabilityId>(capabilityId: K, payload: CapabilityPayloads[K]): void
-  assertCapability(capabilityId: string, payload: unknown): void
+  /** `checkCapability` for an id that is not a known literal, throwing `PERMISSION_DENIED` on a denial. */
+  assertCapability<S extends string>(capabilityId: S & NotCapabilityId<S>, payload: unknown): void
 }
 
 /** Checks capability calls; counts each denial once in `plugin.permission_denied_total`. */
 export declare class PermissionChecker {
   constructor(policy: PermissionPolicy, options?: CheckerOptions)
+  /** The policy this checker enforces. */
   readonly policy: PermissionPolicy
 }
+/** The check and assert methods (`PermissionChecks`). */
 export interface PermissionChecker extends PermissionChecks {}
 
 /** What `lockdown()` installed. */
 export interface LockdownReport {
+  /** The syscall table the filter was built for. */
   readonly arch: 'x86_64' | 'aarch64'
+  /** What a denied syscall returns. */
   readonly action: 'EPERM'
+  /** The filter is on every thread (`SECCOMP_FILTER_FLAG_TSYNC`). */
   readonly tsync: true
+  /** `PR_SET_NO_NEW_PRIVS` is set. */
   readonly noNewPrivs: true
   /** Denied syscall names. */
   readonly denied: readonly string[]
+  /** How `clone` is filtered (threads only). */
   readonly clone: string
+  /** How `clone3` is filtered (`ENOSYS`). */
   readonly clone3: string
+  /** What a syscall of a foreign architecture does (kills the process). */
   readonly foreignArch: string
   /** Descriptors open at lockdown (they stay usable). */
   readonly openFds: readonly { readonly fd: number; readonly target: string }[]
@@ -380,6 +503,7 @@ export declare function lockdown(options?: Record<string, never>): LockdownRepor
 /** `new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)`. */
 export declare function createChecker(manifest: PermissionsManifest, options: PolicyOptions & CheckerOptions): PermissionChecker
 
+/** Readings a `BudgetTracker` samples. */
 export interface BudgetHooks {
   /** Monotonic clock, ms. Default: `performance.now`. */
   now?: () => number
@@ -388,7 +512,9 @@ export interface BudgetHooks {
   /** Resident memory, MB. */
   rssMb?: () => number
 }
+/** Options of `new BudgetTracker`. */
 export interface BudgetTrackerOptions {
+  /** Readings to sample; without `cpuTimeMs`/`rssMb` those budgets are not enforced. */
   hooks?: BudgetHooks
   /** `capability` label of breach metrics. Default: `'request'`. */
   capability?: string
@@ -397,12 +523,16 @@ export interface BudgetTrackerOptions {
   /** Wall-clock ms before the CPU budget is enforced. Default: `LIMITS.defaultCpuGraceMs` (250). */
   cpuGraceMs?: number
 }
+/** Readings pushed with `record`. */
 export interface BudgetSample {
   /** Default: the `now` hook. */
   now?: number
+  /** Cumulative CPU time, ms. */
   cpuTimeMs?: number
+  /** Resident memory, MB. */
   rssMb?: number
 }
+/** A tracker's status: within budget (with the current readings), or the first breach (sticky). */
 export type BudgetStatus =
   | { ok: true; elapsedMs: number; cpuPercent?: number; memoryMb?: number }
   | { ok: false; budget: BudgetName; limit: number; observed: number; reason: BudgetReason; elapsedMs: number }

@@ -159,6 +159,20 @@ function ownValue(obj, key) {
   }
 }
 
+const INSPECT = Symbol.for('nodejs.util.inspect.custom')
+
+/** What `util.inspect` shows of a policy: plugin, platform, grant counts and budgets (never the grants). */
+function policySummary(policy) {
+  const m = policy.toJSON()
+  const n = (list) => (Array.isArray(list) ? list.length : 0)
+  const grants = { fs: n(m.fs), fetch: n(m.fetch), secrets: n(m.secrets), publishes: n(m.events && m.events.publishes), subscribes: n(m.events && m.events.subscribes), db: m.db ? 1 : 0 }
+  return { plugin: policy.plugin, platform: policy.platform, grants, budgets: policy.budgets }
+}
+
+function inspectAs(name, summary, options, inspect) {
+  return `${name} ${(inspect || require('node:util').inspect)(summary, options)}`
+}
+
 /** The validated, compiled permissions of one plugin. Immutable; build with `fromManifest`. */
 class PermissionPolicy {
   #native
@@ -313,6 +327,11 @@ class PermissionPolicy {
     return JSON.parse(this.#native.lint())
   }
 
+  /** `util.inspect(policy)`: `PermissionPolicy { plugin, platform, grants: { fs: 2, ... }, budgets }`. */
+  [INSPECT](depth, options, inspect) {
+    return inspectAs('PermissionPolicy', policySummary(this), options, inspect)
+  }
+
   static [NATIVE](policy) {
     return policy.#native
   }
@@ -377,6 +396,11 @@ class PermissionChecker {
 
   get policy() {
     return this.#policy
+  }
+
+  /** `util.inspect(checker)`: `PermissionChecker { plugin, platform, grants: { fs: 2, ... }, budgets }`. */
+  [INSPECT](depth, options, inspect) {
+    return inspectAs('PermissionChecker', policySummary(this.#policy), options, inspect)
   }
 
   #decide(code) {

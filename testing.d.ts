@@ -2,6 +2,7 @@
 import type { Meter, MeterProvider } from '@opentelemetry/api'
 import type { BudgetHooks, BudgetStatus, Decision, FsMode, PermissionsManifest, Platform } from './index.js'
 
+/** What the harness passes to `makeChecker` with each case's manifest. */
 export interface ConformanceContext {
   /** Build the policy with this plugin id. */
   readonly plugin: string
@@ -9,62 +10,113 @@ export interface ConformanceContext {
   readonly platform: Platform
   /** Record metrics here: the harness reads them back. */
   readonly meter: Meter
+  /** The SDK provider behind `meter` (an in-memory exporter). */
   readonly meterProvider: MeterProvider
 }
 
 type MaybePromise<T> = T | Promise<T>
 
+/** The budget tracker an adapter returns from `createBudgetTracker`. */
 export interface ConformanceTracker {
+  /** Reads the hooks and returns the status (as `BudgetTracker.sample`). */
   sample(): MaybePromise<BudgetStatus>
+  /** Throws `BUDGET_EXCEEDED` after a breach (optional: then checked too). */
   assertWithin?(): MaybePromise<void>
 }
 
+/** The adapter a host returns from `makeChecker`: its own checks, under these names. */
 export interface ConformanceChecker {
+  /** The host's fs check. */
   checkFs(path: string, mode: FsMode): MaybePromise<Decision>
+  /** The host's fetch check. */
   checkFetch(url: string): MaybePromise<Decision>
+  /** The host's capability check. */
   checkCapability(capabilityId: string, payload: unknown): MaybePromise<Decision>
+  /** The DNS-rebinding re-check; without it those cases are skipped. */
   checkFetchAddress?(url: string, resolvedIp: string): MaybePromise<Decision>
+  /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertFs?(path: string, mode: FsMode): MaybePromise<void>
+  /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertFetch?(url: string): MaybePromise<void>
+  /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertFetchAddress?(url: string, resolvedIp: string): MaybePromise<unknown>
+  /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertCapability?(capabilityId: string, payload: unknown): MaybePromise<void>
   /** Create a tracker at the hooks' current readings. */
   createBudgetTracker?(hooks: BudgetHooks, options: { cpuGraceMs: number }): MaybePromise<ConformanceTracker>
 }
 
+/** Builds the host's checker for one case: a policy from `manifest` with `context.plugin` and `context.platform`, counting on `context.meter`. */
 export type MakeChecker = (manifest: PermissionsManifest, context: ConformanceContext) => MaybePromise<ConformanceChecker>
 
+/**
+ * A runner's `it`/`test`: node:test's, mocha's, Jest's and Vitest's all fit.
+ * The harness calls `it(name, fn)` with a zero-parameter async `fn`, and for
+ * declared skips node:test's `it(name, { skip: reason }, fn)` or the
+ * others' `it.skip(name, fn)`.
+ */
+export type RunnerIt = ((name: string, fn: () => Promise<void>) => unknown) & { skip?: unknown }
+
+/** Options of `runPermissionsConformance`. */
 export interface ConformanceOptions {
-  /** Another runner's `describe` (default: `node:test`). */
+  /**
+   * The runner's `describe`. Default: the global `describe`/`it` when the
+   * runner defines them (mocha, Jest, Vitest with `globals: true`), else
+   * `node:test`'s. Without globals (Vitest's default), pass
+   * `{ describe, it }` from `'vitest'`. Pass both or neither.
+   */
   describe?: (name: string, fn: () => void) => unknown
-  /** Another runner's `it` (default: `node:test`). */
-  it?: (name: string, optionsOrFn: unknown, fn?: (...args: any[]) => unknown) => unknown
+  /** The runner's `it`; see `describe`. */
+  it?: RunnerIt
   /** Only cases whose name contains this. */
   filter?: string
-  /** Declared unsupported cases: `{ [name or 'category - ' prefix]: reason }`. */
+  /** Declared unsupported cases: `{ [name or 'category - ' prefix]: reason }`, skipped with the reason printed. */
   skip?: Record<string, string>
 }
 
+/** One case of the shared table. */
 export interface ConformanceCase {
+  /** `category - case`: the test name. */
   readonly name: string
+  /** `manifest`, `fs`, `fetch`, `capability`, `budget`, `adversarial`, ... */
   readonly category: string
+  /** The manifest the checker is built from. */
   readonly manifest: unknown
+  /** The path flavour. */
   readonly platform: Platform
+  /** Which call the case makes. */
   readonly op: 'manifest' | 'fs' | 'fetch' | 'fetchAddress' | 'capability' | 'budget'
+  /** The call's arguments. */
   readonly args: Readonly<Record<string, unknown>>
+  /** The expected result. */
   readonly expect: Readonly<Record<string, unknown>>
 }
 
-/** Registers one test per conformance case. */
+/**
+ * Registers one test per conformance case (named `category - case`) with the
+ * runner's `describe`/`it`. Each test checks the decision, the
+ * `INVALID_MANIFEST` pointer, the error shape of the optional `assert*`
+ * methods and that the metric on `context.meter` moved exactly once per
+ * denial. A failure names the case's category, manifest, input, expected and
+ * actual result. Throws one line saying what to install when the optional
+ * peer `@opentelemetry/sdk-metrics` is missing.
+ */
 export declare function runPermissionsConformance(label: string, makeChecker: MakeChecker, options?: ConformanceOptions): void
 /** Every case of the shared table. */
 export declare function conformanceCases(): readonly ConformanceCase[]
-/** Runs one case; rejects with the failure (or a `Skip`). */
-export declare function runCase(c: ConformanceCase, makeChecker: MakeChecker, sdk: unknown): Promise<void>
+/**
+ * Runs one case; rejects with the failure (or a `Skip`). `sdk` defaults to
+ * `@opentelemetry/sdk-metrics`; `trace` receives `actual` (what the adapter
+ * returned) and `metricStill` (an expected increment did not happen).
+ */
+export declare function runCase(c: ConformanceCase, makeChecker: MakeChecker, sdk?: unknown, trace?: { actual?: unknown; metricStill?: boolean }): Promise<void>
 /** The adapter for this package's own checker and tracker. */
 export declare function packageChecker(pkg?: unknown): MakeChecker
+/** Thrown by `runCase` for a case the adapter cannot run (no optional method for it). */
 export declare class Skip {
   constructor(reason: string)
+  /** Why the case cannot run. */
   readonly reason: string
 }
+/** The plugin id every case's policy is built with (`context.plugin`). */
 export declare const CONFORMANCE_PLUGIN: string

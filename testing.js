@@ -84,6 +84,12 @@ function expectedCapability(c) {
   }
 }
 
+/** Compares metric increments; notes when an expected increment did not happen at all. */
+function assertMetric(delta, expected, what, trace) {
+  if (Object.keys(expected).length > 0 && Object.keys(delta).length === 0) trace.metricStill = true
+  assert.deepEqual(delta, expected, what)
+}
+
 const close = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b), 1)
 
 class Skip {
@@ -105,7 +111,7 @@ function checkDenialError(e, capability, reason, where) {
   if (d.target !== undefined) assert.match(d.target, /^[a-z][a-z0-9+.-]*:\/\/[^/?#@\s]+:\d+$/, `${where}: details.target must be scheme://host:port only`)
 }
 
-async function runDecisionCase(c, checker, probe) {
+async function runDecisionCase(c, checker, probe, trace = {}) {
   const want = c.expect
   const capability = expectedCapability(c)
   const call = (kind) => {
@@ -127,6 +133,7 @@ async function runDecisionCase(c, checker, probe) {
   }
   await probe.delta()
   const got = await call('check')
+  trace.actual = got
   assert.equal(got && got.allowed, want.allowed, `decision ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`)
   if (!want.allowed) {
     assert.equal(got.reason, want.reason, `reason ${got.reason}, expected ${want.reason}`)
@@ -134,7 +141,7 @@ async function runDecisionCase(c, checker, probe) {
   }
   const key = `${DENIED}|${CONFORMANCE_PLUGIN}|${capability}|${want.reason}`
   const expected = want.allowed ? {} : { [key]: 1 }
-  assert.deepEqual(await probe.delta(), expected, 'metric increments after check')
+  assertMetric(await probe.delta(), expected, 'metric increments after check', trace)
   if (typeof checker[`assert${name}`] === 'function') {
     let thrown
     try {
@@ -142,16 +149,17 @@ async function runDecisionCase(c, checker, probe) {
     } catch (e) {
       thrown = e
     }
+    trace.actual = { check: got, [`assert${name}`]: thrown === undefined ? 'returned' : thrown && thrown.code !== undefined ? { code: thrown.code, id: thrown.id, details: thrown.details } : `threw ${String(thrown)}` }
     if (want.allowed) assert.equal(thrown, undefined, `assert${name} threw on an allowed call`)
     else checkDenialError(thrown, capability, want.reason, `assert${name}`)
-    assert.deepEqual(await probe.delta(), expected, `metric increments after assert${name} (exactly once)`)
+    assertMetric(await probe.delta(), expected, `metric increments after assert${name} (exactly once)`, trace)
   }
 }
 
 /** The adapter's budget-tracker factory, under the names adapters use for it. */
 const TRACKER_FACTORIES = ['createBudgetTracker', 'budgetTracker', 'makeBudgetTracker', 'createTracker']
 
-async function runBudgetCase(c, checker, probe) {
+async function runBudgetCase(c, checker, probe, trace = {}) {
   const factory = TRACKER_FACTORIES.find((n) => typeof checker[n] === 'function')
   if (factory === undefined) throw new Skip('the adapter has no createBudgetTracker')
   const steps = c.args.steps
@@ -173,7 +181,9 @@ async function runBudgetCase(c, checker, probe) {
     Object.assign(state, { now, cpu, rss })
     try {
       last = await tracker.sample()
+      trace.actual = last
     } catch (e) {
+      trace.actual = `sample() threw ${e && e.code !== undefined ? e.code : String(e)}`
       if (want.error === 'INVALID_SAMPLE') {
         assert.ok(isInvalidSample(e), `expected INVALID_SAMPLE, got ${e && e.code}`)
         assert.equal(e.id, 'SAND_PERM_004')
@@ -199,7 +209,7 @@ async function runBudgetCase(c, checker, probe) {
   const reasonOf = { wallClockMs: 'wall_clock', memoryMb: 'memory', cpuPercent: 'cpu' }
   const expected = {}
   for (const b of [want.budget, ...want.also]) expected[`${BUDGET}|${CONFORMANCE_PLUGIN}|${BUDGET_CAPABILITY}|${reasonOf[b]}`] = 1
-  assert.deepEqual(delta, expected, 'each breach counts exactly once')
+  assertMetric(delta, expected, 'each breach counts exactly once', trace)
   if (typeof tracker.assertWithin === 'function') {
     let thrown
     try {
@@ -214,7 +224,7 @@ async function runBudgetCase(c, checker, probe) {
 }
 
 /** Runs one case against `makeChecker`; resolves, rejects with the failure, or rejects with a `Skip`. */
-async function runCase(c, makeChecker, sdk) {
+async function runCase(c, makeChecker, sdk = loadSdk(), trace = {}) {
   const probe = new MetricsProbe(sdk)
   try {
     const context = Object.freeze({ plugin: CONFORMANCE_PLUGIN, platform: c.platform, meter: probe.meter, meterProvider: probe.provider })
@@ -222,6 +232,7 @@ async function runCase(c, makeChecker, sdk) {
     try {
       checker = await makeChecker(fresh(c.manifest), context)
     } catch (e) {
+      trace.actual = `makeChecker threw ${e && e.code !== undefined ? `${e.code} ${show(e.details)}` : String(e)}`
       if (c.op === 'manifest' && c.expect.error === 'INVALID_MANIFEST') {
         assert.ok(isInvalidManifest(e), `expected INVALID_MANIFEST, got ${e && (e.code || e.name)}: ${e && e.message}`)
         assert.equal(e.id, 'SAND_PERM_003')
@@ -232,13 +243,125 @@ async function runCase(c, makeChecker, sdk) {
       throw e
     }
     if (c.op === 'manifest') {
+      trace.actual = 'makeChecker returned a checker'
       assert.ok(c.expect.allowed, `manifest accepted, expected INVALID_MANIFEST at ${c.args.pointer}`)
       return
     }
-    if (c.op === 'budget') await runBudgetCase(c, checker, probe)
-    else await runDecisionCase(c, checker, probe)
+    if (c.op === 'budget') await runBudgetCase(c, checker, probe, trace)
+    else await runDecisionCase(c, checker, probe, trace)
   } finally {
     await probe.shutdown()
+  }
+}
+
+const SDK_MODULE = '@opentelemetry/sdk-metrics'
+let sdkCached
+/**
+ * The OpenTelemetry SDK (an optional peer dependency), loaded on first use.
+ * Without it: one line saying what to install, not a resolver stack.
+ */
+function loadSdk() {
+  if (sdkCached === undefined) {
+    try {
+      sdkCached = require(SDK_MODULE)
+    } catch (e) {
+      if (!(e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes(`'${SDK_MODULE}'`))) throw e
+      const err = new Error(`@suaveplan/api-sandbox-permissions/testing needs the optional peer dependency ${SDK_MODULE}: npm install --save-dev ${SDK_MODULE}`)
+      // Non-enumerable code and a frame-less stack: Node prints the one line.
+      Object.defineProperty(err, 'code', { value: 'ERR_MISSING_PEER_DEPENDENCY', enumerable: false, configurable: true, writable: true })
+      err.stack = `Error: ${err.message}`
+      throw err
+    }
+  }
+  return sdkCached
+}
+
+const show = (v) => {
+  if (v === undefined) return 'undefined'
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v)
+  try {
+    return JSON.stringify(v)
+  } catch {
+    return String(v)
+  }
+}
+
+/** The call a case makes, as the adapter sees it: `checkFs("/a", "read")`. */
+function describeInput(c) {
+  switch (c.op) {
+    case 'manifest':
+      return `makeChecker(manifest) (expects ${c.expect.allowed ? 'a valid manifest' : `INVALID_MANIFEST at ${show(c.args.pointer)}`})`
+    case 'fs':
+      return `checkFs(${show(c.args.path)}, ${show(c.args.mode)})`
+    case 'fetch':
+      return `checkFetch(${show(c.args.url)})`
+    case 'fetchAddress':
+      return `checkFetchAddress(${show(c.args.url)}, ${show(c.args.ip)})`
+    case 'capability':
+      return `checkCapability(${show(c.args.id)}, ${show(c.args.payload)})`
+    case 'budget':
+      return `createBudgetTracker then sample() over [now, cpuTimeMs, rssMb] steps ${show(c.args.steps)} (cpuGraceMs ${show(c.args.graceMs)})`
+    default:
+      return show(c.args)
+  }
+}
+
+/**
+ * Rewrites a failure so a runner's report says what the case was: its
+ * category, manifest, input, expected and actual result, and a hint when the
+ * metric did not move.
+ */
+function caseFailure(c, e, trace) {
+  const lines = [
+    `conformance case failed: ${c.name}`,
+    `  category: ${c.category}`,
+    `  manifest: ${show(c.manifest)} (platform ${c.platform})`,
+    `  input:    ${describeInput(c)}`,
+    `  expected: ${show(c.expect)}`,
+    `  actual:   ${'actual' in trace ? show(trace.actual) : '(no result: it failed before the call returned)'}`,
+    `  failure:  ${e && e.message !== undefined ? String(e.message).split('\n').join('\n            ') : show(e)}`,
+  ]
+  if (trace.metricStill) lines.push('  hint:     the metric did not move: did the adapter pass context.meter to the checker (new PermissionChecker(policy, { meter: context.meter }))?')
+  const err = new Error(lines.join('\n'), { cause: e })
+  err.name = 'ConformanceFailure'
+  err.case = c.name
+  err.stack = `${err.name}: ${err.message}`
+  return err
+}
+
+/** Runs one case, rewriting a failure with the case's details (a `Skip` passes through). */
+async function runCaseReported(c, makeChecker, sdk) {
+  const trace = {}
+  try {
+    await runCase(c, makeChecker, sdk, trace)
+  } catch (e) {
+    if (e instanceof Skip) throw e
+    throw caseFailure(c, e, trace)
+  }
+}
+
+let nodeTestModule
+const nodeTest = () => (nodeTestModule === undefined ? (nodeTestModule = require('node:test')) : nodeTestModule)
+const globalRunner = () => (typeof globalThis.describe === 'function' && typeof globalThis.it === 'function' ? { describe: globalThis.describe, it: globalThis.it } : null)
+
+/**
+ * The test body: a zero-parameter function (a one-parameter function is a
+ * `done`-callback test to mocha and Jest). A case the adapter cannot run is
+ * skipped the runner's own way: mocha's `this.skip()`, node:test's and
+ * Vitest's `context.skip()`; where the runner has none (Jest) it passes with
+ * the reason printed.
+ */
+function caseBody(c, makeChecker, sdk) {
+  return async function conformanceCase() {
+    try {
+      await runCaseReported(c, makeChecker, sdk)
+    } catch (e) {
+      if (!(e instanceof Skip)) throw e
+      const ctx = arguments[0]
+      if (this && typeof this.skip === 'function' && typeof this.timeout === 'function') return this.skip() // mocha
+      if (ctx && typeof ctx.skip === 'function') return ctx.skip(e.reason) // node:test, Vitest
+      console.log(`# skipped ${c.name}: ${e.reason}`)
+    }
   }
 }
 
@@ -251,39 +374,41 @@ async function runCase(c, makeChecker, sdk) {
  * `context` is `{ plugin, platform, meter, meterProvider }`: build the policy
  * with `plugin` and `platform`, and record metrics on `meter`.
  *
- * options: `describe`/`it` of another runner (default `node:test`), `filter`
+ * options: `describe`/`it` of the runner. Default: the global `describe`/`it`
+ * when the runner defines them (mocha, Jest, Vitest with `globals: true`),
+ * else `node:test`'s. Pass Vitest's explicitly without globals. `filter`
  * (substring of case names), `skip` (`{ [name or 'category - ' prefix]: reason }`:
  * declared unsupported cases, skipped with the reason printed).
  */
 function runPermissionsConformance(label, makeChecker, options = {}) {
   if (typeof label !== 'string') throw new TypeError('label must be a string')
   if (typeof makeChecker !== 'function') throw new TypeError('makeChecker must be a function')
-  const nodeTest = options.describe && options.it ? null : require('node:test')
-  const describe = options.describe || nodeTest.describe
-  const it = options.it || nodeTest.it
-  const sdk = require('@opentelemetry/sdk-metrics')
+  if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
+  if ((options.describe === undefined) !== (options.it === undefined)) throw new TypeError('pass both options.describe and options.it, or neither')
+  const runner = options.describe !== undefined ? { describe: options.describe, it: options.it } : globalRunner() || { describe: nodeTest().describe, it: nodeTest().it }
+  const { describe, it } = runner
+  if (typeof describe !== 'function' || typeof it !== 'function') throw new TypeError('options.describe and options.it must be functions')
+  const sdk = loadSdk()
+  // node:test takes the skip reason as an option; mocha, Jest and Vitest have `it.skip`.
+  const isNodeTest = it === nodeTest().it || it === nodeTest().test
   const skips = Object.entries(options.skip || {})
   const cases = conformanceCases().filter((c) => !options.filter || c.name.includes(options.filter))
   describe(`permissions conformance: ${label}`, () => {
+    const skipped = new Map()
     for (const c of cases) {
       const declared = skips.find(([n]) => c.name === n || c.name.startsWith(n))
       if (declared) {
-        it(c.name, { skip: `declared unsupported: ${declared[1]}` }, () => {})
+        const reason = `declared unsupported: ${declared[1]}`
+        if (isNodeTest) it(c.name, { skip: reason }, () => {})
+        else {
+          skipped.set(reason, (skipped.get(reason) || 0) + 1)
+          if (typeof it.skip === 'function') it.skip(c.name, () => {})
+        }
         continue
       }
-      it(c.name, async (t) => {
-        try {
-          await runCase(c, makeChecker, sdk)
-        } catch (e) {
-          if (e instanceof Skip) {
-            if (t && typeof t.skip === 'function') t.skip(e.reason)
-            else console.log(`# skipped ${c.name}: ${e.reason}`)
-            return
-          }
-          throw e
-        }
-      })
+      it(c.name, caseBody(c, makeChecker, sdk))
     }
+    for (const [reason, n] of skipped) console.log(`# permissions conformance: ${label}: ${n} case${n === 1 ? '' : 's'} skipped, ${reason}`)
   })
 }
 

@@ -141,7 +141,7 @@ test('learn --from a recorded log', (t) => {
   assert.equal(r.status, 0, r.stderr)
   const out = JSON.parse(r.stdout)
   assert.deepEqual(out.manifest, { fetch: ['https://api.example.com', 'http://10.0.0.1:8080'], events: { subscribes: ['orders.*'] }, db: { database: 'main' } })
-  assert.deepEqual(out.unlearned, [{ capability: 'net.raw', why: 'unknown capability' }])
+  assert.deepEqual(out.unlearned, [{ capability: 'net.raw', why: 'unknown capability', call: 5 }])
   assert.equal(cli(['learn', '--from', path.join(dir, 'nope.jsonl')]).status, 2)
 })
 
@@ -150,4 +150,146 @@ test('usage errors exit 2', () => {
   assert.equal(cli(['frobnicate']).status, 2)
   assert.equal(cli(['lint', '--platform', 'darwin', 'x.json']).status, 2)
   assert.equal(cli(['lint', '--bogus']).status, 2)
+})
+
+test('--help, -h, help <command> and <command> --help print to stdout and exit 0', () => {
+  for (const args of [['--help'], ['-h'], ['help']]) {
+    const r = cli(args)
+    assert.equal(r.status, 0, args.join(' '))
+    assert.equal(r.stderr, '')
+    assert.match(r.stdout, /^usage: api-sandbox-permissions <command>/)
+    for (const c of ['lint', 'explain', 'learn']) assert.match(r.stdout, new RegExp(`^  ${c} `, 'm'))
+  }
+  for (const c of ['lint', 'explain', 'learn']) {
+    for (const args of [[c, '--help'], [c, '-h'], ['help', c], [c, 'x.json', '--help']]) {
+      const r = cli(args)
+      assert.equal(r.status, 0, args.join(' '))
+      assert.equal(r.stderr, '')
+      assert.match(r.stdout, new RegExp(`^usage: api-sandbox-permissions ${c} `))
+      assert.match(r.stdout, /--json/)
+    }
+  }
+  assert.match(cli(['lint', '--help']).stdout, /--strict/)
+  assert.match(cli(['learn', '--help']).stdout, /--from <audit\.jsonl>/)
+  assert.match(cli(['explain', '--help']).stdout, /fetch:URL/)
+})
+
+test('--version prints the package version', () => {
+  const r = cli(['--version'])
+  assert.equal(r.status, 0)
+  assert.equal(r.stdout.trim(), require('../package.json').version)
+})
+
+test('--flag=value and --platform=win32 are accepted', (t) => {
+  const dir = tmp(t)
+  const m = path.join(dir, 'm.json')
+  fs.writeFileSync(m, JSON.stringify({ fs: ['C:\\data\\**'], budgets: { wallClockMs: 1, memoryMb: 1, cpuPercent: 1 } }))
+  let r = cli(['explain', m, 'fs:read:c:/DATA/x.txt', '--platform=win32'])
+  assert.equal(r.status, 0, r.stdout + r.stderr)
+  assert.match(r.stdout, /ALLOWED/)
+  r = cli(['lint', m, '--platform=win32', '--json'])
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(JSON.parse(r.stdout).valid, true)
+  // The same manifest is relative on posix.
+  r = cli(['lint', `--platform=posix`, m])
+  assert.equal(r.status, 1)
+  assert.match(r.stdout, /INVALID_MANIFEST at \/fs\/0/)
+  const log = path.join(dir, 'a.jsonl')
+  fs.writeFileSync(log, JSON.stringify({ capability: 'secrets.get', payload: { name: 'K' } }))
+  r = cli(['learn', `--from=${log}`, '--json'])
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(JSON.parse(r.stdout).manifest, { secrets: ['K'] })
+})
+
+test('I/O errors: one line, exit 2, no usage text; under --json a JSON error on stdout', (t) => {
+  const dir = tmp(t)
+  const missing = path.join(dir, 'missing.json')
+  for (const args of [['lint', missing], ['explain', missing, 'fs:read:/x'], ['learn', missing], ['learn', '--from', missing]]) {
+    const r = cli(args)
+    assert.equal(r.status, 2, args.join(' '))
+    assert.equal(r.stdout, '')
+    assert.equal(r.stderr, `api-sandbox-permissions: cannot read ${missing}: no such file\n`, args.join(' '))
+    const j = cli([...args, '--json'])
+    assert.equal(j.status, 2)
+    assert.equal(j.stderr, '')
+    assert.deepEqual(JSON.parse(j.stdout), { error: { kind: 'input', message: `cannot read ${missing}: no such file` } })
+  }
+  fs.writeFileSync(path.join(dir, 'bad.json'), '{')
+  const r = cli(['lint', path.join(dir, 'bad.json'), '--json'])
+  assert.equal(r.status, 2)
+  assert.equal(JSON.parse(r.stdout).error.kind, 'input')
+  assert.match(JSON.parse(r.stdout).error.message, /is not JSON/)
+})
+
+test('usage errors: the message and the command usage on stderr; under --json a JSON error', () => {
+  let r = cli(['lint', '--bogus'])
+  assert.equal(r.status, 2)
+  assert.match(r.stderr, /Unknown option '--bogus'/)
+  assert.match(r.stderr, /^usage: api-sandbox-permissions lint /m)
+  assert.equal(r.stdout, '')
+  r = cli(['lint', '--bogus', '--json'])
+  assert.equal(r.status, 2)
+  const e = JSON.parse(r.stdout).error
+  assert.equal(e.kind, 'usage')
+  assert.match(e.usage, /^api-sandbox-permissions lint /)
+  r = cli(['explain', 'm.json', 'nope:x', '--json'])
+  assert.equal(r.status, 2)
+  assert.match(JSON.parse(r.stdout).error.message, /unknown query/)
+  r = cli(['lint', 'x.json', '--platform'])
+  assert.equal(r.status, 2)
+  assert.match(r.stderr, /--platform/)
+  assert.equal(cli(['help', 'nothing']).status, 2)
+})
+
+test('learn never crashes: relative paths and values no grant can hold are reported, the manifest stays valid', (t) => {
+  const dir = tmp(t)
+  const log = path.join(dir, 'audit.jsonl')
+  const calls = [
+    { capability: 'fs.read', payload: { path: 'relative/config.json' } },
+    { capability: 'fs.read', payload: { path: './x' } },
+    { capability: 'fs.write', payload: { path: '/srv/a/../b/out.txt' } },
+    { capability: 'fs.read', payload: { path: '/srv/ok.txt' } },
+    { capability: 'secrets.get', payload: { name: 'K'.repeat(300) } },
+    { capability: 'events.publish', payload: { topic: 'a..b' } },
+    { capability: 'fs.read', payload: null },
+  ]
+  fs.writeFileSync(log, calls.map((c) => JSON.stringify(c)).join('\n'))
+  const r = cli(['learn', '--from', log, '--json', '--platform', 'posix'])
+  assert.equal(r.status, 0, r.stdout + r.stderr)
+  const out = JSON.parse(r.stdout)
+  assert.deepEqual(out.manifest, { fs: [{ path: '/srv/ok.txt', mode: 'read' }] })
+  assert.deepEqual(out.unlearned.map((u) => u.call), [0, 1, 2, 4, 5, 6])
+  assert.match(out.unlearned[0].why, /relative path "relative\/config\.json": a grant must be an absolute path/)
+  assert.match(out.unlearned[2].why, /is not a valid grant \(\/fs\/0/)
+  assert.deepEqual(out.misses, [])
+  // In text mode the manifest is on stdout and what was not learned on stderr.
+  const text = cli(['learn', '--from', log, '--platform', 'posix'])
+  assert.equal(text.status, 0)
+  assert.deepEqual(JSON.parse(text.stdout), { fs: ['/srv/ok.txt'] })
+  assert.match(text.stderr, /not learned: call 1 fs\.read: relative path/)
+  // A line that is JSON but not a call is an input error, not a crash.
+  fs.writeFileSync(log, '5\n')
+  const bad = cli(['learn', '--from', log])
+  assert.equal(bad.status, 2)
+  assert.match(bad.stderr, /:1: expected an object/)
+  assert.doesNotMatch(bad.stderr, /at .*\.js:\d+/)
+})
+
+test('learnManifest: relative win32 paths too, and a TypeError for non-arrays', () => {
+  const { learnManifest } = require('..')
+  const r = learnManifest([{ capability: 'fs.read', payload: { path: 'data\\x' } }, { capability: 'fs.read', payload: { path: 'C:\\data\\x' } }], { platform: 'win32' })
+  assert.deepEqual(r.manifest, { fs: ['C:\\data\\x'] })
+  assert.equal(r.unlearned.length, 1)
+  assert.match(r.unlearned[0].why, /relative path/)
+  assert.throws(() => learnManifest('x'), TypeError)
+})
+
+test('lint: *.suffix on any entry of the full Public Suffix List (private section included) is a warning', () => {
+  const { PermissionPolicy } = require('..')
+  const warned = (suffix) =>
+    PermissionPolicy.fromManifest({ fetch: [`https://*.${suffix}`], budgets: { wallClockMs: 1, memoryMb: 1, cpuPercent: 1 } }, { plugin: 'p' })
+      .lint()
+      .some((w) => w.code === 'fetch-public-suffix' && w.pointer === '/fetch/0')
+  for (const s of ['r2.dev', 'deno.dev', 'supabase.co', 'github.dev', 'co.uk', 'github.io', 's3.amazonaws.com', 'com']) assert.ok(warned(s), s)
+  for (const s of ['example.com', 'cdn.example.net', 'my-bucket.r2.dev', 'api.example.co.uk']) assert.ok(!warned(s), s)
 })

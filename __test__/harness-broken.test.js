@@ -15,6 +15,7 @@ async function collect(makeChecker, options = {}) {
     const skip = typeof optsOrFn === 'object' && optsOrFn && optsOrFn.skip
     cases.push({ name, fn, skip })
   }
+  it.skip = (name, fn) => cases.push({ name, fn, skip: true })
   runPermissionsConformance('collected', makeChecker, { ...options, describe, it })
   const out = { passed: [], failed: new Map(), skipped: [] }
   for (const c of cases) {
@@ -69,7 +70,15 @@ test('an adapter that skips metrics is caught', async () => {
     { filter: 'fs - ' },
   )
   assert.ok(r.failed.has('fs - write to a read grant'))
-  assert.match(r.failed.get('fs - write to a read grant').message, /metric/)
+  const message = r.failed.get('fs - write to a read grant').message
+  assert.match(message, /metric/)
+  // The report names the case's category, manifest, input, expected and actual result, and hints at the cause.
+  assert.match(message, /^ {2}category: fs$/m)
+  assert.match(message, /^ {2}manifest: \{.*"fs":/m)
+  assert.match(message, /^ {2}input: {4}checkFs\(".*", "write"\)$/m)
+  assert.match(message, /^ {2}expected: \{"allowed":false,"reason":"mode_not_granted"\}$/m)
+  assert.match(message, /^ {2}actual: {3}\{"allowed":false,"capability":"fs.write","reason":"mode_not_granted"\}$/m)
+  assert.match(message, /hint: .*did the adapter pass context\.meter/)
 })
 
 test('an adapter with the wrong error shape is caught', async () => {

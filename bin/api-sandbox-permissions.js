@@ -5,55 +5,114 @@
 // denied / warnings under --strict, 2 usage or I/O error.
 const fs = require('node:fs')
 const path = require('node:path')
-const { PermissionPolicy, isInvalidManifest, learnManifest } = require('..')
+const util = require('node:util')
 
-const USAGE = `usage:
-  api-sandbox-permissions lint <manifest.json> [--platform posix|win32] [--strict] [--json]
-  api-sandbox-permissions explain <manifest.json> <query> [--platform posix|win32] [--json]
-      query: fs:read:/path | fs:write:/path | fetch:URL | cap:<id>:<payload JSON>
-  api-sandbox-permissions learn <plugin.js> [--config <config.json>] [--platform ...] [--json]
-      runs the plugin in the example vm-host in AUDIT mode (every call allowed and
-      recorded; only in a throwaway environment) and prints the minimal manifest
-  api-sandbox-permissions learn --from <audit.jsonl>
-      the same from a recorded log: one { "capability", "payload" } per line`
+const NAME = 'api-sandbox-permissions'
 
-class UsageError extends Error {}
+const COMMON = {
+  platform: { type: 'string', help: '--platform <posix|win32>  path flavour of fs checks (default: this host)' },
+  json: { type: 'boolean', help: '--json                     machine-readable output on stdout (errors too)' },
+  help: { type: 'boolean', short: 'h', help: '-h, --help                 this help' },
+}
 
-function parseArgs(argv) {
-  const flags = { json: false, strict: false, platform: undefined, config: undefined, from: undefined }
-  const rest = []
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    if (a === '--json') flags.json = true
-    else if (a === '--strict') flags.strict = true
-    else if (a === '--platform' || a === '--config' || a === '--from') {
-      if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`)
-      flags[a.slice(2)] = argv[++i]
-    } else if (a === '-h' || a === '--help') throw new UsageError('')
-    else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`)
-    else rest.push(a)
+const COMMANDS = {
+  lint: {
+    usage: `${NAME} lint <manifest.json> [--platform posix|win32] [--strict] [--json]`,
+    about: 'Validates a manifest (INVALID_MANIFEST with its JSON pointer) and warns about grants that widen authority.',
+    positionals: 1,
+    options: { ...COMMON, strict: { type: 'boolean', help: '--strict                   exit 1 when there are warnings' } },
+  },
+  explain: {
+    usage: `${NAME} explain <manifest.json> <query> [--platform posix|win32] [--json]`,
+    about: 'Shows the decision for one call and which grant matched (or why none did).\n  query: fs:read:/path | fs:write:/path | fetch:URL | cap:<id>:<payload JSON>',
+    positionals: 2,
+    options: { ...COMMON },
+  },
+  learn: {
+    usage: `${NAME} learn <plugin.js> [--config <config.json>] [--platform posix|win32] [--json]\n  ${NAME} learn --from <audit.jsonl> [--platform posix|win32] [--json]`,
+    about:
+      'Prints the minimal manifest (exact grants only) for the calls a plugin makes. With <plugin.js> it runs\n' +
+      '  the plugin in the example vm-host in AUDIT mode: every call allowed, performed and recorded, so only\n' +
+      '  in a throwaway environment. With --from it reads a log of one { "capability", "payload" } per line.\n' +
+      '  Calls that cannot become a valid grant (relative paths, unknown capabilities) are listed, not learned.',
+    positionals: 1,
+    options: {
+      ...COMMON,
+      config: { type: 'string', help: '--config <config.json>     the plugin\'s config object' },
+      from: { type: 'string', help: '--from <audit.jsonl>       learn from a recorded log instead of running a plugin' },
+    },
+  },
+}
+
+const version = () => require('../package.json').version
+
+function usage() {
+  return [
+    `usage: ${NAME} <command> [options]`,
+    '',
+    'commands:',
+    '  lint      validate a manifest and warn about broad grants',
+    '  explain   show the decision for one call, and why',
+    '  learn     print the minimal manifest for the calls a plugin makes',
+    '',
+    `${NAME} <command> --help    help for one command`,
+    `${NAME} --version           the package version`,
+    '',
+    'exit codes: 0 valid / allowed, 1 invalid manifest / denied / warnings under --strict, 2 usage or I/O error',
+  ].join('\n')
+}
+
+function commandHelp(name) {
+  const c = COMMANDS[name]
+  return [`usage: ${c.usage}`, '', `  ${c.about}`, '', 'options:', ...Object.values(c.options).map((o) => `  ${o.help}`)].join('\n')
+}
+
+/** A command-line mistake: message plus the command's usage line. */
+class UsageError extends Error {
+  constructor(message, command) {
+    super(message)
+    this.command = command
   }
-  if (flags.platform !== undefined && !['posix', 'win32'].includes(flags.platform)) throw new UsageError('--platform must be posix or win32')
-  return { flags, rest }
+}
+/** A file that cannot be read or parsed: the message alone. */
+class InputError extends Error {}
+
+function parse(name, argv) {
+  const spec = COMMANDS[name]
+  const options = {}
+  for (const [k, o] of Object.entries(spec.options)) options[k] = { type: o.type, ...(o.short ? { short: o.short } : {}) }
+  let parsed
+  try {
+    parsed = util.parseArgs({ args: argv, options, allowPositionals: true, strict: true })
+  } catch (e) {
+    throw new UsageError(String(e.message).split('\n')[0].replace(/\. To specify a positional argument.*$/, ''), name)
+  }
+  const flags = parsed.values
+  if (flags.platform !== undefined && !['posix', 'win32'].includes(flags.platform)) throw new UsageError(`--platform must be posix or win32, got ${JSON.stringify(flags.platform)}`, name)
+  return { flags, rest: parsed.positionals }
+}
+
+function readText(file) {
+  try {
+    return fs.readFileSync(file, 'utf8')
+  } catch (e) {
+    throw new InputError(`cannot read ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : e.code || e.message}`)
+  }
 }
 
 function readJson(file) {
-  let text
-  try {
-    text = fs.readFileSync(file, 'utf8')
-  } catch (e) {
-    throw new UsageError(`cannot read ${file}: ${e.code || e.message}`)
-  }
+  const text = readText(file)
   try {
     return JSON.parse(text)
   } catch (e) {
-    throw new UsageError(`${file} is not JSON: ${e.message}`)
+    throw new InputError(`${file} is not JSON: ${e.message}`)
   }
 }
 
 function load(file, flags, out) {
+  const { PermissionPolicy, isInvalidManifest } = require('..')
   try {
-    return PermissionPolicy.fromManifest(readJson(file), { plugin: path.basename(file), platform: flags.platform })
+    return PermissionPolicy.fromManifest(readJson(file), { plugin: path.basename(file).slice(0, 256) || 'manifest', platform: flags.platform })
   } catch (e) {
     if (!isInvalidManifest(e)) throw e
     out.result = { valid: false, error: { code: e.code, id: e.id, pointer: e.details.pointer, expected: e.details.expected } }
@@ -63,7 +122,7 @@ function load(file, flags, out) {
 }
 
 function lint(args, flags, out) {
-  if (args.length !== 1) throw new UsageError('lint takes one manifest file')
+  if (args.length !== 1) throw new UsageError('lint takes one manifest file', 'lint')
   const policy = load(args[0], flags, out)
   if (!policy) return 1
   const warnings = policy.lint()
@@ -74,23 +133,24 @@ function lint(args, flags, out) {
 }
 
 function explain(args, flags, out) {
-  if (args.length !== 2) throw new UsageError('explain takes a manifest file and a query')
+  if (args.length !== 2) throw new UsageError('explain takes a manifest file and a query', 'explain')
+  const q = args[1]
+  const m0 = /^(fs:(read|write):|fetch:|cap:([^:]*):)/s.exec(q)
+  if (!m0) throw new UsageError(`unknown query ${JSON.stringify(q)}: expected fs:read:/path, fs:write:/path, fetch:URL or cap:<id>:<payload JSON>`, 'explain')
+  let payload
+  if (q.startsWith('cap:')) {
+    try {
+      payload = JSON.parse(q.slice(m0[0].length))
+    } catch {
+      throw new UsageError('cap: payload must be JSON, e.g. cap:secrets.get:{"name":"KEY"}', 'explain')
+    }
+  }
   const policy = load(args[0], flags, out)
   if (!policy) return 1
-  const q = args[1]
   let r
-  let m
-  if ((m = /^fs:(read|write):(.*)$/s.exec(q))) r = policy.explainFs(m[2], m[1])
-  else if ((m = /^fetch:(.*)$/s.exec(q))) r = policy.explainFetch(m[1])
-  else if ((m = /^cap:([^:]*):(.*)$/s.exec(q))) {
-    let payload
-    try {
-      payload = JSON.parse(m[2])
-    } catch {
-      throw new UsageError('cap: payload must be JSON')
-    }
-    r = policy.explainCapability(m[1], payload)
-  } else throw new UsageError(`unknown query ${JSON.stringify(q)}`)
+  if (q.startsWith('fs:')) r = policy.explainFs(q.slice(m0[0].length), m0[2])
+  else if (q.startsWith('fetch:')) r = policy.explainFetch(q.slice(m0[0].length))
+  else r = policy.explainCapability(m0[3], payload)
   out.result = r
   const d = r.decision
   out.text.push(d.allowed ? 'ALLOWED' : `DENIED ${d.capability} ${d.reason}`)
@@ -107,73 +167,99 @@ function explain(args, flags, out) {
 }
 
 async function learn(args, flags, out) {
+  const { PermissionPolicy, createChecker, learnManifest } = require('..')
   let calls
   if (flags.from !== undefined) {
-    if (args.length) throw new UsageError('learn --from takes no plugin')
-    let text
-    try {
-      text = fs.readFileSync(flags.from, 'utf8')
-    } catch (e) {
-      throw new UsageError(`cannot read ${flags.from}: ${e.code || e.message}`)
-    }
-    calls = text
+    if (args.length) throw new UsageError('learn --from takes no plugin file', 'learn')
+    if (flags.config !== undefined) throw new UsageError('--config is for a plugin run, not --from', 'learn')
+    calls = []
+    readText(flags.from)
       .split('\n')
-      .filter((l) => l.trim())
-      .map((l, i) => {
+      .forEach((l, i) => {
+        if (!l.trim()) return
+        let call
         try {
-          return JSON.parse(l)
+          call = JSON.parse(l)
         } catch {
-          throw new UsageError(`${flags.from}:${i + 1}: not JSON`)
+          throw new InputError(`${flags.from}:${i + 1}: not JSON`)
         }
+        if (call === null || typeof call !== 'object' || Array.isArray(call) || typeof call.capability !== 'string') {
+          throw new InputError(`${flags.from}:${i + 1}: expected an object { "capability": string, "payload": object }`)
+        }
+        calls.push(call)
       })
   } else {
-    if (args.length !== 1) throw new UsageError('learn takes one plugin file (or --from <log>)')
+    if (args.length !== 1) throw new UsageError('learn takes one plugin file (or --from <audit.jsonl>)', 'learn')
+    const code = readText(args[0])
+    const config = flags.config !== undefined ? readJson(flags.config) : {}
     const { runPlugin } = require('../examples/vm-host/host.js')
-    let code
-    try {
-      code = fs.readFileSync(args[0], 'utf8')
-    } catch (e) {
-      throw new UsageError(`cannot read ${args[0]}: ${e.code || e.message}`)
-    }
-    const config = flags.config ? readJson(flags.config) : {}
     calls = []
     const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 30_000 } }, { plugin: 'learn' })
     const r = await runPlugin({ name: path.basename(args[0]), code, policy, config, audit: (capability, payload) => calls.push({ capability, payload }) })
-    if (!r.ok) out.text.push(`note: the plugin ended with ${r.code}${r.message ? `: ${r.message}` : ''}`)
+    if (!r.ok) out.notes.push(`note: the plugin ended with ${r.code}${r.message ? `: ${r.message}` : ''}`)
   }
+  // learnManifest only returns a manifest the validator accepts; what it could not learn is listed.
   const { manifest, unlearned } = learnManifest(calls, { platform: flags.platform })
-  // The learned manifest must itself be valid and allow every learned call.
   const policy = PermissionPolicy.fromManifest(manifest, { plugin: 'learned', platform: flags.platform })
-  const { createChecker } = require('..')
   const checker = createChecker(manifest, { plugin: 'learned', platform: flags.platform })
-  const misses = calls.filter((c) => !unlearned.some((u) => u.capability === c.capability) && c.capability !== 'log' && !checker.checkCapability(c.capability, c.payload).allowed)
+  const skipped = new Set(unlearned.map((u) => u.call))
+  // Every learned call must be allowed by the learned manifest.
+  const misses = calls.filter((c, i) => !skipped.has(i) && !checker.checkCapability(c.capability, c.payload).allowed)
   out.result = { manifest: policy.toJSON(), calls: calls.length, unlearned, misses }
   out.text.push(JSON.stringify(manifest, null, 2))
-  for (const u of unlearned) out.text.push(`not learned: ${u.capability}: ${u.why}`)
+  for (const u of unlearned) out.notes.push(`not learned: call ${u.call + 1} ${u.capability}: ${u.why}`)
+  for (const m of misses) out.notes.push(`not allowed by the learned manifest: ${m.capability} ${JSON.stringify(m.payload)}`)
   return misses.length ? 1 : 0
 }
 
+function emitError(e, json) {
+  const kind = e instanceof UsageError ? 'usage' : e instanceof InputError ? 'input' : 'internal'
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ error: { kind, message: e.message, ...(e.command ? { usage: COMMANDS[e.command].usage } : {}) } })}\n`)
+    return
+  }
+  process.stderr.write(`${NAME}: ${kind === 'internal' ? `internal error: ${e && e.stack ? e.stack : e}` : e.message}\n`)
+  if (kind === 'usage') process.stderr.write(e.command ? `usage: ${COMMANDS[e.command].usage}\n(${NAME} ${e.command} --help for more)\n` : `${usage()}\n`)
+}
+
 async function main(argv) {
-  const out = { text: [], result: null }
-  let code
-  let flags = { json: false }
+  const out = { text: [], notes: [], result: null }
+  const [cmd, ...rest] = argv
+  // --json anywhere asks for JSON errors too, even when the rest does not parse.
+  let json = rest.includes('--json') || cmd === '--json'
   try {
-    const parsed = parseArgs(argv.slice(1))
-    flags = parsed.flags
-    const cmd = argv[0]
-    if (cmd === 'lint') code = lint(parsed.rest, flags, out)
-    else if (cmd === 'explain') code = explain(parsed.rest, flags, out)
-    else if (cmd === 'learn') code = await learn(parsed.rest, flags, out)
-    else throw new UsageError(cmd === undefined ? '' : `unknown command ${cmd}`)
+    if (cmd === undefined) throw new UsageError('no command given')
+    if (cmd === '--help' || cmd === '-h' || (cmd === 'help' && rest.length === 0)) {
+      process.stdout.write(`${usage()}\n`)
+      return 0
+    }
+    if (cmd === 'help') {
+      if (!Object.hasOwn(COMMANDS, rest[0])) throw new UsageError(`no command ${JSON.stringify(rest[0])}`)
+      process.stdout.write(`${commandHelp(rest[0])}\n`)
+      return 0
+    }
+    if (cmd === '--version' || cmd === '-V') {
+      process.stdout.write(`${version()}\n`)
+      return 0
+    }
+    if (!Object.hasOwn(COMMANDS, cmd)) throw new UsageError(cmd.startsWith('-') ? `unknown option ${cmd} (options come after the command)` : `unknown command ${JSON.stringify(cmd)}`)
+    const { flags, rest: args } = parse(cmd, rest)
+    json = flags.json === true
+    if (flags.help) {
+      process.stdout.write(`${commandHelp(cmd)}\n`)
+      return 0
+    }
+    const code = cmd === 'lint' ? lint(args, flags, out) : cmd === 'explain' ? explain(args, flags, out) : await learn(args, flags, out)
+    if (json) process.stdout.write(`${JSON.stringify(out.result)}\n`)
+    else {
+      process.stdout.write(`${out.text.join('\n')}\n`)
+      if (out.notes.length) process.stderr.write(`${out.notes.join('\n')}\n`)
+    }
+    return code
   } catch (e) {
-    if (!(e instanceof UsageError)) throw e
-    if (e.message) process.stderr.write(`api-sandbox-permissions: ${e.message}\n`)
-    process.stderr.write(`${USAGE}\n`)
+    emitError(e, json)
     return 2
   }
-  if (flags.json) process.stdout.write(`${JSON.stringify(out.result)}\n`)
-  else process.stdout.write(`${out.text.join('\n')}\n`)
-  return code
 }
 
 main(process.argv.slice(2)).then(
@@ -181,7 +267,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (e) => {
-    process.stderr.write(`api-sandbox-permissions: ${e && e.stack ? e.stack : e}\n`)
+    process.stderr.write(`${NAME}: internal error: ${e && e.stack ? e.stack : e}\n`)
     process.exitCode = 2
   },
 )

@@ -2,8 +2,12 @@
 // The package as users install it: pack the root package and this
 // platform's binary package, install both tarballs into a fresh project,
 // then require/import both entry points, run the conformance harness against
-// the packed checker, type-check a strict TypeScript consumer, and run
-// publint and @arethetypeswrong/cli on the tarball.
+// the packed checker, type-check strict TypeScript consumers (CJS and ESM,
+// default and named imports), and run publint and @arethetypeswrong/cli on
+// the tarball. Also: LICENSE in every tarball, the full metadata of every
+// npm/<platform> package, and the glibc floor of a linux-gnu binary (reported
+// for a local build, asserted <= 2.17 with RELEASE_ARTIFACT=1: the release
+// workflow's --use-napi-cross build, or `npm run build:napi-cross` here).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -14,6 +18,9 @@ const { execFileSync, spawnSync } = require('node:child_process')
 const root = path.join(__dirname, '..')
 const pkg = require('../package.json')
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+const { requiredGlibc, compareVersions } = require('./glibc-floor.js')
+const { platformOf } = require('./platform-packages.js')
+const GLIBC_FLOOR = '2.17'
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
 
 function platformDir() {
@@ -44,8 +51,12 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   fs.copyFileSync(path.join(root, binary), path.join(platformSrc, binary))
   const platformTgz = path.join(packs, JSON.parse(run(npm, ['pack', '--json', '--pack-destination', packs], platformSrc))[0].filename)
 
-  // Nothing but the public files ship.
+  // Nothing but the public files ship, with the LICENSE, in both tarballs.
   const listing = JSON.parse(run(npm, ['pack', '--dry-run', '--json'], root))[0].files.map((f) => f.path).sort()
+  const platformListing = JSON.parse(run(npm, ['pack', '--dry-run', '--json'], platformSrc))[0].files.map((f) => f.path).sort()
+  assert.deepEqual(platformListing, ['LICENSE', 'README.md', binary, 'package.json'].sort())
+  assert.ok(listing.includes('LICENSE'), 'LICENSE in the root tarball')
+  assert.match(fs.readFileSync(path.join(root, 'LICENSE'), 'utf8'), /^MIT License/)
   for (const f of listing) assert.ok(!/^(src|__test__|target|npm|scripts)\//.test(f) && !f.endsWith('.node'), `unexpected file in the package: ${f}`)
   for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'testing.js', 'testing.d.ts', 'binding.js', 'schema/error-details.schema.json']) assert.ok(listing.includes(f), `missing ${f}`)
 
@@ -85,11 +96,12 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   assert.ok(passed >= 300, `only ${passed} conformance cases passed`)
   assert.match(conf.stdout, /# fail 0/)
 
-  // A strict TypeScript consumer of every export, module node16.
-  fs.copyFileSync(path.join(root, '__test__', 'types', 'consumer.ts'), path.join(project, 'consumer.ts'))
+  // Strict TypeScript consumers of every export, module node16: CommonJS (.ts, .cts) and ESM (.mts).
+  const consumers = ['consumer.ts', 'consumer-cjs.cts', 'consumer-esm.mts']
+  for (const f of consumers) fs.copyFileSync(path.join(root, '__test__', 'types', f), path.join(project, f))
   fs.writeFileSync(
     path.join(project, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { strict: true, module: 'node16', moduleResolution: 'node16', target: 'es2022', noEmit: true, types: ['node'] }, files: ['consumer.ts'] }),
+    JSON.stringify({ compilerOptions: { strict: true, module: 'node16', moduleResolution: 'node16', target: 'es2022', noEmit: true, types: ['node'] }, files: consumers }),
   )
   const tsc = spawnSync(process.execPath, [path.join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], { cwd: project, encoding: 'utf8' })
   assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr)
@@ -100,4 +112,54 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   const attwBin = path.join(root, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js')
   const attw = spawnSync(process.execPath, [attwBin, rootTgz, '--format', 'ascii'], { cwd: root, encoding: 'utf8' })
   assert.equal(attw.status, 0, attw.stdout + attw.stderr)
+})
+
+test('every npm/<platform> package carries the full metadata and the LICENSE', () => {
+  const check = spawnSync(process.execPath, [path.join(__dirname, 'platform-packages.js'), '--check'], { encoding: 'utf8' })
+  assert.equal(check.status, 0, check.stderr)
+  const dirs = fs.readdirSync(path.join(root, 'npm')).sort()
+  assert.deepEqual(dirs, pkg.napi.targets.map((t) => platformOf(t).dir).sort())
+  const license = fs.readFileSync(path.join(root, 'LICENSE'), 'utf8')
+  for (const triple of pkg.napi.targets) {
+    const p = platformOf(triple)
+    const dir = path.join(root, 'npm', p.dir)
+    const m = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))
+    assert.equal(m.name, `${pkg.name}-${p.dir}`)
+    assert.equal(m.version, pkg.version, `${p.dir}: version`)
+    assert.equal(m.license, 'MIT')
+    assert.equal(fs.readFileSync(path.join(dir, 'LICENSE'), 'utf8'), license, `${p.dir}: LICENSE`)
+    assert.match(m.repository.url, /^git\+https:\/\/github\.com\//)
+    assert.equal(m.repository.directory, `npm/${p.dir}`)
+    assert.equal(m.homepage, pkg.homepage)
+    assert.equal(m.bugs.url, pkg.bugs.url)
+    assert.ok(Array.isArray(m.keywords) && m.keywords.length > 3, `${p.dir}: keywords`)
+    assert.deepEqual(m.engines, pkg.engines)
+    assert.ok(m.description.includes(triple))
+    assert.equal(m.main, `${pkg.napi.binaryName}.${p.dir}.node`)
+    assert.deepEqual(m.files, [m.main])
+    assert.deepEqual(m.os, [{ linux: 'linux', darwin: 'darwin', windows: 'win32' }[triple.split('-')[2]]])
+    assert.deepEqual(m.cpu, [{ x86_64: 'x64', aarch64: 'arm64' }[triple.split('-')[0]]])
+    if (m.os[0] === 'linux') assert.deepEqual(m.libc, [triple.endsWith('musl') ? 'musl' : 'glibc'])
+    else assert.equal(m.libc, undefined)
+  }
+  for (const k of ['keywords', 'homepage', 'bugs', 'repository', 'license']) assert.ok(pkg[k], `root package.json: ${k}`)
+})
+
+test('the linux-gnu binary\'s glibc floor', { skip: platformDir() === 'linux-x64-gnu' || platformDir() === 'linux-arm64-gnu' ? false : 'not a linux-gnu host' }, () => {
+  const binary = path.join(root, `${pkg.napi.binaryName}.${platformDir()}.node`)
+  assert.ok(fs.existsSync(binary), 'run npm run build first')
+  const { versions, newest } = requiredGlibc(binary)
+  assert.ok(newest, 'no versioned glibc symbols found: is readelf or objdump installed?')
+  assert.ok(versions.every((v) => /^\d+\.\d+(\.\d+)?$/.test(v)))
+  const within = compareVersions(newest, GLIBC_FLOOR) <= 0
+  console.log(`${path.basename(binary)} needs glibc ${newest} (${within ? 'within' : 'above'} the ${GLIBC_FLOOR} floor of the release builds)`)
+  if (process.env.RELEASE_ARTIFACT === '1') assert.ok(within, `a release binary must need at most glibc ${GLIBC_FLOOR}; this one needs ${newest}`)
+})
+
+test('the crate packages only its sources, data, README and LICENSE (anchored include)', () => {
+  const r = spawnSync('cargo', ['package', '--list', '--allow-dirty', '--offline'], { cwd: root, encoding: 'utf8' })
+  assert.equal(r.status, 0, r.stderr)
+  const files = r.stdout.split('\n').filter(Boolean)
+  for (const f of ['Cargo.toml', 'README.md', 'LICENSE', 'build.rs', 'src/lib.rs']) assert.ok(files.includes(f), `missing ${f}`)
+  for (const f of files) assert.match(f, /^(src\/|data\/|Cargo\.toml(\.orig)?$|Cargo\.lock$|README\.md$|LICENSE$|build\.rs$|\.cargo_vcs_info\.json$)/, `unexpected file in the crate: ${f}`)
 })

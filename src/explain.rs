@@ -19,69 +19,23 @@ fn decision_json(d: Decision) -> Value {
     }
 }
 
-/// Public suffixes (a curated subset of the Public Suffix List) under which a
-/// `*.suffix` grant covers names owned by unrelated parties.
-const PUBLIC_SUFFIXES: &[&str] = &[
-    "com",
-    "net",
-    "org",
-    "io",
-    "dev",
-    "app",
-    "co",
-    "info",
-    "biz",
-    "xyz",
-    "cloud",
-    "ai",
-    "me",
-    "us",
-    "uk",
-    "de",
-    "fr",
-    "jp",
-    "cn",
-    "ru",
-    "br",
-    "in",
-    "au",
-    "ca",
-    "eu",
-    "co.uk",
-    "org.uk",
-    "ac.uk",
-    "gov.uk",
-    "com.au",
-    "net.au",
-    "co.jp",
-    "co.nz",
-    "com.br",
-    "com.cn",
-    "co.in",
-    "co.za",
-    "github.io",
-    "gitlab.io",
-    "herokuapp.com",
-    "vercel.app",
-    "netlify.app",
-    "pages.dev",
-    "workers.dev",
-    "web.app",
-    "firebaseapp.com",
-    "appspot.com",
-    "azurewebsites.net",
-    "cloudfront.net",
-    "amazonaws.com",
-    "s3.amazonaws.com",
-    "blogspot.com",
-    "fly.dev",
-    "onrender.com",
-    "ngrok.io",
-    "ngrok-free.app",
-    "glitch.me",
-    "repl.co",
-    "localhost",
-];
+/// Domains whose subdomains belong to unrelated parties but which the Public
+/// Suffix List does not list as suffixes (checked against the `psl` crate
+/// this crate builds with): AWS lists only its service subdomains, GitHub
+/// Codespaces serve `*.app.github.dev`, Glitch projects were `*.glitch.me`.
+const SHARED_PARENTS: &[&str] = &["amazonaws.com", "github.dev", "glitch.me"];
+
+/// Whether a `*.suffix` grant covers names owned by unrelated parties: a
+/// single label (a TLD), a suffix of the full Public Suffix List (ICANN and
+/// private sections, through the maintained `psl` crate), or one of
+/// [`SHARED_PARENTS`].
+fn is_public_suffix(suffix: &str) -> bool {
+    let s = suffix.strip_suffix('.').unwrap_or(suffix);
+    if !s.contains('.') || SHARED_PARENTS.contains(&s) {
+        return true;
+    }
+    matches!(psl::suffix(s.as_bytes()), Some(found) if found.is_known() && found.as_bytes() == s.as_bytes())
+}
 
 impl PermissionPolicy {
     /// `explain fs`: the decision, the normalised path, and every grant matching it.
@@ -235,7 +189,7 @@ impl PermissionPolicy {
         for (i, p) in self.fetch_patterns().iter().enumerate() {
             let ptr = format!("/fetch/{i}");
             if let HostPattern::Suffix(s) = &p.host {
-                if !s.contains('.') || PUBLIC_SUFFIXES.contains(&s.as_str()) {
+                if is_public_suffix(s) {
                     warn(
                         ptr.clone(),
                         "fetch-public-suffix",
@@ -290,5 +244,44 @@ impl PermissionPolicy {
             warn("/budgets".into(), "budget-missing", "no cpuPercent or memoryMb budget".into());
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod public_suffix_tests {
+    use super::is_public_suffix;
+
+    #[test]
+    fn the_full_list_private_section_included() {
+        // Private-section entries a curated subset missed, and the one GitHub name the list lacks.
+        for s in ["r2.dev", "deno.dev", "supabase.co", "github.dev"] {
+            assert!(is_public_suffix(s), "{s}");
+        }
+        // ICANN entries, wildcard rules, single labels, the old curated entries.
+        for s in [
+            "com",
+            "co.uk",
+            "com.au",
+            "github.io",
+            "s3.amazonaws.com",
+            "eu-west-1.compute.amazonaws.com",
+            "amazonaws.com",
+            "vercel.app",
+            "localhost",
+            "xn--p1ai",
+        ] {
+            assert!(is_public_suffix(s), "{s}");
+        }
+        // Registrable domains and names under them are not.
+        for s in [
+            "example.com",
+            "api.example.co.uk",
+            "bucket.s3.amazonaws.com",
+            "cdn.example.net",
+            "foo.internal",
+            "my-project.r2.dev",
+        ] {
+            assert!(!is_public_suffix(s), "{s}");
+        }
     }
 }

@@ -1,0 +1,35 @@
+// An ES module consumer (module node16, .mts): default and named imports of
+// both entry points resolve to the generated .d.mts types. Compiled with
+// `tsc --strict` by __test__/types.test.js (and by the package test).
+import pkg, { PermissionPolicy, createChecker, type Decision, type PermissionsManifest } from '@suaveplan/api-sandbox-permissions'
+import testing, { runPermissionsConformance, packageChecker } from '@suaveplan/api-sandbox-permissions/testing'
+
+const manifest: PermissionsManifest = { fs: ['/data/**'], secrets: ['KEY'] }
+const policy: PermissionPolicy = pkg.PermissionPolicy.fromManifest(manifest, { plugin: 'p' })
+const same: typeof PermissionPolicy = pkg.PermissionPolicy
+const checker = createChecker(manifest, { plugin: 'p', platform: 'posix' })
+const d: Decision = checker.checkCapability('secrets.get', { name: 'KEY' })
+const d2: Decision = pkg.createChecker(manifest, { plugin: 'q' }).checkFs('/data/x', 'read')
+const version: string = pkg.VERSION
+const viaDefault: typeof runPermissionsConformance = testing.runPermissionsConformance
+const count: number = testing.conformanceCases().length
+const make = packageChecker(pkg)
+
+// A typo in a payload is a type error under both the named and the default import.
+// @ts-expect-error: 'nam' is not a field of the secrets.get payload
+checker.checkCapability('secrets.get', { nam: 'X' })
+// @ts-expect-error: the same through the default export
+pkg.createChecker(manifest, { plugin: 'p' }).assertCapability('secrets.get', { nam: 'X' })
+// @ts-expect-error: 'databse' is not 'database'
+policy.checkCapability('db.query', { databse: 'main', sql: 'select 1' })
+// @ts-expect-error: a path, not a url
+checker.checkCapability('fetch', { path: '/x' })
+// @ts-expect-error: no default export member of that name
+pkg.NoSuchExport
+
+// Ids that are not known literals take any payload: the check denies at run time.
+const fromPlugin: string = String(Math.random())
+checker.checkCapability(fromPlugin, { anything: 1 })
+checker.checkCapability('net.raw', { host: 'x' })
+
+export { d, d2, version, viaDefault, count, make, same }
