@@ -1,6 +1,6 @@
 // Types of @suaveplan/api-sandbox-permissions/testing.
 import type { Meter, MeterProvider } from '@opentelemetry/api'
-import type { BudgetHooks, BudgetStatus, Decision, FsMode, PermissionsManifest, Platform } from './index.js'
+import type { BudgetHooks, BudgetName, BudgetStatus, Decision, FsMode, PermissionsManifest, Platform } from './index.js'
 
 export interface ConformanceContext {
   /** Build the policy with this plugin id. */
@@ -28,8 +28,13 @@ export interface ConformanceChecker {
   assertFetch?(url: string): MaybePromise<void>
   assertFetchAddress?(url: string, resolvedIp: string): MaybePromise<unknown>
   assertCapability?(capabilityId: string, payload: unknown): MaybePromise<void>
-  /** Create a tracker at the hooks' current readings. */
-  createBudgetTracker?(hooks: BudgetHooks, options: { cpuGraceMs: number }): MaybePromise<ConformanceTracker>
+  /**
+   * Create a tracker at the hooks' current readings, with `unmeasured` (the
+   * budgets declared measured elsewhere). A budget with neither a sampler in
+   * `hooks` nor a place in `unmeasured` must be refused with a TypeError
+   * naming it.
+   */
+  createBudgetTracker?(hooks: BudgetHooks, options: { cpuGraceMs: number; unmeasured: BudgetName[] }): MaybePromise<ConformanceTracker>
 }
 
 export type MakeChecker = (manifest: PermissionsManifest, context: ConformanceContext) => MaybePromise<ConformanceChecker>

@@ -16,8 +16,14 @@
 //!   `plugin.budget_exceeded_total` per tracker.
 //! - NaN, infinite or negative readings are `INVALID_SAMPLE` and leave the
 //!   state unchanged; they are never treated as within budget.
+//! - A budget the tracker cannot measure (`cpuPercent` without a CPU sampler,
+//!   `memoryMb` without a memory sampler) is refused when the tracker is
+//!   built ([`UnmeasuredBudget`]) unless the host declares it in
+//!   [`TrackerOptions::unmeasured`] (measured elsewhere, or pushed through
+//!   `record`): a budget is never silently unenforced. The wall clock always
+//!   has the tracker's clock.
 
-use crate::error::{BudgetExceeded, BudgetKind, InvalidSample};
+use crate::error::{BudgetExceeded, BudgetKind, InvalidSample, UnmeasuredBudget};
 use crate::metrics::Instruments;
 use crate::policy::Budgets;
 
@@ -180,6 +186,29 @@ impl BudgetState {
     }
 }
 
+/// Which readings a tracker has a sampler for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Measured {
+    pub cpu_time_ms: bool,
+    pub rss_mb: bool,
+}
+
+impl Measured {
+    /// The first budget (memory, then CPU) that `budgets` sets, that no
+    /// sampler measures, and that the host did not `declared` as measured
+    /// elsewhere; `None` when every budget is enforced.
+    pub fn unmeasured(self, budgets: &Budgets, declared: impl IntoIterator<Item = BudgetKind>) -> Option<BudgetKind> {
+        let declared = declared.into_iter().fold(0u8, |m, k| m | 1 << k.index());
+        [
+            (BudgetKind::MemoryMb, budgets.memory_mb.is_some() && !self.rss_mb),
+            (BudgetKind::CpuPercent, budgets.cpu_percent.is_some() && !self.cpu_time_ms),
+        ]
+        .into_iter()
+        .find(|&(kind, missing)| missing && declared & (1 << kind.index()) == 0)
+        .map(|(kind, _)| kind)
+    }
+}
+
 /// A set of budget kinds, as bits by [`BudgetKind::index`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NewBreaches(pub u8);
@@ -216,6 +245,17 @@ pub enum BudgetError {
     InvalidSample(#[from] InvalidSample),
 }
 
+/// Why [`BudgetTracker::new`] refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TrackerError {
+    /// The clock or a sampler's first reading (or the grace window) is invalid.
+    #[error(transparent)]
+    InvalidSample(#[from] InvalidSample),
+    /// A budget with no sampler, not declared in [`TrackerOptions::unmeasured`].
+    #[error(transparent)]
+    Unmeasured(#[from] UnmeasuredBudget),
+}
+
 /// A budget tracker with an injected clock, optional samplers, and metrics.
 pub struct BudgetTracker<C: Clock> {
     state: BudgetState,
@@ -245,6 +285,11 @@ pub struct TrackerOptions {
     pub cpu_grace_ms: f64,
     /// Where breaches are counted. Default: nowhere.
     pub instruments: Option<Instruments>,
+    /// Budgets the host measures elsewhere (pushed with `record`, or enforced
+    /// by other means) although this tracker has no sampler for them.
+    /// Default: none, so a `cpuPercent` budget without `cpu_time_ms` or a
+    /// `memoryMb` budget without `rss_mb` is [`TrackerError::Unmeasured`].
+    pub unmeasured: Vec<BudgetKind>,
 }
 
 impl Default for TrackerOptions {
@@ -255,17 +300,19 @@ impl Default for TrackerOptions {
             capability: "request".into(),
             cpu_grace_ms: DEFAULT_CPU_GRACE_MS,
             instruments: None,
+            unmeasured: Vec::new(),
         }
     }
 }
 
 impl<C: Clock> BudgetTracker<C> {
-    /// Starts tracking now: reads the clock and the samplers once for the baseline.
-    pub fn new(
-        policy: &crate::PermissionPolicy,
-        mut clock: C,
-        mut options: TrackerOptions,
-    ) -> Result<Self, InvalidSample> {
+    /// Starts tracking now: reads the clock and the samplers once for the
+    /// baseline. Refuses a budget it cannot measure (see [`TrackerOptions::unmeasured`]).
+    pub fn new(policy: &crate::PermissionPolicy, mut clock: C, mut options: TrackerOptions) -> Result<Self, TrackerError> {
+        let measured = Measured { cpu_time_ms: options.cpu_time_ms.is_some(), rss_mb: options.rss_mb.is_some() };
+        if let Some(budget) = measured.unmeasured(&policy.budgets(), options.unmeasured.iter().copied()) {
+            return Err(UnmeasuredBudget { budget }.into());
+        }
         let start = Sample {
             now_ms: clock.now_ms(),
             cpu_time_ms: options.cpu_time_ms.as_mut().map(|f| f()),
