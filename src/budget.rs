@@ -308,7 +308,11 @@ impl Default for TrackerOptions {
 impl<C: Clock> BudgetTracker<C> {
     /// Starts tracking now: reads the clock and the samplers once for the
     /// baseline. Refuses a budget it cannot measure (see [`TrackerOptions::unmeasured`]).
-    pub fn new(policy: &crate::PermissionPolicy, mut clock: C, mut options: TrackerOptions) -> Result<Self, TrackerError> {
+    pub fn new(
+        policy: &crate::PermissionPolicy,
+        mut clock: C,
+        mut options: TrackerOptions,
+    ) -> Result<Self, TrackerError> {
         let measured = Measured { cpu_time_ms: options.cpu_time_ms.is_some(), rss_mb: options.rss_mb.is_some() };
         if let Some(budget) = measured.unmeasured(&policy.budgets(), options.unmeasured.iter().copied()) {
             return Err(UnmeasuredBudget { budget }.into());
@@ -497,6 +501,98 @@ mod tests {
         assert_eq!(new.iter().count(), 3);
         let (_, new) = s.record(Sample { now_ms: 200.0, cpu_time_ms: Some(200.0), rss_mb: Some(9.0) }).unwrap();
         assert!(new.is_empty());
+    }
+
+    fn policy_with(budgets: serde_json::Value) -> crate::PermissionPolicy {
+        crate::PermissionPolicy::from_manifest(
+            &serde_json::json!({ "budgets": budgets }),
+            crate::PolicyOptions::new("p"),
+        )
+        .unwrap()
+    }
+
+    fn sampler(v: f64) -> Option<Sampler> {
+        Some(Box::new(move || v))
+    }
+
+    fn refused(policy: &crate::PermissionPolicy, options: TrackerOptions) -> Option<BudgetKind> {
+        match BudgetTracker::new(policy, || 0.0, options) {
+            Ok(_) => None,
+            Err(TrackerError::Unmeasured(UnmeasuredBudget { budget })) => Some(budget),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn a_budget_without_a_sampler_is_refused_unless_declared_unmeasured() {
+        use BudgetKind::*;
+        let all = policy_with(serde_json::json!({ "cpuPercent": 50, "memoryMb": 64, "wallClockMs": 100 }));
+        let opts = |cpu: bool, rss: bool, unmeasured: Vec<BudgetKind>| TrackerOptions {
+            cpu_time_ms: if cpu { sampler(0.0) } else { None },
+            rss_mb: if rss { sampler(1.0) } else { None },
+            unmeasured,
+            ..Default::default()
+        };
+        assert_eq!(refused(&all, opts(false, false, vec![])), Some(MemoryMb), "memory is named first");
+        assert_eq!(refused(&all, opts(true, false, vec![])), Some(MemoryMb));
+        assert_eq!(refused(&all, opts(false, true, vec![])), Some(CpuPercent));
+        assert_eq!(refused(&all, opts(false, false, vec![MemoryMb])), Some(CpuPercent));
+        assert_eq!(refused(&all, opts(false, false, vec![CpuPercent])), Some(MemoryMb));
+        assert_eq!(
+            refused(&all, opts(true, false, vec![WallClockMs])),
+            Some(MemoryMb),
+            "the wall clock covers nothing else"
+        );
+        assert_eq!(refused(&all, opts(true, true, vec![])), None);
+        assert_eq!(refused(&all, opts(false, false, vec![MemoryMb, CpuPercent])), None);
+        assert_eq!(refused(&all, opts(true, false, vec![MemoryMb, MemoryMb])), None);
+        // A budget the policy does not set needs nothing.
+        let wall = policy_with(serde_json::json!({ "wallClockMs": 100 }));
+        assert_eq!(refused(&wall, opts(false, false, vec![])), None);
+        let mem = policy_with(serde_json::json!({ "memoryMb": 64 }));
+        assert_eq!(refused(&mem, opts(false, false, vec![])), Some(MemoryMb));
+        assert_eq!(refused(&mem, opts(false, true, vec![])), None);
+        let cpu = policy_with(serde_json::json!({ "cpuPercent": 5 }));
+        assert_eq!(refused(&cpu, opts(false, false, vec![])), Some(CpuPercent));
+        assert_eq!(refused(&cpu, opts(false, true, vec![])), Some(CpuPercent));
+        assert_eq!(refused(&cpu, opts(true, false, vec![])), None);
+        assert_eq!(refused(&policy_with(serde_json::json!({})), opts(false, false, vec![])), None);
+        // The error names the budget and the missing sampler.
+        let e = BudgetTracker::new(&cpu, || 0.0, opts(false, false, vec![])).unwrap_err();
+        assert!(e.to_string().contains("cpuPercent") && e.to_string().contains("cpuTimeMs"), "{e}");
+    }
+
+    #[test]
+    fn a_declared_budget_is_enforced_from_pushed_samples() {
+        let policy = policy_with(serde_json::json!({ "cpuPercent": 50, "memoryMb": 64 }));
+        let mut t = BudgetTracker::new(
+            &policy,
+            || 0.0,
+            TrackerOptions {
+                unmeasured: vec![BudgetKind::MemoryMb, BudgetKind::CpuPercent],
+                cpu_grace_ms: 0.0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(t.record(Sample { now_ms: 10.0, cpu_time_ms: Some(0.0), rss_mb: Some(64.0) }).unwrap().is_ok());
+        let st = t.record(Sample { now_ms: 10.0, cpu_time_ms: None, rss_mb: Some(64.5) }).unwrap();
+        assert!(matches!(st, BudgetStatus::Exceeded(Breach { budget: BudgetKind::MemoryMb, .. })), "{st:?}");
+    }
+
+    #[test]
+    fn measured_unmeasured_is_exact() {
+        let b = budgets(Some(1.0), Some(1.0), Some(1.0));
+        let m = |cpu, rss| Measured { cpu_time_ms: cpu, rss_mb: rss };
+        assert_eq!(m(true, true).unmeasured(&b, []), None);
+        assert_eq!(m(true, false).unmeasured(&b, []), Some(BudgetKind::MemoryMb));
+        assert_eq!(m(false, true).unmeasured(&b, []), Some(BudgetKind::CpuPercent));
+        assert_eq!(m(false, true).unmeasured(&b, [BudgetKind::CpuPercent]), None);
+        assert_eq!(m(false, false).unmeasured(&budgets(None, None, Some(1.0)), []), None);
+        assert_eq!(
+            m(false, false).unmeasured(&budgets(None, Some(1.0), None), [BudgetKind::CpuPercent]),
+            Some(BudgetKind::MemoryMb)
+        );
     }
 
     #[test]

@@ -360,7 +360,9 @@ mod tests {
         assert_eq!(redact_string("a\nb\u{1b}", 20), "a\\u{a}b\\u{1b}");
         assert_eq!(redact_string("abcdef", 3), "abc…");
         assert_eq!(redact_string("x\u{202e}y", 10), "x\\u{202e}y");
-        for c in ['\u{061c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}', '\u{2028}', '\u{85}'] {
+        for c in
+            ['\u{061c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}', '\u{2028}', '\u{85}']
+        {
             assert_eq!(redact_string(&format!("a{c}b"), 20), format!("a\\u{{{:x}}}b", c as u32), "{c:?}");
         }
         // Neighbours of the Bidi_Control set stay as they are.

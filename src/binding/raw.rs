@@ -306,11 +306,9 @@ unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_
         let start = Sample { now_ms: number(env, now).unwrap_or(f64::NAN), cpu_time_ms: opt(cpu), rss_mb: opt(rss) };
         let budgets = (*p).budgets();
         let declared = BudgetKind::ALL.iter().copied().filter(|k| declared & (1 << k.index()) != 0);
-        let unmeasured = crate::budget::Measured {
-            cpu_time_ms: start.cpu_time_ms.is_some(),
-            rss_mb: start.rss_mb.is_some(),
-        }
-        .unmeasured(&budgets, declared);
+        let unmeasured =
+            crate::budget::Measured { cpu_time_ms: start.cpu_time_ms.is_some(), rss_mb: start.rss_mb.is_some() }
+                .unmeasured(&budgets, declared);
         if let Some(kind) = unmeasured {
             return ret_u32(env, 4 | (kind.index() << 8));
         }
@@ -406,7 +404,8 @@ impl F64Io {
         let mut buffer = ptr::null_mut();
         let mut offset = 0usize;
         // SAFETY: every out-pointer is a live local.
-        let st = unsafe { sys::napi_get_typedarray_info(env, v, &mut kind, &mut len, &mut data, &mut buffer, &mut offset) };
+        let st =
+            unsafe { sys::napi_get_typedarray_info(env, v, &mut kind, &mut len, &mut data, &mut buffer, &mut offset) };
         if st != OK || kind != sys::TypedarrayType::float64_array || len < 9 || data.is_null() {
             return None;
         }
