@@ -48,8 +48,7 @@ pub enum Op {
         grace_ms: f64,
         steps: Vec<BudgetStep>,
         /// Budgets the host declares measured elsewhere (`unmeasured`). Absent
-        /// from a case: every budget of the manifest the first step has no
-        /// sampler for.
+        /// from a case: every budget the first step has no sampler for.
         unmeasured: Vec<BudgetKind>,
     },
 }
@@ -217,17 +216,11 @@ fn load() -> Vec<Case> {
                         .iter()
                         .map(|k| BudgetKind::parse(k.as_str().unwrap()).unwrap())
                         .collect(),
-                    None => {
-                        let b = &manifest["budgets"];
-                        let mut kinds = Vec::new();
-                        if b.get("memoryMb").is_some() && steps[0].2.is_none() {
-                            kinds.push(BudgetKind::MemoryMb);
-                        }
-                        if b.get("cpuPercent").is_some() && steps[0].1.is_none() {
-                            kinds.push(BudgetKind::CpuPercent);
-                        }
-                        kinds
-                    }
+                    // Declaring a budget the manifest does not set changes nothing.
+                    None => [(BudgetKind::CpuPercent, steps[0].1), (BudgetKind::MemoryMb, steps[0].2)]
+                        .into_iter()
+                        .filter_map(|(kind, first)| first.is_none().then_some(kind))
+                        .collect(),
                 };
                 let op = Op::Budget { grace_ms: num(&spec["grace"]).unwrap_or(0.0), steps, unmeasured };
                 push(c[0].as_str().unwrap(), manifest.clone(), op, budget_expect(&c[2]));
