@@ -35,13 +35,6 @@ function optionsObject(options, what) {
   return options
 }
 
-/**
- * Whether `s` has more than `max` UTF-8 bytes, the unit of every limit
- * (SPEC §5). A UTF-16 unit is 1 to 3 UTF-8 bytes (a surrogate pair 4 for 2,
- * a lone one 3, as U+FFFD), so only lengths in between are counted.
- */
-const tooLong = (s, max) => s.length > max || (s.length * 3 > max && Buffer.byteLength(s, 'utf8') > max)
-
 /** Reads an own data property without invoking getters; `undefined` otherwise. */
 function ownValue(obj, key) {
   try {
@@ -228,6 +221,12 @@ const FS_MODES = new Map([
   ['write', 1],
 ])
 
+/**
+ * Whether `s` has more than `max` UTF-8 bytes, the unit of every limit
+ * (SPEC §5). A UTF-16 unit is 1 to 3 UTF-8 bytes (a surrogate pair 4 for 2,
+ * a lone one 3, as U+FFFD), so only lengths in between are counted.
+ */
+const tooLong = (s, max) => s.length > max || (s.length * 3 > max && Buffer.byteLength(s, 'utf8') > max)
 
 /**
  * Checks capability calls against a policy and counts every denial once in
