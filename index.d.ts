@@ -522,6 +522,16 @@ export interface BudgetTrackerOptions {
   meter?: Meter
   /** Wall-clock ms before the CPU budget is enforced. Default: `LIMITS.defaultCpuGraceMs` (250). */
   cpuGraceMs?: number
+  /**
+   * Budgets the host measures elsewhere although this tracker has no
+   * sampler for them: pushed with `record()`, or enforced by other means
+   * (e.g. a Worker's `resourceLimits` for `memoryMb`). Without it, a
+   * `cpuPercent` budget with no `hooks.cpuTimeMs`, or a `memoryMb` budget
+   * with no `hooks.rssMb`, makes the constructor throw a `TypeError` naming
+   * the budget: a budget is never silently unenforced. Must be an own data
+   * property holding an array of distinct budget names (else a `TypeError`).
+   */
+  unmeasured?: readonly BudgetName[]
 }
 /** Readings pushed with `record`. */
 export interface BudgetSample {
@@ -539,6 +549,11 @@ export type BudgetStatus =
 
 /** Tracks one request against a policy's budgets. Each breach counts once in `plugin.budget_exceeded_total`. */
 export declare class BudgetTracker {
+  /**
+   * Throws a `TypeError` for invalid options and for a budget it cannot
+   * measure (see `BudgetTrackerOptions.unmeasured`), `INVALID_SAMPLE` for an
+   * invalid first reading.
+   */
   constructor(policy: PermissionPolicy, options?: BudgetTrackerOptions)
   /** Wall-clock ms since start; never decreases. */
   readonly elapsedMs: number

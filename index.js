@@ -5,6 +5,7 @@
 // counted through @opentelemetry/api exactly once per call.
 
 const { metrics } = require('@opentelemetry/api')
+const { types } = require('node:util')
 const native = require('./lib/native.js')
 const errors = require('./lib/errors.js')
 const { manifestJson } = require('./lib/plain.js')
@@ -200,8 +201,8 @@ class PermissionPolicy {
   static fromManifest(manifest, options) {
     const opts = optionsObject(options, 'options')
     const plugin = ownValue(opts, 'plugin')
-    if (typeof plugin !== 'string' || plugin.length === 0 || plugin.length > LIMITS.maxNameBytes || /[\u0000-\u001f\u007f-\u009f]/.test(plugin) || !plugin.isWellFormed()) {
-      throw new TypeError(`options.plugin must be a plugin id of 1 to ${LIMITS.maxNameBytes} characters without control characters`)
+    if (typeof plugin !== 'string' || plugin.length === 0 || tooLong(plugin, LIMITS.maxNameBytes) || /[\u0000-\u001f\u007f-\u009f]/.test(plugin) || !plugin.isWellFormed()) {
+      throw new TypeError(`options.plugin must be a plugin id of 1 to ${LIMITS.maxNameBytes} UTF-8 bytes without control characters`)
     }
     const platformOpt = securityOption(opts, 'platform', 'options')
     const platform = platformOpt === undefined ? hostPlatform() : platformOpt
@@ -371,8 +372,12 @@ const FS_MODES = new Map([
 ])
 const FS_OPTION_KEYS = Object.freeze(['resolveSymlinks'])
 
-/** A string's UTF-16 length bounds its UTF-8 length from below. */
-const tooLong = (s, max) => s.length > max
+/**
+ * Whether `s` has more than `max` UTF-8 bytes, the unit of every limit
+ * (SPEC §5). A UTF-16 unit is 1 to 3 UTF-8 bytes (a surrogate pair 4 for 2,
+ * a lone one 3, as U+FFFD), so only lengths in between are counted.
+ */
+const tooLong = (s, max) => s.length > max || (s.length * 3 > max && Buffer.byteLength(s, 'utf8') > max)
 
 /**
  * Checks capability calls against a policy and counts every denial once in
@@ -590,11 +595,54 @@ const num = (v) => (typeof v === 'number' ? v : NaN)
 
 const defaultNow = () => performance.now()
 
+/** The sampler hook each budget needs, by budget name (the wall clock has `now`, always). */
+const SAMPLER_OF = new Map([
+  ['cpuPercent', 'cpuTimeMs'],
+  ['memoryMb', 'rssMb'],
+  ['wallClockMs', 'now'],
+])
+
+/**
+ * `options.unmeasured` as a bit set by budget index. A security option: an
+ * own data property holding a plain array of distinct budget names; a
+ * getter, an inherited value, a Proxy or anything else is a TypeError.
+ */
+function unmeasuredBits(opts) {
+  const bad = () => new TypeError(`options.unmeasured must be an array of distinct budget names (${BUDGET_KIND_LIST.join(', ')})`)
+  let list
+  try {
+    if (types.isProxy(opts)) throw bad()
+    const d = Object.getOwnPropertyDescriptor(opts, 'unmeasured')
+    if (d === undefined) {
+      if ('unmeasured' in opts) throw bad()
+      return 0
+    }
+    if (!('value' in d)) throw bad()
+    list = d.value
+    if (!Array.isArray(list) || types.isProxy(list) || list.length > BUDGET_KIND_LIST.length) throw bad()
+  } catch {
+    throw bad()
+  }
+  let bits = 0
+  for (let i = 0; i < list.length; i++) {
+    const d = Object.getOwnPropertyDescriptor(list, i)
+    const name = d !== undefined && 'value' in d ? d.value : undefined
+    const index = typeof name === 'string' ? BUDGET_KIND_LIST.indexOf(name) : -1
+    if (index < 0 || bits & (1 << index)) throw bad()
+    bits |= 1 << index
+  }
+  return bits
+}
+
 /**
  * Tracks one request's wall clock, memory and CPU against a policy's budgets.
  * Hooks: `now()` (monotonic ms, default `performance.now`), `cpuTimeMs()`
  * (cumulative CPU ms), `rssMb()` (resident MB). Each breach counts once in
- * `plugin.budget_exceeded_total{plugin, capability, reason}`.
+ * `plugin.budget_exceeded_total{plugin, capability, reason}`. A `cpuPercent`
+ * budget without `cpuTimeMs`, or a `memoryMb` budget without `rssMb`, is a
+ * TypeError at construction unless `options.unmeasured` names it (the host
+ * measures it elsewhere, e.g. pushes it with `record()`): a budget is never
+ * silently unenforced.
  */
 class BudgetTracker {
   #native
@@ -615,18 +663,27 @@ class BudgetTracker {
     this.#cpu = hook(hooks, 'cpuTimeMs')
     this.#rss = hook(hooks, 'rssMb')
     const capability = ownValue(opts, 'capability')
-    if (capability !== undefined && (typeof capability !== 'string' || capability.length === 0 || capability.length > LIMITS.maxNameBytes)) {
+    if (capability !== undefined && (typeof capability !== 'string' || capability.length === 0 || tooLong(capability, LIMITS.maxNameBytes))) {
       throw new TypeError('options.capability must be a non-empty string label')
     }
     this.#capability = capability === undefined ? 'request' : redact(capability)
     const grace = ownValue(opts, 'cpuGraceMs')
+    const unmeasured = unmeasuredBits(opts)
     this.#policy = policy
     this.#counter = counterFor(meterFrom(opts), native.BUDGET_EXCEEDED_TOTAL)
     const now = num(this.#now())
     const cpu = this.#cpu ? num(this.#cpu()) : undefined
     const rss = this.#rss ? num(this.#rss()) : undefined
-    const handle = rawBudgetCreate(policyHandle, now, cpu, rss, grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace))
-    if (typeof handle === 'number') throw new InvalidSampleError({ field: SAMPLE_FIELDS[handle >> 8] })
+    const handle = rawBudgetCreate(policyHandle, now, cpu, rss, grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace), unmeasured)
+    if (typeof handle === 'number') {
+      if ((handle & 0xf) === 4) {
+        const budget = BUDGET_KIND_LIST[handle >> 8]
+        throw new TypeError(
+          `BudgetTracker: the policy's ${budget} budget has no sampler (hooks.${SAMPLER_OF.get(budget)}); pass one, or list it in options.unmeasured if the host measures it elsewhere (record() pushes, or its own enforcement)`,
+        )
+      }
+      throw new InvalidSampleError({ field: SAMPLE_FIELDS[handle >> 8] })
+    }
     this.#native = handle
     Object.freeze(this)
   }

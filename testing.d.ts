@@ -1,6 +1,6 @@
 // Types of @suaveplan/api-sandbox-permissions/testing.
 import type { Meter, MeterProvider } from '@opentelemetry/api'
-import type { BudgetHooks, BudgetStatus, Decision, FsMode, PermissionsManifest, Platform } from './index.js'
+import type { BudgetHooks, BudgetName, BudgetStatus, Decision, FsMode, PermissionsManifest, Platform } from './index.js'
 
 /** What the harness passes to `makeChecker` with each case's manifest. */
 export interface ConformanceContext {
@@ -42,8 +42,13 @@ export interface ConformanceChecker {
   assertFetchAddress?(url: string, resolvedIp: string): MaybePromise<unknown>
   /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertCapability?(capabilityId: string, payload: unknown): MaybePromise<void>
-  /** Create a tracker at the hooks' current readings. */
-  createBudgetTracker?(hooks: BudgetHooks, options: { cpuGraceMs: number }): MaybePromise<ConformanceTracker>
+  /**
+   * Create a tracker at the hooks' current readings, with `unmeasured` (the
+   * budgets declared measured elsewhere). A budget with neither a sampler in
+   * `hooks` nor a place in `unmeasured` must be refused with a TypeError
+   * naming it.
+   */
+  createBudgetTracker?(hooks: BudgetHooks, options: { cpuGraceMs: number; unmeasured: BudgetName[] }): MaybePromise<ConformanceTracker>
 }
 
 /** Builds the host's checker for one case: a policy from `manifest` with `context.plugin` and `context.platform`, counting on `context.meter`. */

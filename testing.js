@@ -170,11 +170,18 @@ async function runBudgetCase(c, checker, probe, trace = {}) {
   const want = c.expect
   let tracker
   try {
-    tracker = await checker[factory](hooks, { cpuGraceMs: c.args.graceMs })
+    tracker = await checker[factory](hooks, { cpuGraceMs: c.args.graceMs, unmeasured: [...c.args.unmeasured] })
   } catch (e) {
     if (want.error === 'INVALID_SAMPLE' && isInvalidSample(e)) return
+    if (want.error === 'UNMEASURED_BUDGET') {
+      // A budget with no sampler, not declared measured elsewhere: refused when the tracker is built.
+      assert.equal(e && e.name, 'TypeError', `expected a TypeError for the unmeasured ${want.budget} budget, got ${e && (e.code || e.name)}`)
+      assert.match(String(e.message), new RegExp(want.budget), 'the TypeError names the budget')
+      return
+    }
     throw e
   }
+  assert.notEqual(want.error, 'UNMEASURED_BUDGET', `a ${want.budget} budget with no sampler was accepted: a silently unenforced budget`)
   await probe.delta()
   let last
   for (const [now, cpu, rss] of steps.slice(1)) {
@@ -369,7 +376,8 @@ function caseBody(c, makeChecker, sdk) {
  * Registers one test per case. `makeChecker(manifest, context)` (may be
  * async) returns `{ checkFs, checkFetch, checkCapability }` and optionally
  * `checkFetchAddress`, `assertFs`/`assertFetch`/`assertFetchAddress`/`assertCapability`
- * (then error shapes are checked too) and `createBudgetTracker(hooks, { cpuGraceMs })`
+ * (then error shapes are checked too) and `createBudgetTracker(hooks, { cpuGraceMs, unmeasured })`
+ * (a budget with no sampler in `hooks` and not in `unmeasured` must be a TypeError)
  * (also found as `budgetTracker`, `makeBudgetTracker` or `createTracker`).
  * `context` is `{ plugin, platform, meter, meterProvider }`: build the policy
  * with `plugin` and `platform`, and record metrics on `meter`.
@@ -426,7 +434,7 @@ function packageChecker(pkg = require('./index.js')) {
       assertFetch: (u) => checker.assertFetch(u),
       assertFetchAddress: (u, ip) => checker.assertFetchAddress(u, ip),
       assertCapability: (id, payload) => checker.assertCapability(id, payload),
-      createBudgetTracker: (hooks, opts) => new pkg.BudgetTracker(policy, { hooks, cpuGraceMs: opts.cpuGraceMs, meter: context.meter }),
+      createBudgetTracker: (hooks, opts) => new pkg.BudgetTracker(policy, { hooks, cpuGraceMs: opts.cpuGraceMs, unmeasured: opts.unmeasured, meter: context.meter }),
     }
   }
 }

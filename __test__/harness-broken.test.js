@@ -92,3 +92,23 @@ test('declared skips are skipped, not failed', async () => {
   assert.ok(r.skipped.every((n) => n.startsWith('budget - ')))
   assert.equal(r.failed.size, 0)
 })
+
+test('a tracker factory that silently accepts an unmeasured budget is caught', async () => {
+  const MUST = 'adversarial - a memory budget with no memory sampler is refused, never silently unenforced'
+  // Declares every budget measured elsewhere, whatever the host really samples.
+  const lax = wrap((m, ctx) => {
+    const policy = pkg.PermissionPolicy.fromManifest(m, { plugin: ctx.plugin, platform: ctx.platform })
+    return { createBudgetTracker: (hooks, opts) => new pkg.BudgetTracker(policy, { hooks, cpuGraceMs: opts.cpuGraceMs, meter: ctx.meter, unmeasured: ['memoryMb', 'cpuPercent'] }) }
+  })
+  const r = await collect(lax, { filter: 'sampler' })
+  assert.ok(r.failed.has(MUST), [...r.failed.keys()].join(', '))
+  assert.match(r.failed.get(MUST).message, /silently unenforced/)
+  // One that refuses with something other than a TypeError naming the budget is caught too.
+  const wrongError = wrap(() => ({ createBudgetTracker: () => { throw new RangeError('no') } }))
+  const r2 = await collect(wrongError, { filter: 'sampler' })
+  assert.ok(r2.failed.has(MUST))
+  // The good adapter passes them.
+  const r3 = await collect(good, { filter: 'sampler' })
+  assert.equal(r3.failed.size, 0, [...r3.failed].map(([n, e]) => `${n}: ${e.message}`).join('\n'))
+  assert.ok(r3.passed.includes(MUST))
+})

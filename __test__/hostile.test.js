@@ -7,6 +7,7 @@ const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 const pkg = require('..')
 const { createChecker, PermissionPolicy, BudgetTracker, isInvalidManifest } = pkg
+const { loadTestHooksAddon, testHooksAddonPath } = require('../scripts/test-hooks-addon.js')
 
 const checker = createChecker(
   { fs: ['/data/**'], fetch: ['api.example.com'], secrets: ['S'], events: { publishes: ['a.b'], subscribes: ['a.*'] }, db: { database: 'd' } },
@@ -76,21 +77,43 @@ test('huge strings and huge manifests are rejected quickly', () => {
   assert.ok(performance.now() - t0 < 20_000)
 })
 
+test('the shipped addon has no test hooks (they live in a separate test-hooks build)', () => {
+  const { binding } = require('../lib/native.js')
+  for (const name of ['__panicForTesting', '__rawPanicForTesting', '__lockdownProbe']) {
+    assert.equal(name in binding, false, `the release addon exports ${name}`)
+  }
+  const hooks = loadTestHooksAddon()
+  for (const name of ['__panicForTesting', '__rawPanicForTesting', '__lockdownProbe']) {
+    assert.equal(typeof hooks[name], 'function', `the test-hooks addon lacks ${name}`)
+  }
+})
+
 test('a Rust panic becomes a JS error in both binding layers', () => {
   const { binding } = require('../lib/native.js')
-  assert.throws(() => binding.__panicForTesting(), (e) => e instanceof Error && /panic/i.test(e.message))
-  assert.throws(() => binding.__rawPanicForTesting(), (e) => e instanceof Error && /panic/.test(e.message))
+  const hooks = loadTestHooksAddon()
+  assert.throws(() => hooks.__panicForTesting(), (e) => e instanceof Error && /panic/i.test(e.message))
+  assert.throws(() => hooks.__rawPanicForTesting(), (e) => e instanceof Error && /panic/.test(e.message))
   // Raw entry points reject foreign handles instead of dereferencing them.
   assert.throws(() => binding.rawCheckFs({}, '/x', 0), TypeError)
   assert.throws(() => binding.rawCheckFs(null, '/x', 0), TypeError)
   assert.throws(() => binding.rawBudgetCreate({}, 0, null, null, 0), TypeError)
   assert.throws(() => binding.rawBudgetRecord({}, new Float64Array(9)), TypeError)
   const policyHandle = new binding.NativePolicy('{}', 'p', 'posix').handle()
-  const bh = binding.rawBudgetCreate(policyHandle, 0, null, null, 0)
+  const bh = binding.rawBudgetCreate(policyHandle, 0, null, null, 0, 0)
   assert.throws(() => binding.rawBudgetRecord(bh, new Float64Array(4)), TypeError)
   const io = new Float64Array(9)
   structuredClone(io.buffer, { transfer: [io.buffer] })
   assert.throws(() => binding.rawBudgetRecord(bh, io), TypeError, 'a detached buffer')
+  // Another thread could write a SharedArrayBuffer while Rust reads it: refused.
+  const shared = new Float64Array(new SharedArrayBuffer(9 * 8))
+  assert.throws(() => binding.rawBudgetRecord(bh, shared), TypeError, 'a SharedArrayBuffer')
+  assert.deepEqual([...shared], new Array(9).fill(0), 'nothing written into shared memory')
+  // An ordinary array at an offset of a larger buffer works, read and written in place.
+  const big = new Float64Array(new ArrayBuffer(12 * 8))
+  const at = new Float64Array(big.buffer, 16, 9)
+  at[0] = 5
+  assert.equal(binding.rawBudgetRecord(bh, at), 0)
+  assert.deepEqual([...big], [0, 0, 5, 0, 0, 0, 1, 5, -1, -1, 0, 0])
 })
 
 test('the worst inputs in a child process: it exits normally', () => {
@@ -100,15 +123,17 @@ test('the worst inputs in a child process: it exits normally', () => {
     const c = pkg.createChecker({ fs: ['/data/**'] }, { plugin: 'p', platform: 'posix' })
     const huge = '\\uD800'.repeat(5e6)
     c.checkFs(huge, 'read'); c.checkFetch(huge); c.checkCapability(huge, { path: huge })
-    for (let i = 0; i < 1000; i++) { try { binding.__rawPanicForTesting() } catch {} }
-    for (let i = 0; i < 1000; i++) { try { binding.__panicForTesting() } catch {} }
+    const hooks = require(${JSON.stringify(testHooksAddonPath())})
+    for (let i = 0; i < 1000; i++) { try { hooks.__rawPanicForTesting() } catch {} }
+    for (let i = 0; i < 1000; i++) { try { hooks.__panicForTesting() } catch {} }
     try { binding.rawCheckFs(binding.rawCheckFs, '/x', 0) } catch {}
     try { binding.rawBudgetRecord({}, new Float64Array(1)) } catch {}
     let deep = {}; for (let i = 0; i < 1e5; i++) deep = { fs: deep }
     try { pkg.PermissionPolicy.fromManifest(deep, { plugin: 'p' }) } catch {}
     try { new binding.NativePolicy('['.repeat(1e6), 'p', 'posix').error() } catch {}
     console.log('survived')`
-  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 })
+  // RUST_BACKTRACE=0: 2000 caught panics each print one line on stderr, not a backtrace.
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000, maxBuffer: 16 << 20, env: { ...process.env, RUST_BACKTRACE: '0' } })
   assert.equal(r.signal, null, r.stderr)
   assert.equal(r.status, 0, r.stderr)
   assert.equal(r.stdout.trim(), 'survived')

@@ -6,6 +6,7 @@ const assert = require('node:assert/strict')
 const path = require('node:path')
 const { fork, spawnSync } = require('node:child_process')
 const { lockdown } = require('..')
+const { testHooksAddonPath } = require('../scripts/test-hooks-addon.js')
 
 const linux = process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch)
 
@@ -22,7 +23,8 @@ test('lockdown throws ERR_UNSUPPORTED_PLATFORM off Linux', { skip: linux && 'thi
 })
 
 test('after lockdown, escaped code cannot open files, connect, spawn or start workers; IPC still works', { skip: !linux && 'Linux only', timeout: 60_000 }, async () => {
-  const child = fork(path.join(__dirname, 'fixtures', 'lockdown-child.js'), { env: { UV_USE_IO_URING: '0', PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  const addon = testHooksAddonPath()
+  const child = fork(path.join(__dirname, 'fixtures', 'lockdown-child.js'), { env: { UV_USE_IO_URING: '0', PATH: '/usr/bin:/bin', TEST_HOOKS_ADDON: addon }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
   let stderr = ''
   child.stderr.on('data', (d) => (stderr += d))
   const first = await new Promise((resolve, reject) => child.once('message', resolve).once('exit', (c) => reject(new Error(`exited ${c}: ${stderr}`))))

@@ -9,18 +9,24 @@ const SPEC_BY_CODE = new Map(ERROR_REGISTRY.map((e) => [e.code, e]))
 const MAX_DETAIL_CHARS = 256
 
 /**
+ * Whether a detail escapes code point `c`: control characters, U+2028/2029,
+ * every Bidi_Control character (U+061C, U+200E, U+200F, U+202A-202E,
+ * U+2066-2069) and lone surrogates. The same set as `escaped_in_details` in
+ * src/error.rs (which also escapes the pointer of a Rust `ManifestError`).
+ */
+const escaped = (c) =>
+  c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x061c || c === 0x200e || c === 0x200f || c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || (c >= 0xd800 && c <= 0xdfff)
+
+/**
  * Caps a detail string and escapes control and bidi characters, so a detail
- * can be logged without letting plugin-chosen text forge or hide log lines.
+ * can be logged without letting plugin-chosen text forge, reorder or hide log lines.
  */
 function redact(s, max = MAX_DETAIL_CHARS) {
   s = String(s)
   let out = ''
   for (const ch of s) {
     const c = ch.codePointAt(0)
-    const piece =
-      c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || (c >= 0xd800 && c <= 0xdfff)
-        ? `\\u{${c.toString(16)}}`
-        : ch
+    const piece = escaped(c) ? `\\u{${c.toString(16)}}` : ch
     if (out.length + piece.length > max) return out + '…'
     out += piece
   }

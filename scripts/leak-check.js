@@ -19,7 +19,7 @@ const t0 = Date.now()
 for (let i = 1; i <= n; i++) {
   const policy = PermissionPolicy.fromManifest(manifest, { plugin: `p${i % 100}`, platform: 'posix' })
   const checker = new PermissionChecker(policy)
-  const tracker = new BudgetTracker(policy, { hooks: { now: () => i } })
+  const tracker = new BudgetTracker(policy, { hooks: { now: () => i, rssMb: () => 10 } })
   sink += checker.checkFs(`/data/${i}`, 'read').allowed + checker.checkFetch('https://api.example.com/').allowed + tracker.sample().ok
   if (i % 10_000 === 0) {
     global.gc()

@@ -16,8 +16,14 @@
 //!   `plugin.budget_exceeded_total` per tracker.
 //! - NaN, infinite or negative readings are `INVALID_SAMPLE` and leave the
 //!   state unchanged; they are never treated as within budget.
+//! - A budget the tracker cannot measure (`cpuPercent` without a CPU sampler,
+//!   `memoryMb` without a memory sampler) is refused when the tracker is
+//!   built ([`UnmeasuredBudget`]) unless the host declares it in
+//!   [`TrackerOptions::unmeasured`] (measured elsewhere, or pushed through
+//!   `record`): a budget is never silently unenforced. The wall clock always
+//!   has the tracker's clock.
 
-use crate::error::{BudgetExceeded, BudgetKind, InvalidSample};
+use crate::error::{BudgetExceeded, BudgetKind, InvalidSample, UnmeasuredBudget};
 use crate::metrics::Instruments;
 use crate::policy::Budgets;
 
@@ -180,6 +186,29 @@ impl BudgetState {
     }
 }
 
+/// Which readings a tracker has a sampler for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Measured {
+    pub cpu_time_ms: bool,
+    pub rss_mb: bool,
+}
+
+impl Measured {
+    /// The first budget (memory, then CPU) that `budgets` sets, that no
+    /// sampler measures, and that the host did not `declared` as measured
+    /// elsewhere; `None` when every budget is enforced.
+    pub fn unmeasured(self, budgets: &Budgets, declared: impl IntoIterator<Item = BudgetKind>) -> Option<BudgetKind> {
+        let declared = declared.into_iter().fold(0u8, |m, k| m | 1 << k.index());
+        [
+            (BudgetKind::MemoryMb, budgets.memory_mb.is_some() && !self.rss_mb),
+            (BudgetKind::CpuPercent, budgets.cpu_percent.is_some() && !self.cpu_time_ms),
+        ]
+        .into_iter()
+        .find(|&(kind, missing)| missing && declared & (1 << kind.index()) == 0)
+        .map(|(kind, _)| kind)
+    }
+}
+
 /// A set of budget kinds, as bits by [`BudgetKind::index`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NewBreaches(pub u8);
@@ -216,6 +245,17 @@ pub enum BudgetError {
     InvalidSample(#[from] InvalidSample),
 }
 
+/// Why [`BudgetTracker::new`] refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TrackerError {
+    /// The clock or a sampler's first reading (or the grace window) is invalid.
+    #[error(transparent)]
+    InvalidSample(#[from] InvalidSample),
+    /// A budget with no sampler, not declared in [`TrackerOptions::unmeasured`].
+    #[error(transparent)]
+    Unmeasured(#[from] UnmeasuredBudget),
+}
+
 /// A budget tracker with an injected clock, optional samplers, and metrics.
 pub struct BudgetTracker<C: Clock> {
     state: BudgetState,
@@ -245,6 +285,11 @@ pub struct TrackerOptions {
     pub cpu_grace_ms: f64,
     /// Where breaches are counted. Default: nowhere.
     pub instruments: Option<Instruments>,
+    /// Budgets the host measures elsewhere (pushed with `record`, or enforced
+    /// by other means) although this tracker has no sampler for them.
+    /// Default: none, so a `cpuPercent` budget without `cpu_time_ms` or a
+    /// `memoryMb` budget without `rss_mb` is [`TrackerError::Unmeasured`].
+    pub unmeasured: Vec<BudgetKind>,
 }
 
 impl Default for TrackerOptions {
@@ -255,17 +300,23 @@ impl Default for TrackerOptions {
             capability: "request".into(),
             cpu_grace_ms: DEFAULT_CPU_GRACE_MS,
             instruments: None,
+            unmeasured: Vec::new(),
         }
     }
 }
 
 impl<C: Clock> BudgetTracker<C> {
-    /// Starts tracking now: reads the clock and the samplers once for the baseline.
+    /// Starts tracking now: reads the clock and the samplers once for the
+    /// baseline. Refuses a budget it cannot measure (see [`TrackerOptions::unmeasured`]).
     pub fn new(
         policy: &crate::PermissionPolicy,
         mut clock: C,
         mut options: TrackerOptions,
-    ) -> Result<Self, InvalidSample> {
+    ) -> Result<Self, TrackerError> {
+        let measured = Measured { cpu_time_ms: options.cpu_time_ms.is_some(), rss_mb: options.rss_mb.is_some() };
+        if let Some(budget) = measured.unmeasured(&policy.budgets(), options.unmeasured.iter().copied()) {
+            return Err(UnmeasuredBudget { budget }.into());
+        }
         let start = Sample {
             now_ms: clock.now_ms(),
             cpu_time_ms: options.cpu_time_ms.as_mut().map(|f| f()),
@@ -450,6 +501,98 @@ mod tests {
         assert_eq!(new.iter().count(), 3);
         let (_, new) = s.record(Sample { now_ms: 200.0, cpu_time_ms: Some(200.0), rss_mb: Some(9.0) }).unwrap();
         assert!(new.is_empty());
+    }
+
+    fn policy_with(budgets: serde_json::Value) -> crate::PermissionPolicy {
+        crate::PermissionPolicy::from_manifest(
+            &serde_json::json!({ "budgets": budgets }),
+            crate::PolicyOptions::new("p"),
+        )
+        .unwrap()
+    }
+
+    fn sampler(v: f64) -> Option<Sampler> {
+        Some(Box::new(move || v))
+    }
+
+    fn refused(policy: &crate::PermissionPolicy, options: TrackerOptions) -> Option<BudgetKind> {
+        match BudgetTracker::new(policy, || 0.0, options) {
+            Ok(_) => None,
+            Err(TrackerError::Unmeasured(UnmeasuredBudget { budget })) => Some(budget),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn a_budget_without_a_sampler_is_refused_unless_declared_unmeasured() {
+        use BudgetKind::*;
+        let all = policy_with(serde_json::json!({ "cpuPercent": 50, "memoryMb": 64, "wallClockMs": 100 }));
+        let opts = |cpu: bool, rss: bool, unmeasured: Vec<BudgetKind>| TrackerOptions {
+            cpu_time_ms: if cpu { sampler(0.0) } else { None },
+            rss_mb: if rss { sampler(1.0) } else { None },
+            unmeasured,
+            ..Default::default()
+        };
+        assert_eq!(refused(&all, opts(false, false, vec![])), Some(MemoryMb), "memory is named first");
+        assert_eq!(refused(&all, opts(true, false, vec![])), Some(MemoryMb));
+        assert_eq!(refused(&all, opts(false, true, vec![])), Some(CpuPercent));
+        assert_eq!(refused(&all, opts(false, false, vec![MemoryMb])), Some(CpuPercent));
+        assert_eq!(refused(&all, opts(false, false, vec![CpuPercent])), Some(MemoryMb));
+        assert_eq!(
+            refused(&all, opts(true, false, vec![WallClockMs])),
+            Some(MemoryMb),
+            "the wall clock covers nothing else"
+        );
+        assert_eq!(refused(&all, opts(true, true, vec![])), None);
+        assert_eq!(refused(&all, opts(false, false, vec![MemoryMb, CpuPercent])), None);
+        assert_eq!(refused(&all, opts(true, false, vec![MemoryMb, MemoryMb])), None);
+        // A budget the policy does not set needs nothing.
+        let wall = policy_with(serde_json::json!({ "wallClockMs": 100 }));
+        assert_eq!(refused(&wall, opts(false, false, vec![])), None);
+        let mem = policy_with(serde_json::json!({ "memoryMb": 64 }));
+        assert_eq!(refused(&mem, opts(false, false, vec![])), Some(MemoryMb));
+        assert_eq!(refused(&mem, opts(false, true, vec![])), None);
+        let cpu = policy_with(serde_json::json!({ "cpuPercent": 5 }));
+        assert_eq!(refused(&cpu, opts(false, false, vec![])), Some(CpuPercent));
+        assert_eq!(refused(&cpu, opts(false, true, vec![])), Some(CpuPercent));
+        assert_eq!(refused(&cpu, opts(true, false, vec![])), None);
+        assert_eq!(refused(&policy_with(serde_json::json!({})), opts(false, false, vec![])), None);
+        // The error names the budget and the missing sampler.
+        let e = BudgetTracker::new(&cpu, || 0.0, opts(false, false, vec![])).unwrap_err();
+        assert!(e.to_string().contains("cpuPercent") && e.to_string().contains("cpuTimeMs"), "{e}");
+    }
+
+    #[test]
+    fn a_declared_budget_is_enforced_from_pushed_samples() {
+        let policy = policy_with(serde_json::json!({ "cpuPercent": 50, "memoryMb": 64 }));
+        let mut t = BudgetTracker::new(
+            &policy,
+            || 0.0,
+            TrackerOptions {
+                unmeasured: vec![BudgetKind::MemoryMb, BudgetKind::CpuPercent],
+                cpu_grace_ms: 0.0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(t.record(Sample { now_ms: 10.0, cpu_time_ms: Some(0.0), rss_mb: Some(64.0) }).unwrap().is_ok());
+        let st = t.record(Sample { now_ms: 10.0, cpu_time_ms: None, rss_mb: Some(64.5) }).unwrap();
+        assert!(matches!(st, BudgetStatus::Exceeded(Breach { budget: BudgetKind::MemoryMb, .. })), "{st:?}");
+    }
+
+    #[test]
+    fn measured_unmeasured_is_exact() {
+        let b = budgets(Some(1.0), Some(1.0), Some(1.0));
+        let m = |cpu, rss| Measured { cpu_time_ms: cpu, rss_mb: rss };
+        assert_eq!(m(true, true).unmeasured(&b, []), None);
+        assert_eq!(m(true, false).unmeasured(&b, []), Some(BudgetKind::MemoryMb));
+        assert_eq!(m(false, true).unmeasured(&b, []), Some(BudgetKind::CpuPercent));
+        assert_eq!(m(false, true).unmeasured(&b, [BudgetKind::CpuPercent]), None);
+        assert_eq!(m(false, false).unmeasured(&budgets(None, None, Some(1.0)), []), None);
+        assert_eq!(
+            m(false, false).unmeasured(&budgets(None, Some(1.0), None), [BudgetKind::CpuPercent]),
+            Some(BudgetKind::MemoryMb)
+        );
     }
 
     #[test]

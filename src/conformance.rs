@@ -47,6 +47,9 @@ pub enum Op {
     Budget {
         grace_ms: f64,
         steps: Vec<BudgetStep>,
+        /// Budgets the host declares measured elsewhere (`unmeasured`). Absent
+        /// from a case: every budget the first step has no sampler for.
+        unmeasured: Vec<BudgetKind>,
     },
 }
 
@@ -69,6 +72,8 @@ pub enum Expect {
         also: Vec<BudgetKind>,
     },
     InvalidSample,
+    /// Building the tracker is refused: this budget has no sampler and is not declared unmeasured.
+    UnmeasuredBudget(BudgetKind),
 }
 
 /// One conformance case.
@@ -125,6 +130,9 @@ fn budget_expect(v: &Value) -> Expect {
     match v {
         Value::String(s) if s == "ok" => Expect::BudgetOk { elapsed_ms: None },
         Value::String(s) if s == "invalid_sample" => Expect::InvalidSample,
+        Value::Object(o) if o.contains_key("unmeasured") => {
+            Expect::UnmeasuredBudget(BudgetKind::parse(o["unmeasured"].as_str().unwrap()).unwrap())
+        }
         Value::Object(o) if o.get("ok") == Some(&Value::Bool(true)) => {
             Expect::BudgetOk { elapsed_ms: o.get("elapsedMs").and_then(num) }
         }
@@ -200,8 +208,21 @@ fn load() -> Vec<Case> {
                     .unwrap()
                     .iter()
                     .map(|s| (num(&s[0]).unwrap(), num(&s[1]), num(&s[2])))
-                    .collect();
-                let op = Op::Budget { grace_ms: num(&spec["grace"]).unwrap_or(0.0), steps };
+                    .collect::<Vec<BudgetStep>>();
+                let unmeasured = match spec.get("unmeasured") {
+                    Some(list) => list
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|k| BudgetKind::parse(k.as_str().unwrap()).unwrap())
+                        .collect(),
+                    // Declaring a budget the manifest does not set changes nothing.
+                    None => [(BudgetKind::CpuPercent, steps[0].1), (BudgetKind::MemoryMb, steps[0].2)]
+                        .into_iter()
+                        .filter_map(|(kind, first)| first.is_none().then_some(kind))
+                        .collect(),
+                };
+                let op = Op::Budget { grace_ms: num(&spec["grace"]).unwrap_or(0.0), steps, unmeasured };
                 push(c[0].as_str().unwrap(), manifest.clone(), op, budget_expect(&c[2]));
             }
         }
@@ -241,12 +262,13 @@ pub fn cases_json() -> String {
                 Op::Fetch { url } => ("fetch", json!({ "url": url })),
                 Op::FetchAddress { url, ip } => ("fetchAddress", json!({ "url": url, "ip": ip })),
                 Op::Capability { id, payload } => ("capability", json!({ "id": id, "payload": payload })),
-                Op::Budget { grace_ms, steps } => {
+                Op::Budget { grace_ms, steps, unmeasured } => {
                     let steps: Vec<Value> = steps
                         .iter()
                         .map(|(n, c, r)| json!([js_num(*n), c.map(js_num), r.map(js_num)]))
                         .collect();
-                    ("budget", json!({ "graceMs": grace_ms, "steps": steps }))
+                    let unmeasured: Vec<_> = unmeasured.iter().map(|k| k.as_str()).collect();
+                    ("budget", json!({ "graceMs": grace_ms, "steps": steps, "unmeasured": unmeasured }))
                 }
             };
             let expect = match &c.expect {
@@ -259,6 +281,7 @@ pub fn cases_json() -> String {
                     "also": also.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
                 }),
                 Expect::InvalidSample => json!({ "error": "INVALID_SAMPLE" }),
+                Expect::UnmeasuredBudget(k) => json!({ "error": "UNMEASURED_BUDGET", "budget": k.as_str() }),
             };
             json!({
                 "name": c.name, "category": c.category, "manifest": c.manifest,

@@ -215,9 +215,15 @@ impl Decision {
 
 /// `INVALID_MANIFEST`: a field of the manifest is not valid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid manifest at {pointer}: expected {expected}")]
+#[error(
+    "invalid manifest at {}: expected {}",
+    redact_string(.pointer, MAX_DETAIL_CHARS),
+    redact_string(.expected, MAX_EXPECTED_CHARS)
+)]
 pub struct ManifestError {
     /// RFC 6901 JSON pointer of the bad field (`/fs/2`, `/budgets/memoryMb`; `""` is the whole manifest).
+    /// Raw: it may hold the manifest's own keys. `Display` redacts it
+    /// ([`redact_string`]), as the JS error's `details.pointer` does.
     pub pointer: String,
     /// What would be valid there. Never echoes the manifest's own values (they may name secrets).
     pub expected: String,
@@ -258,14 +264,37 @@ pub struct InvalidSample {
     pub field: &'static str,
 }
 
-/// Caps a string for an error detail and escapes control characters, so a
-/// detail can be logged without letting plugin-chosen bytes forge log lines.
+/// A budget the tracker has no way to measure: no sampler for it, and the
+/// host did not declare it measured elsewhere (`unmeasured`). Raised when the
+/// tracker is built, so a budget is never silently unenforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "budget {} has no sampler ({}); pass one, or declare it in `unmeasured` if the host measures it elsewhere",
+    .budget.as_str(),
+    match .budget { BudgetKind::CpuPercent => "cpuTimeMs", BudgetKind::MemoryMb => "rssMb", BudgetKind::WallClockMs => "now" }
+)]
+pub struct UnmeasuredBudget {
+    pub budget: BudgetKind,
+}
+
+/// Whether an error detail escapes `c`: control characters (Cc), the line
+/// and paragraph separators, and every Bidi_Control character (U+061C,
+/// U+200E, U+200F, U+202A-202E, U+2066-2069), which could reorder or hide
+/// the text around them in a log or a terminal. The same set as `redact` in
+/// `lib/errors.js`.
+pub fn escaped_in_details(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Caps a string for an error detail and escapes [`escaped_in_details`]
+/// characters as `\u{..}`, so a detail can be logged without letting
+/// plugin- or manifest-chosen text forge, reorder or hide log lines.
 pub fn redact_string(s: &str, max_chars: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max_chars + 8));
     let mut len = 0;
     for c in s.chars() {
-        let escaped =
-            c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        let escaped = escaped_in_details(c);
         let piece = if escaped { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() };
         let n = piece.chars().count();
         if len + n > max_chars {
@@ -280,6 +309,8 @@ pub fn redact_string(s: &str, max_chars: usize) -> String {
 
 /// The longest string (in chars, after escaping) an error detail carries.
 pub const MAX_DETAIL_CHARS: usize = 256;
+/// The longest `expected` of an `INVALID_MANIFEST` error (in chars, after escaping).
+pub const MAX_EXPECTED_CHARS: usize = 511;
 
 #[cfg(test)]
 mod tests {
@@ -329,6 +360,18 @@ mod tests {
         assert_eq!(redact_string("a\nb\u{1b}", 20), "a\\u{a}b\\u{1b}");
         assert_eq!(redact_string("abcdef", 3), "abc…");
         assert_eq!(redact_string("x\u{202e}y", 10), "x\\u{202e}y");
+        for c in
+            ['\u{061c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}', '\u{2028}', '\u{85}']
+        {
+            assert_eq!(redact_string(&format!("a{c}b"), 20), format!("a\\u{{{:x}}}b", c as u32), "{c:?}");
+        }
+        // Neighbours of the Bidi_Control set stay as they are.
+        for c in ['\u{061b}', '\u{061d}', '\u{200d}', '\u{2010}', '\u{202f}', '\u{2065}', '\u{206a}'] {
+            assert_eq!(redact_string(&format!("a{c}b"), 20), format!("a{c}b"), "{c:?}");
+        }
+        // A manifest key in a pointer cannot reorder or break the message.
+        let e = ManifestError::new("/fs/\u{202e}evil\n", "x\u{2067}");
+        assert_eq!(e.to_string(), "invalid manifest at /fs/\\u{202e}evil\\u{a}: expected x\\u{2067}");
         assert_eq!(redact_string("\n\n\n", 12), "\\u{a}\\u{a}…");
     }
 }

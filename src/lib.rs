@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_op_in_unsafe_fn)]
+// Every unsafe block states why it is sound (the binding is the only unsafe code).
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod budget;
 pub mod capability;
@@ -26,7 +28,7 @@ pub mod binding;
 pub use checker::{FsCheckOptions, PermissionChecker};
 pub use error::{
     BudgetExceeded, BudgetKind, Capability, Decision, Denial, DenyReason, ErrorCode, InvalidSample, ManifestError,
-    PermissionDenied, ERROR_REGISTRY,
+    PermissionDenied, UnmeasuredBudget, ERROR_REGISTRY,
 };
 pub use fs::FsMode;
 pub use policy::{Budgets, PermissionPolicy, Platform, PolicyOptions};

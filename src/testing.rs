@@ -12,9 +12,9 @@ use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use serde_json::Value;
 
-use crate::budget::{BudgetStatus, Sampler};
+use crate::budget::{BudgetStatus, Sampler, TrackerError};
 use crate::conformance::{cases, BudgetStep, Case, Expect, Op};
-use crate::error::{Capability, Decision, InvalidSample, ManifestError};
+use crate::error::{BudgetKind, Capability, Decision, InvalidSample, ManifestError};
 use crate::fs::FsMode;
 use crate::metrics::{BUDGET_EXCEEDED_TOTAL, METER_NAME, PERMISSION_DENIED_TOTAL};
 use crate::policy::Platform;
@@ -77,12 +77,16 @@ pub trait ConformanceChecker {
         None
     }
     /// `None`: the adapter has no budget tracker; budget cases are skipped and printed.
-    /// The tracker must be created at the hooks' current readings.
+    /// The tracker must be created at the hooks' current readings, with the
+    /// hooks' samplers and `unmeasured` (budgets declared measured
+    /// elsewhere); a budget with neither must be refused
+    /// ([`TrackerError::Unmeasured`]).
     fn budget_tracker(
         &self,
         _hooks: &ManualHooks,
         _cpu_grace_ms: f64,
-    ) -> Option<Result<Box<dyn ConformanceTracker>, InvalidSample>> {
+        _unmeasured: &[BudgetKind],
+    ) -> Option<Result<Box<dyn ConformanceTracker>, TrackerError>> {
         None
     }
 }
@@ -202,7 +206,9 @@ fn run_case(
             None => return Ok(Some("the adapter has no checkFetchAddress".into())),
         },
         Op::Capability { id, payload } => checker.check_capability(id, payload),
-        Op::Budget { grace_ms, steps } => return run_budget(case, probe, checker, hooks, *grace_ms, steps),
+        Op::Budget { grace_ms, steps, unmeasured } => {
+            return run_budget(case, probe, checker, hooks, (*grace_ms, unmeasured), steps)
+        }
         Op::Manifest { .. } => unreachable!(),
     };
     let cap = expected_capability(&case.op);
@@ -223,20 +229,19 @@ fn run_budget(
     probe: &mut Probe,
     checker: &dyn ConformanceChecker,
     hooks: &ManualHooks,
-    grace_ms: f64,
+    (grace_ms, unmeasured): (f64, &[BudgetKind]),
     steps: &[BudgetStep],
 ) -> Result<Option<String>, String> {
     hooks.set(steps[0]);
-    let mut tracker = match checker.budget_tracker(hooks, grace_ms) {
-        None => return Ok(Some("the adapter has no budget tracker".into())),
-        Some(Ok(t)) => t,
-        Some(Err(e)) => {
-            return if case.expect == Expect::InvalidSample {
-                Ok(None)
-            } else {
-                Err(format!("creating the tracker: {e}"))
-            }
+    let mut tracker = match (checker.budget_tracker(hooks, grace_ms, unmeasured), &case.expect) {
+        (None, _) => return Ok(Some("the adapter has no budget tracker".into())),
+        (Some(Err(TrackerError::Unmeasured(e))), Expect::UnmeasuredBudget(k)) if e.budget == *k => return Ok(None),
+        (Some(Ok(_)), Expect::UnmeasuredBudget(k)) => {
+            return Err(format!("a {} budget with no sampler was accepted (a silently unenforced budget)", k.as_str()))
         }
+        (Some(Ok(t)), _) => t,
+        (Some(Err(TrackerError::InvalidSample(_))), Expect::InvalidSample) => return Ok(None),
+        (Some(Err(e)), _) => return Err(format!("creating the tracker: {e}")),
     };
     let mut last = None;
     for step in &steps[1..] {
@@ -392,11 +397,13 @@ impl ConformanceChecker for NativeAdapter {
         &self,
         hooks: &ManualHooks,
         cpu_grace_ms: f64,
-    ) -> Option<Result<Box<dyn ConformanceTracker>, InvalidSample>> {
+        unmeasured: &[BudgetKind],
+    ) -> Option<Result<Box<dyn ConformanceTracker>, TrackerError>> {
         let options = crate::budget::TrackerOptions {
             cpu_time_ms: hooks.cpu_sampler(),
             rss_mb: hooks.rss_sampler(),
             cpu_grace_ms,
+            unmeasured: unmeasured.to_vec(),
             instruments: Some(crate::metrics::Instruments::new(&self.meter)),
             ..Default::default()
         };

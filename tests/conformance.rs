@@ -1,11 +1,12 @@
 //! The shipped harness against this crate's own checker, and against broken
 //! adapters it must catch.
 
+use api_sandbox_permissions::budget::TrackerError;
 use api_sandbox_permissions::testing::{
     native_checker, run_permissions_conformance, run_permissions_conformance_with, ConformanceChecker,
-    ConformanceContext, ConformanceOptions, NativeAdapter,
+    ConformanceContext, ConformanceOptions, ConformanceTracker, ManualHooks, NativeAdapter,
 };
-use api_sandbox_permissions::{Decision, FsMode, ManifestError};
+use api_sandbox_permissions::{BudgetKind, Decision, FsMode, ManifestError, UnmeasuredBudget};
 use serde_json::Value;
 
 #[test]
@@ -72,6 +73,25 @@ impl ConformanceChecker for Broken {
     fn check_fetch_address(&self, url: &str, ip: &str) -> Option<Decision> {
         self.inner.check_fetch_address(url, ip)
     }
+    fn budget_tracker(
+        &self,
+        hooks: &ManualHooks,
+        cpu_grace_ms: f64,
+        unmeasured: &[BudgetKind],
+    ) -> Option<Result<Box<dyn ConformanceTracker>, TrackerError>> {
+        match self.kind {
+            // Declares every budget measured elsewhere: a silently unenforced budget.
+            "lax-tracker" => self.inner.budget_tracker(hooks, cpu_grace_ms, BudgetKind::ALL),
+            // Refuses, but names the wrong budget.
+            "wrong-budget" => match self.inner.budget_tracker(hooks, cpu_grace_ms, unmeasured) {
+                Some(Err(TrackerError::Unmeasured(_))) => {
+                    Some(Err(UnmeasuredBudget { budget: BudgetKind::WallClockMs }.into()))
+                }
+                other => other,
+            },
+            _ => self.inner.budget_tracker(hooks, cpu_grace_ms, unmeasured),
+        }
+    }
 }
 
 fn broken(
@@ -96,6 +116,8 @@ fn broken_adapters_are_caught() {
         ("allow-all", "adversarial - traversal out of a grant"),
         ("ignore-ports", "fetch - other port"),
         ("no-metrics", "fs - write to a read grant"),
+        ("lax-tracker", "adversarial - a memory budget with no memory sampler is refused, never silently unenforced"),
+        ("wrong-budget", "adversarial - a cpu budget with no cpu sampler is refused, never silently unenforced"),
     ] {
         let report = run_permissions_conformance_with(kind, &ConformanceOptions::default(), broken(kind));
         assert!(
@@ -110,4 +132,26 @@ fn broken_adapters_are_caught() {
 #[should_panic(expected = "conformance cases failed")]
 fn the_panicking_runner_fails_on_a_broken_adapter() {
     run_permissions_conformance("allow-all", broken("allow-all"));
+}
+
+#[test]
+fn cases_json_carries_every_case_and_the_unmeasured_rule() {
+    let all: Vec<Value> = serde_json::from_str(&api_sandbox_permissions::conformance::cases_json()).unwrap();
+    assert_eq!(all.len(), api_sandbox_permissions::conformance::cases().len());
+    let budget: Vec<&Value> = all.iter().filter(|c| c["op"] == "budget").collect();
+    assert!(budget.len() > 20);
+    // Every budget case names its declared budgets, so a JS factory is told exactly what to declare.
+    assert!(budget.iter().all(|c| c["args"]["unmeasured"].is_array()), "a budget case without unmeasured");
+    let refused: Vec<&&Value> = budget.iter().filter(|c| c["expect"]["error"] == "UNMEASURED_BUDGET").collect();
+    assert_eq!(refused.len(), 5);
+    let named = |n: &str| budget.iter().find(|c| c["name"].as_str().unwrap().contains(n)).unwrap();
+    let c = named("no samplers at all");
+    assert_eq!(c["expect"]["budget"], "memoryMb");
+    assert_eq!(c["args"]["unmeasured"], serde_json::json!([]));
+    // Absent from the data: every budget without a sampler in the first step.
+    let c = named("wall clock over the limit");
+    assert_eq!(c["args"]["unmeasured"], serde_json::json!(["cpuPercent", "memoryMb"]));
+    let c = named("memory over the limit");
+    assert_eq!(c["args"]["unmeasured"], serde_json::json!(["cpuPercent"]));
+    assert_eq!(named("within every budget")["args"]["unmeasured"], serde_json::json!([]));
 }

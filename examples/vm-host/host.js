@@ -167,6 +167,8 @@ function runPlugin(options) {
       tracker = new BudgetTracker(policy, {
         meter,
         hooks: { now: () => performance.now(), cpuTimeMs: () => worker.performance.eventLoopUtilization().active },
+        // The worker's resourceLimits enforce memoryMb; this tracker has no RSS of its own thread.
+        unmeasured: ['memoryMb'],
       })
       timer = setInterval(() => {
         try {

@@ -3,6 +3,20 @@
 //! maps to frozen decision objects; manifest errors are held by the policy
 //! handle and turned into `INVALID_MANIFEST` errors in one place in JS.
 //! Every entry point catches panics, so a Rust panic becomes a JS error.
+//!
+//! Strings: the raw hot paths read theirs with `raw::string`, which never
+//! returns a prefix. The napi-rs `String` arguments below are read by
+//! napi-rs as `napi_get_value_string_utf8` for the length (V8 `Utf8Length`),
+//! then again into a buffer of exactly that length plus the NUL, so they are
+//! whole strings too; the core counts every limit on them in UTF-8 bytes
+//! (`MAX_URL_BYTES` in `fetch`, the manifest limits in `policy`). Lone
+//! surrogates would arrive as U+FFFD: `index.js` refuses ill-formed strings
+//! before any of them is passed here.
+//!
+//! Test hooks (`__panicForTesting`, `__rawPanicForTesting`,
+//! `__lockdownProbe`) exist only with the `test-hooks` cargo feature, which
+//! the shipped addon is never built with (`scripts/test-hooks-addon.js`
+//! builds a separate debug addon for the tests that need them).
 
 mod raw;
 
@@ -69,6 +83,7 @@ pub fn export_data() -> String {
 
 /// Panics on purpose, inside the napi-rs layer, so the test suite can prove a
 /// Rust panic reaches JS as an error and never aborts the process.
+#[cfg(feature = "test-hooks")]
 #[napi(catch_unwind, js_name = "__panicForTesting")]
 pub fn panic_for_testing() {
     panic!("deliberate panic for the test suite");
@@ -112,9 +127,15 @@ pub fn lockdown() -> Result<String> {
 /// Test probe for the process tier: raw `openat`, `socket` and `execve`
 /// (of `/bin/true`, which never runs when denied), returning each errno
 /// (0 when the call succeeded). Only meaningful after `lockdown()`.
+#[cfg(feature = "test-hooks")]
 #[napi(catch_unwind, js_name = "__lockdownProbe")]
 pub fn lockdown_probe() -> Vec<i32> {
     #[cfg(all(feature = "lockdown", target_os = "linux"))]
+    // SAFETY: plain syscalls with valid arguments: NUL-terminated C string
+    // literals, NULL-terminated argv/envp arrays that outlive the call, and
+    // descriptors closed only when the call returned one. `__errno_location`
+    // is this thread's errno. A successful execve replaces the process, which
+    // is what a test that runs this before lockdown would see.
     unsafe {
         let errno = || *libc::__errno_location();
         let fd = libc::openat(libc::AT_FDCWD, c"/etc/hostname".as_ptr(), libc::O_RDONLY);
@@ -160,6 +181,7 @@ pub fn redacted_origin(url: String) -> Option<String> {
 /// Registers the raw hot-path functions (see `raw.rs`) next to the napi-rs ones.
 #[napi(module_exports)]
 pub fn init(exports: Object, env: Env) -> Result<()> {
+    // SAFETY: `env` and `exports` are the live environment and exports object of module init.
     if unsafe { raw::register(env.raw(), exports.raw()) } {
         Ok(())
     } else {
@@ -204,10 +226,12 @@ impl NativePolicy {
     #[napi(catch_unwind, ts_return_type = "object")]
     pub fn handle(&self, env: Env) -> Result<Unknown<'_>> {
         let policy = self.inner.as_ref().map_err(|e| Error::new(Status::InvalidArg, e.to_string()))?.clone();
+        // SAFETY: `env` is this call's live environment; the handle owns its own `Arc` reference.
         let v = unsafe { raw::policy_handle(env.raw(), policy) };
         if v.is_null() {
             return Err(Error::new(Status::GenericFailure, "could not create a policy handle"));
         }
+        // SAFETY: `v` is a live napi_value of this environment, just created.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), v) })
     }
 

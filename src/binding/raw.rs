@@ -12,7 +12,7 @@ use std::sync::Arc;
 use napi::sys;
 
 use crate::budget::{BudgetState, BudgetStatus, Sample};
-use crate::error::{Capability, Decision, DenyReason};
+use crate::error::{BudgetKind, Capability, Decision, DenyReason};
 use crate::fs::{FsMode, MAX_PATH_BYTES};
 use crate::policy::PermissionPolicy;
 
@@ -23,25 +23,47 @@ const BUDGET_TAG: sys::napi_type_tag =
 
 const OK: sys::napi_status = sys::Status::napi_ok;
 
-/// A string argument, copied into `buf` (or the heap when it does not fit and `grow` allows).
+/// A string argument, copied whole (never a prefix) as UTF-8.
 enum Str<'a> {
     Ok(&'a str),
+    /// More UTF-8 bytes than the limit (counted over the whole string), or a
+    /// copy that did not come back whole: denied as the entry point's invalid reason.
     TooLong,
     NotString,
 }
 
+/// Room [`string`] needs past `max` in its stack buffer so that every string
+/// of at most `max` UTF-8 bytes is copied in one call (see [`string`]).
+const UTF8_SLACK: usize = 5;
+
+/// A stack buffer for strings of at most `max` bytes: `max + UTF8_SLACK`.
+const fn buf_len(max: usize) -> usize {
+    max + UTF8_SLACK
+}
+
+// SAFETY (all the helpers below): `env` is the environment of the current
+// callback and every `napi_value` comes from its arguments, which is what
+// Node-API requires of each call; out-pointers point to live locals.
+
+/// Throws a TypeError; `msg` must end with a NUL.
 unsafe fn throw_type_error(env: sys::napi_env, msg: &[u8]) -> sys::napi_value {
+    debug_assert_eq!(msg.last(), Some(&0));
+    // SAFETY: `msg` is NUL-terminated (every caller passes a `b"...\0"` literal).
     unsafe { sys::napi_throw_type_error(env, ptr::null(), msg.as_ptr() as *const c_char) };
     ptr::null_mut()
 }
 
+/// Throws an Error; `msg` must end with a NUL.
 unsafe fn throw_error(env: sys::napi_env, msg: &[u8]) -> sys::napi_value {
+    debug_assert_eq!(msg.last(), Some(&0));
+    // SAFETY: `msg` is NUL-terminated (every caller passes a `b"...\0"` literal).
     unsafe { sys::napi_throw_error(env, ptr::null(), msg.as_ptr() as *const c_char) };
     ptr::null_mut()
 }
 
 unsafe fn ret_u32(env: sys::napi_env, x: u32) -> sys::napi_value {
     let mut out = ptr::null_mut();
+    // SAFETY: `out` is a live local the call writes one napi_value into.
     unsafe { sys::napi_create_uint32(env, x, &mut out) };
     out
 }
@@ -49,6 +71,8 @@ unsafe fn ret_u32(env: sys::napi_env, x: u32) -> sys::napi_value {
 unsafe fn args<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info) -> [sys::napi_value; N] {
     let mut argc = N;
     let mut argv = [ptr::null_mut(); N];
+    // SAFETY: `argv` has room for `argc` = N values, the most the call writes;
+    // `info` is this callback's info.
     unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
     // Missing arguments come back as `undefined`, which every reader rejects.
     argv
@@ -56,51 +80,85 @@ unsafe fn args<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info
 
 unsafe fn tagged<T>(env: sys::napi_env, v: sys::napi_value, tag: &sys::napi_type_tag) -> Option<*mut T> {
     let mut ok = false;
+    // SAFETY: `tag` and `ok` are live; the call reads one and writes the other.
     if unsafe { sys::napi_check_object_type_tag(env, v, tag, &mut ok) } != OK || !ok {
         return None;
     }
     let mut data = ptr::null_mut();
+    // SAFETY: `data` is a live local; the value carries our tag, so it is an
+    // external we created (only `policy_handle`/`budget_create` tag objects).
     if unsafe { sys::napi_get_value_external(env, v, &mut data) } != OK || data.is_null() {
         return None;
     }
     Some(data as *mut T)
 }
 
-/// Copies a JS string as UTF-8 into `buf`; `TooLong` when it has more than `max` bytes.
-unsafe fn string<'a>(
+/// Copies a JS string as UTF-8 into `buf` (or `heap` when it does not fit),
+/// `TooLong` when the whole string has more than `max` UTF-8 bytes. The one
+/// string reader of every raw entry point; it never returns a prefix.
+///
+/// Why the slack: `napi_get_value_string_utf8(env, v, buf, n, &copied)` is
+/// V8 `WriteUtf8(buf, n - 1, REPLACE_INVALID_UTF8 | NO_NULL_TERMINATION)`,
+/// which writes whole characters only and stops *before* the first one that
+/// does not fit. A character is at most 4 UTF-8 bytes (a lone surrogate
+/// becomes U+FFFD, 3 bytes), so a copy that stopped early has
+/// `copied > n - 1 - 4`, i.e. `copied + 4 >= n`. Hence:
+/// - `copied > max`: the string has at least `copied` bytes, too long;
+/// - `copied + 4 < n`: at least 4 bytes of room were left, so nothing was
+///   left out: the copy is the whole string;
+/// - otherwise it may be a prefix: ask V8 for the full length
+///   (`Utf8Length`, the same count), refuse it over `max`, and copy it whole
+///   into a heap buffer with the same slack, refusing any copy that does not
+///   come back with exactly that length.
+///
+/// With `N >= max + UTF8_SLACK` (every caller, checked at compile time) no
+/// string within `max` ever takes the heap path.
+unsafe fn string<'a, const N: usize>(
     env: sys::napi_env,
     v: sys::napi_value,
-    buf: &'a mut [u8],
+    buf: &'a mut [u8; N],
     max: usize,
     heap: &'a mut Vec<u8>,
 ) -> Str<'a> {
-    let mut len = 0usize;
-    let status =
-        unsafe { sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr() as *mut c_char, buf.len(), &mut len) };
+    let mut copied = 0usize;
+    // SAFETY: `buf` is N writable bytes and N > 0, so V8 writes at most
+    // N - 1 bytes plus the NUL at `buf[copied]`; `copied` is a live local.
+    let status = unsafe { sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr() as *mut c_char, N, &mut copied) };
     if status != OK {
         return Str::NotString;
     }
-    if len + 1 < buf.len() {
-        return if len > max { Str::TooLong } else { std::str::from_utf8(&buf[..len]).map_or(Str::TooLong, Str::Ok) };
-    }
-    // Filled the buffer: maybe truncated. Ask for the real length.
-    let mut full = 0usize;
-    unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut full) };
-    if full > max {
+    if copied > max || copied >= N {
         return Str::TooLong;
     }
-    heap.resize(full + 1, 0);
-    unsafe { sys::napi_get_value_string_utf8(env, v, heap.as_mut_ptr() as *mut c_char, heap.len(), &mut len) };
-    std::str::from_utf8(&heap[..len]).map_or(Str::TooLong, Str::Ok)
+    if copied + 4 < N {
+        return std::str::from_utf8(&buf[..copied]).map_or(Str::TooLong, Str::Ok);
+    }
+    let mut full = 0usize;
+    // SAFETY: a null buffer asks only for the length, written to the live `full`.
+    if unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut full) } != OK || full > max {
+        return Str::TooLong;
+    }
+    heap.clear();
+    heap.resize(full + UTF8_SLACK, 0);
+    let mut again = 0usize;
+    // SAFETY: `heap` is `heap.len()` (> 0) writable bytes, as above.
+    let status =
+        unsafe { sys::napi_get_value_string_utf8(env, v, heap.as_mut_ptr() as *mut c_char, heap.len(), &mut again) };
+    if status != OK || again != full {
+        return Str::TooLong;
+    }
+    std::str::from_utf8(&heap[..full]).map_or(Str::TooLong, Str::Ok)
 }
 
 unsafe fn number(env: sys::napi_env, v: sys::napi_value) -> Option<f64> {
     let mut x = 0f64;
+    // SAFETY: `x` is a live local the call writes one f64 into.
     (unsafe { sys::napi_get_value_double(env, v, &mut x) } == OK).then_some(x)
 }
 
 unsafe fn is_nullish(env: sys::napi_env, v: sys::napi_value) -> bool {
     let mut t = 0;
+    // SAFETY: `t` is a live local the call writes the type into.
     unsafe { sys::napi_typeof(env, v, &mut t) };
     t == sys::ValueType::napi_undefined || t == sys::ValueType::napi_null
 }
@@ -108,15 +166,20 @@ unsafe fn is_nullish(env: sys::napi_env, v: sys::napi_value) -> bool {
 fn guarded(env: sys::napi_env, f: impl FnOnce() -> sys::napi_value) -> sys::napi_value {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => v,
+        // SAFETY: `env` is the current callback's environment; the message is NUL-terminated.
         Err(_) => unsafe { throw_error(env, b"api-sandbox-permissions: internal error (panic caught)\0") },
     }
 }
 
 unsafe extern "C" fn finalize_policy(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the pointer `policy_handle` got from `Arc::into_raw`,
+    // and Node calls the finalizer once, so this releases that one reference.
     drop(unsafe { Arc::from_raw(data as *const PermissionPolicy) });
 }
 
 unsafe extern "C" fn finalize_budget(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the pointer `budget_create` got from `Box::into_raw`,
+    // and Node calls the finalizer once.
     drop(unsafe { Box::from_raw(data as *mut BudgetState) });
 }
 
@@ -124,18 +187,33 @@ unsafe extern "C" fn finalize_budget(_env: sys::napi_env, data: *mut c_void, _hi
 pub(crate) unsafe fn policy_handle(env: sys::napi_env, policy: Arc<PermissionPolicy>) -> sys::napi_value {
     let raw = Arc::into_raw(policy) as *mut c_void;
     let mut out = ptr::null_mut();
+    // SAFETY: `env` is the caller's live environment; on success the external
+    // owns `raw` and `finalize_policy` releases it; `out` is a live local.
     if unsafe { sys::napi_create_external(env, raw, Some(finalize_policy), ptr::null_mut(), &mut out) } != OK {
+        // SAFETY: the external was not created, so `raw` is still ours to release, once.
         drop(unsafe { Arc::from_raw(raw as *const PermissionPolicy) });
         return ptr::null_mut();
     }
+    // SAFETY: `out` is the external just created; the tag is a live constant.
     unsafe { sys::napi_type_tag_object(env, out, &POLICY_TAG) };
     out
 }
 
-const PATH_BUF: usize = MAX_PATH_BYTES + 2;
+/// Stack buffers: every path, payload string and capability id within its
+/// limit is copied in one call. URLs up to 2 KiB likewise; longer ones (the
+/// limit is 64 KiB) are measured first and copied to the heap.
+const PATH_BUF: usize = buf_len(MAX_PATH_BYTES);
+const PAYLOAD_BUF: usize = buf_len(crate::capability::MAX_PAYLOAD_STRING_BYTES);
+const URL_BUF: usize = 2048;
+/// Longer than every capability id; a longer id is unknown.
+const MAX_ID_BYTES: usize = 59;
+const ID_BUF: usize = buf_len(MAX_ID_BYTES);
 
 /// `checkFs(handle, path, mode)`: mode 0 read, 1 write (2/3: with resolveSymlinks).
 unsafe extern "C" fn check_fs(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: Node calls this with a live `env` and `info` (the helpers'
+    // contract). `p` points to the policy of a tagged external that is this
+    // call's argument, so its `Arc` reference outlives the call; it is only read.
     guarded(env, || unsafe {
         let [h, path, mode] = args::<3>(env, info);
         let Some(p) = tagged::<PermissionPolicy>(env, h, &POLICY_TAG) else {
@@ -160,12 +238,13 @@ unsafe extern "C" fn check_fs(env: sys::napi_env, info: sys::napi_callback_info)
 
 /// `checkFetch(handle, url)`.
 unsafe extern "C" fn check_fetch(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `check_fs`: live `env`/`info`; `p` kept alive by the argument.
     guarded(env, || unsafe {
         let [h, url] = args::<2>(env, info);
         let Some(p) = tagged::<PermissionPolicy>(env, h, &POLICY_TAG) else {
             return throw_type_error(env, b"expected a policy handle\0");
         };
-        let mut buf = [0u8; 2048];
+        let mut buf = [0u8; URL_BUF];
         let mut heap = Vec::new();
         let code = match string(env, url, &mut buf, crate::fetch::MAX_URL_BYTES, &mut heap) {
             Str::Ok(s) => (*p).check_fetch(s).code(),
@@ -178,18 +257,19 @@ unsafe extern "C" fn check_fetch(env: sys::napi_env, info: sys::napi_callback_in
 
 /// `checkCapability(handle, id, field | null)`.
 unsafe extern "C" fn check_capability(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `check_fs`: live `env`/`info`; `p` kept alive by the argument.
     guarded(env, || unsafe {
         let [h, id, field] = args::<3>(env, info);
         let Some(p) = tagged::<PermissionPolicy>(env, h, &POLICY_TAG) else {
             return throw_type_error(env, b"expected a policy handle\0");
         };
-        let mut idbuf = [0u8; 64];
+        let mut idbuf = [0u8; ID_BUF];
         let mut idheap = Vec::new();
-        let id = match string(env, id, &mut idbuf, 62, &mut idheap) {
+        let id = match string(env, id, &mut idbuf, MAX_ID_BYTES, &mut idheap) {
             Str::Ok(s) => s,
             _ => return ret_u32(env, Decision::deny(Capability::Unknown, DenyReason::UnknownCapability).code()),
         };
-        let mut buf = [0u8; PATH_BUF];
+        let mut buf = [0u8; PAYLOAD_BUF];
         let mut heap = Vec::new();
         let code = if is_nullish(env, field) {
             (*p).check_capability_field(id, None).code()
@@ -206,16 +286,33 @@ unsafe extern "C" fn check_capability(env: sys::napi_env, info: sys::napi_callba
     })
 }
 
-/// `budgetCreate(policyHandle, now, cpu?, rss?, graceMs)`: a budget handle, or a number (invalid-sample code).
+/// `budgetCreate(policyHandle, now, cpu?, rss?, graceMs, unmeasured)`: a
+/// budget handle, or a number: the invalid-sample code, or 4 | (budget
+/// index << 8) for a budget with no sampler that `unmeasured` (a bit set by
+/// budget index) does not declare measured elsewhere.
 unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `check_fs`: live `env`/`info`; `p` kept alive by the
+    // argument. The new external owns the boxed state; `finalize_budget` frees it.
     guarded(env, || unsafe {
-        let [h, now, cpu, rss, grace] = args::<5>(env, info);
+        let [h, now, cpu, rss, grace, unmeasured] = args::<6>(env, info);
         let Some(p) = tagged::<PermissionPolicy>(env, h, &POLICY_TAG) else {
             return throw_type_error(env, b"expected a policy handle\0");
         };
+        let mut declared = 0u32;
+        if sys::napi_get_value_uint32(env, unmeasured, &mut declared) != OK || declared > 7 {
+            return throw_type_error(env, b"unmeasured must be a budget bit set\0");
+        }
         let opt = |v| if is_nullish(env, v) { None } else { Some(number(env, v).unwrap_or(f64::NAN)) };
         let start = Sample { now_ms: number(env, now).unwrap_or(f64::NAN), cpu_time_ms: opt(cpu), rss_mb: opt(rss) };
-        match BudgetState::new((*p).budgets(), start, number(env, grace).unwrap_or(f64::NAN)) {
+        let budgets = (*p).budgets();
+        let declared = BudgetKind::ALL.iter().copied().filter(|k| declared & (1 << k.index()) != 0);
+        let unmeasured =
+            crate::budget::Measured { cpu_time_ms: start.cpu_time_ms.is_some(), rss_mb: start.rss_mb.is_some() }
+                .unmeasured(&budgets, declared);
+        if let Some(kind) = unmeasured {
+            return ret_u32(env, 4 | (kind.index() << 8));
+        }
+        match BudgetState::new(budgets, start, number(env, grace).unwrap_or(f64::NAN)) {
             Ok(state) => {
                 let raw = Box::into_raw(Box::new(state)) as *mut c_void;
                 let mut out = ptr::null_mut();
@@ -249,46 +346,38 @@ fn invalid_code(field: &str) -> u32 {
 /// `[ok, elapsedMs, cpuPercent|-1, memoryMb|-1, 0]` or
 /// `[0, elapsedMs, budgetIndex, limit, observed]`. The array is looked up on
 /// every call (never cached), so a detached buffer is a TypeError, not a
-/// dangling pointer.
+/// dangling pointer; one over a SharedArrayBuffer (which another thread could
+/// write while we read) is a TypeError too. The JS memory is only ever read
+/// and written by value through the raw pointer: no Rust reference into it.
 unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `check_fs`: live `env`/`info`; `state` points to the
+    // boxed state of a tagged external that is this call's argument (alive for
+    // the call), and JS cannot re-enter this callback while it runs, so the
+    // `&mut` to it is unique. `data` is checked below before any access.
     guarded(env, || unsafe {
         let [h, io] = args::<2>(env, info);
         let Some(state) = tagged::<BudgetState>(env, h, &BUDGET_TAG) else {
             return throw_type_error(env, b"expected a budget handle\0");
         };
-        let mut kind = 0;
-        let mut len = 0usize;
-        let mut data = ptr::null_mut();
-        if sys::napi_get_typedarray_info(env, io, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut())
-            != OK
-            || kind != sys::TypedarrayType::float64_array
-            || len < 9
-            || data.is_null()
-        {
-            return throw_type_error(env, b"io must be a Float64Array of at least 9\0");
-        }
-        let io = std::slice::from_raw_parts_mut(data as *mut f64, 9);
-        let flags = io[3] as u32;
+        let Some(io) = F64Io::of(env, io) else {
+            return throw_type_error(env, b"io must be a Float64Array of at least 9 over an ArrayBuffer\0");
+        };
+        let flags = io.get(3) as u32;
         let sample = Sample {
-            now_ms: io[0],
-            cpu_time_ms: (flags & 1 != 0).then_some(io[1]),
-            rss_mb: (flags & 2 != 0).then_some(io[2]),
+            now_ms: io.get(0),
+            cpu_time_ms: (flags & 1 != 0).then(|| io.get(1)),
+            rss_mb: (flags & 2 != 0).then(|| io.get(2)),
         };
         let code = match (*state).record(sample) {
             Ok((status, new)) => {
-                match status {
+                let out = match status {
                     BudgetStatus::Ok { elapsed_ms, cpu_percent, memory_mb } => {
-                        io[4..9].copy_from_slice(&[
-                            1.0,
-                            elapsed_ms,
-                            cpu_percent.unwrap_or(-1.0),
-                            memory_mb.unwrap_or(-1.0),
-                            0.0,
-                        ]);
+                        [1.0, elapsed_ms, cpu_percent.unwrap_or(-1.0), memory_mb.unwrap_or(-1.0), 0.0]
                     }
-                    BudgetStatus::Exceeded(b) => {
-                        io[4..9].copy_from_slice(&[0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed]);
-                    }
+                    BudgetStatus::Exceeded(b) => [0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed],
+                };
+                for (i, x) in out.into_iter().enumerate() {
+                    io.set(4 + i, x);
                 }
                 (if status.is_ok() { 0 } else { 1 }) | ((new.0 as u32) << 4)
             }
@@ -298,8 +387,54 @@ unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_
     })
 }
 
+/// Nine f64 slots of a Float64Array over a (non-shared, attached) ArrayBuffer,
+/// accessed by value through a raw pointer only.
+struct F64Io {
+    data: *mut f64,
+}
+
+impl F64Io {
+    /// `None` unless `v` is a Float64Array of at least 9 elements whose buffer
+    /// is an ordinary ArrayBuffer (`napi_is_arraybuffer` is false for a
+    /// SharedArrayBuffer) and not detached (a detached one reports length 0).
+    unsafe fn of(env: sys::napi_env, v: sys::napi_value) -> Option<Self> {
+        let mut kind = 0;
+        let mut len = 0usize;
+        let mut data = ptr::null_mut();
+        let mut buffer = ptr::null_mut();
+        let mut offset = 0usize;
+        // SAFETY: every out-pointer is a live local.
+        let st =
+            unsafe { sys::napi_get_typedarray_info(env, v, &mut kind, &mut len, &mut data, &mut buffer, &mut offset) };
+        if st != OK || kind != sys::TypedarrayType::float64_array || len < 9 || data.is_null() {
+            return None;
+        }
+        let mut plain = false;
+        // SAFETY: `buffer` is the napi_value Node just returned; `plain` is a live local.
+        if unsafe { sys::napi_is_arraybuffer(env, buffer, &mut plain) } != OK || !plain {
+            return None;
+        }
+        Some(Self { data: data as *mut f64 })
+    }
+
+    fn get(&self, i: usize) -> f64 {
+        assert!(i < 9);
+        // SAFETY: `of` checked that `data` holds at least 9 f64 of an
+        // unshared, attached ArrayBuffer, and only this thread runs JS on it
+        // while the callback runs; read by value, unaligned to assume nothing.
+        unsafe { self.data.add(i).read_unaligned() }
+    }
+
+    fn set(&self, i: usize, x: f64) {
+        assert!(i < 9);
+        // SAFETY: as in `get`; written by value, no reference formed.
+        unsafe { self.data.add(i).write_unaligned(x) }
+    }
+}
+
 /// `budgetElapsed(handle)`.
 unsafe extern "C" fn budget_elapsed(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `check_fs`: live `env`/`info`; `state` kept alive by the argument, only read.
     guarded(env, || unsafe {
         let [h] = args::<1>(env, info);
         let Some(state) = tagged::<BudgetState>(env, h, &BUDGET_TAG) else {
@@ -312,25 +447,30 @@ unsafe extern "C" fn budget_elapsed(env: sys::napi_env, info: sys::napi_callback
 }
 
 /// Panics on purpose inside a raw callback (see `__panicForTesting`).
+#[cfg(feature = "test-hooks")]
 unsafe extern "C" fn panic_for_testing(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
     guarded(env, || panic!("deliberate panic for the test suite"))
 }
 
 type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
+const FUNCTIONS: &[(&[u8], Callback)] = &[
+    #[cfg(feature = "test-hooks")]
+    (b"__rawPanicForTesting\0", panic_for_testing),
+    (b"rawCheckFs\0", check_fs),
+    (b"rawCheckFetch\0", check_fetch),
+    (b"rawCheckCapability\0", check_capability),
+    (b"rawBudgetCreate\0", budget_create),
+    (b"rawBudgetRecord\0", budget_record),
+    (b"rawBudgetElapsed\0", budget_elapsed),
+];
+
 /// Adds the raw functions to `exports`.
 pub(crate) unsafe fn register(env: sys::napi_env, exports: sys::napi_value) -> bool {
-    let fns: [(&[u8], Callback); 7] = [
-        (b"__rawPanicForTesting\0", panic_for_testing),
-        (b"rawCheckFs\0", check_fs),
-        (b"rawCheckFetch\0", check_fetch),
-        (b"rawCheckCapability\0", check_capability),
-        (b"rawBudgetCreate\0", budget_create),
-        (b"rawBudgetRecord\0", budget_record),
-        (b"rawBudgetElapsed\0", budget_elapsed),
-    ];
-    for (name, cb) in fns {
+    for &(name, cb) in FUNCTIONS {
         let mut f = ptr::null_mut();
+        // SAFETY: `env` and `exports` come from module init; every name is a
+        // NUL-terminated literal whose length without the NUL is passed; `f` is a live local.
         let ok = unsafe {
             sys::napi_create_function(
                 env,
