@@ -193,6 +193,12 @@ impl FetchPattern {
                 }
             }
         };
+        // One trailing dot is ignored (as WHATWG ignores it); a second would
+        // be stripped by the parsers into a host the pattern does not read as
+        // (`10.0.0.1..` is a DNS name to the URL parser, never the IP).
+        if host_str.ends_with("..") {
+            return Err(err("at most one trailing dot"));
+        }
         let host = if let Some(suffix) = host_str.strip_prefix("*.") {
             let suffix = suffix.strip_suffix('.').unwrap_or(suffix);
             if suffix.is_empty() || suffix.contains('*') {
@@ -210,9 +216,12 @@ impl FetchPattern {
             if host_str.is_empty() {
                 return Err(err("empty host"));
             }
-            let trimmed =
-                if host_str.starts_with('[') { host_str } else { host_str.strip_suffix('.').unwrap_or(host_str) };
-            match url::Host::parse(trimmed) {
+            match url::Host::parse(host_str) {
+                // IDNA maps other full stops (`。`) to `.`: the parsed name, not
+                // the text, must end in at most one dot.
+                Ok(url::Host::Domain(d)) if d.strip_suffix('.').unwrap_or(&d).ends_with('.') => {
+                    return Err(err("at most one trailing dot"));
+                }
                 Ok(h) => {
                     let h = Host::from_url_host(h);
                     if matches!(&h, Host::Domain(d) if d.is_empty() || d.ends_with('.')) {
