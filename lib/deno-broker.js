@@ -27,8 +27,12 @@ const MAX_QUEUE_BYTES = 256 * 1024
 const UNKNOWN_ID = 'deno.permission'
 /** Schemes whose grants can admit a raw `net` connection (Deno's net covers fetch, WebSocket and TCP). */
 const NET_SCHEMES = ['http', 'https', 'ws', 'wss']
-/** The closest miss first, when no scheme admits a `net` target. */
-const NET_REASON_RANK = ['port_not_allowed', 'scheme_not_allowed', 'address_not_allowed', 'explicitly_denied', 'host_not_allowlisted']
+/**
+ * The closest miss first, when no scheme admits a `net` target: a deny rule
+ * (which wins even when another scheme would allow), a port, an address, a
+ * host; `scheme_not_allowed` last (the ws/wss probes miss on most grants).
+ */
+const NET_REASON_RANK = ['explicitly_denied', 'port_not_allowed', 'address_not_allowed', 'host_not_allowlisted', 'scheme_not_allowed']
 /** Permissions Deno 2.9 sends; anything else is counted as `unknown` too. */
 const DENO_PERMISSIONS = Object.freeze(['read', 'write', 'net', 'env', 'run', 'ffi', 'sys', 'import'])
 const SHADOW_DENIED_TOTAL = Object.freeze({
@@ -100,15 +104,22 @@ function decide(counting, silent, permission, value) {
         return { decision: counting.checkFetch(url), capability: 'fetch', payload: { url } }
       }
       // Allowed when some grant admits the host with a scheme whose port rule admits the port.
+      // A deny rule on any scheme denies the raw connection (it can speak that scheme).
       let best = null
+      let allowed = null
       for (const scheme of NET_SCHEMES) {
         const url = urlOf(scheme, t)
         const d = silent.checkFetch(url)
-        if (d.allowed) return { decision: d, capability: 'fetch', payload: { url: urlOf('https', t) } }
+        if (d.allowed) {
+          allowed = allowed || d
+          continue
+        }
         const rank = NET_REASON_RANK.indexOf(d.reason)
         if (best === null || (rank >= 0 && (best.rank < 0 || rank < best.rank))) best = { rank, url }
       }
-      return { decision: counting.checkFetch(best.url), capability: 'fetch', payload: { url: urlOf('https', t) } }
+      const payload = { url: urlOf('https', t) }
+      if (allowed !== null && (best === null || best.rank !== 0)) return { decision: allowed, capability: 'fetch', payload }
+      return { decision: counting.checkFetch(best.url), capability: 'fetch', payload }
     }
     case 'env':
       return { decision: counting.checkCapability('secrets.get', { name: value === null ? '' : value }), capability: 'secrets.get', payload: { name: value } }
@@ -230,7 +241,7 @@ async function serveDenoBroker(policy, options = {}) {
       stats.denied++
       bump(stats.denials, `${d.capability} ${d.reason}`)
       emit({ time: new Date().toISOString(), malformed: why, capability: 'unknown', payload: { malformed: why }, allowed: false, reason: d.reason })
-      return { id, result: 'deny', reason: `SAND_PERM_001 PERMISSION_DENIED unknown malformed_request: ${why}` }
+      return { id, result: 'deny', reason: `SAND_PERM_001 PERMISSION_DENIED unknown unknown_capability (malformed request: ${why})` }
     }
     state.lastId = id
     const { permission, value } = msg
@@ -294,7 +305,7 @@ async function serveDenoBroker(policy, options = {}) {
       stats.denied++
       bump(stats.denials, `${d.capability} ${d.reason}`)
       emit({ time: new Date().toISOString(), malformed: `line over ${maxLine} bytes`, capability: 'unknown', payload: { malformed: 'line too long' }, allowed: false, reason: d.reason })
-      send({ id: null, result: 'deny', reason: `SAND_PERM_001 PERMISSION_DENIED unknown malformed_request: line over ${maxLine} bytes` })
+      send({ id: null, result: 'deny', reason: `SAND_PERM_001 PERMISSION_DENIED unknown unknown_capability (malformed request: line over ${maxLine} bytes)` })
       state.dead = true
       state.chunks = []
       sock.end()
