@@ -44,6 +44,8 @@ const SHADOW_DENIED_TOTAL = Object.freeze({
 })
 
 const pkg = () => require('../index.js')
+/** Strict UTF-8: invalid bytes throw (a malformed request), never become U+FFFD. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * `host:port` as Deno sends it for `net` and `import` (`[::1]:8081` for
@@ -219,7 +221,7 @@ async function serveDenoBroker(policy, options = {}) {
     let id = null
     let why = null
     try {
-      msg = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf))
+      msg = JSON.parse(UTF8.decode(buf))
     } catch {
       why = 'not a JSON line in UTF-8'
     }
@@ -256,10 +258,12 @@ async function serveDenoBroker(policy, options = {}) {
         shadowCounter.add(1, { plugin, capability: s.capability, reason: s.reason })
       }
     }
-    const entry = { time: new Date().toISOString(), pid: msg.pid, id, permission, value, capability, payload, allowed: decision.allowed }
-    if (!decision.allowed) entry.reason = decision.reason
-    if (shadowEntry !== undefined) entry.shadow = shadowEntry
-    emit(entry)
+    if (onDecision !== undefined) {
+      const entry = { time: new Date().toISOString(), pid: msg.pid, id, permission, value, capability, payload, allowed: decision.allowed }
+      if (!decision.allowed) entry.reason = decision.reason
+      if (shadowEntry !== undefined) entry.shadow = shadowEntry
+      emit(entry)
+    }
     if (decision.allowed) {
       stats.allowed++
       per.allowed++
