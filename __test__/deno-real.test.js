@@ -217,6 +217,20 @@ test('real deno: a CPU budget sampled from /proc stops a busy script', { skip: s
   assert.equal(r.budget.budget, 'cpuPercent')
 })
 
+test('real deno: a memory budget sampled from /proc (VmRSS) stops a growing script', { skip: skip || (process.platform !== 'linux' && 'RSS is sampled from /proc'), timeout: 30_000 }, async (t) => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-real-')))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const probe = meterProbe()
+  t.after(() => probe.shutdown())
+  const policy = PermissionPolicy.fromManifest({ budgets: { memoryMb: 160, wallClockMs: 20_000 } }, { plugin: 'deno-mem' })
+  // 16 MB touched per step, slowly enough for the 20 ms sampler to see it pass 160 MB well before 2 GB.
+  const r = await runScript(root, policy, `const keep = []; for (let i = 0; i < 128; i++) { keep.push(new Uint8Array(16 << 20).fill(1)); await new Promise((r) => setTimeout(r, 10)) }`, { meter: probe.meter })
+  assert.equal(r.signal, 'SIGKILL')
+  assert.equal(r.budget.budget, 'memoryMb')
+  assert.ok(r.budget.observed > 160 && r.budget.observed < 1024, String(r.budget.observed))
+  assert.deepEqual(await probe.counts(), { 'plugin.budget_exceeded_total|deno-mem|deno|memory': 1 })
+})
+
 test('CLI: deno under a manifest, --audit, --shadow, --json, then learn --from the audit log', { skip, timeout: 60_000 }, async (t) => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-cli-')))
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))

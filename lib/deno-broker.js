@@ -445,7 +445,10 @@ function resolveDeno({ env = process.env, cwd = process.cwd() } = {}) {
  * budgets from outside (wall clock; CPU from /proc/<pid>/stat and RSS from
  * /proc/<pid>/status on Linux), killing Deno on BUDGET_EXCEEDED. Resolves
  * `{ code, signal, exitCode, budget, stats }`; `exitCode` is Deno's, or
- * 128 + signal number when it was killed.
+ * 128 + signal number when it was killed. Options: `args`, `deno` (the
+ * binary), `env` (default `process.env`), `cwd`, `stdio` (default
+ * 'inherit'), `meter`, `shadow`, `onDecision`, `tmpDir`, `sampleEveryMs`
+ * (20), `cpuGraceMs`, `forwardSignals`, `log`.
  */
 async function runDeno(policy, options = {}) {
   const { spawn } = require('node:child_process')
@@ -471,13 +474,25 @@ async function runDeno(policy, options = {}) {
   let budget = null
   let timer = null
   const sampleEvery = options.sampleEveryMs || 20
+  // A reading that fails (the child is exiting) repeats the last one: the exit event ends the run.
+  const lastOf = (read) => {
+    let last = 0
+    return () => {
+      try {
+        last = read(child.pid)
+      } catch {}
+      return last
+    }
+  }
   const startSampling = () => {
+    if (Object.keys(budgets).length === 0) return
     let tracker
     try {
       tracker = new BudgetTracker(policy, {
         meter: options.meter,
         capability: 'deno',
-        hooks: onLinux ? { now: () => performance.now(), cpuTimeMs: () => procCpuMs(child.pid), rssMb: () => procRssMb(child.pid) } : { now: () => performance.now() },
+        cpuGraceMs: options.cpuGraceMs,
+        hooks: onLinux ? { now: () => performance.now(), cpuTimeMs: lastOf(procCpuMs), rssMb: lastOf(procRssMb) } : { now: () => performance.now() },
       })
     } catch (e) {
       child.kill('SIGKILL')
@@ -494,7 +509,6 @@ async function runDeno(policy, options = {}) {
           clearInterval(timer)
           child.kill('SIGKILL')
         }
-        // A failed /proc read means the child is gone: its exit event follows.
       }
     }, sampleEvery)
   }
