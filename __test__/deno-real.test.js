@@ -231,6 +231,29 @@ test('real deno: a memory budget sampled from /proc (VmRSS) stops a growing scri
   assert.deepEqual(await probe.counts(), { 'plugin.budget_exceeded_total|deno-mem|deno|memory': 1 })
 })
 
+test('real deno behind a wrapper script (node_modules/.bin/deno): budgets count the grandchild, and it is killed too', { skip: skip || (process.platform !== 'linux' && 'process trees are read from /proc'), timeout: 30_000 }, async (t) => {
+  const wrapper = require.resolve('deno/bin.cjs')
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-real-')))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const script = path.join(root, 'spin-behind-wrapper.ts')
+  fs.writeFileSync(script, 'while (true) {}')
+  const policy = PermissionPolicy.fromManifest({ budgets: { cpuPercent: 50, wallClockMs: 20_000 } }, { plugin: 'deno-wrapped' })
+  const r = await runDeno(policy, { deno: wrapper, args: ['run', '--quiet', script], env: denoEnv(root), stdio: 'ignore' })
+  assert.equal(r.budget.budget, 'cpuPercent', 'the wrapper idles: only the grandchild deno can have used the CPU')
+  await new Promise((res) => setTimeout(res, 200))
+  const alive = fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(script)
+      } catch {
+        return false
+      }
+    })
+  assert.deepEqual(alive, [], 'no deno left running')
+})
+
 test('CLI: deno under a manifest, --audit, --shadow, --json, then learn --from the audit log', { skip, timeout: 60_000 }, async (t) => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-cli-')))
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))

@@ -233,6 +233,7 @@ async function learn(args, flags, out) {
 async function deno(args, flags, out, denoArgs) {
   if (args.length !== 1) throw new UsageError('deno takes one manifest file, then -- and the deno arguments', 'deno')
   if (denoArgs === null || denoArgs.length === 0) throw new UsageError('give the deno arguments after --, e.g. -- run script.ts', 'deno')
+  if (flags.platform === 'win32') throw new UsageError('deno asks with the paths of the host it runs on: --platform win32 does not apply', 'deno')
   const { PermissionPolicy, isInvalidManifest } = require('..')
   const { runDeno, formatSummary } = require('../lib/deno-broker.js')
   const plugin = flags.plugin !== undefined ? flags.plugin : path.basename(args[0]).replace(/\.json$/, '').slice(0, 256) || 'manifest'

@@ -389,15 +389,55 @@ function formatSummary(stats, budget) {
 
 const CLK_TCK = 100 // USER_HZ on Linux
 
-function procCpuMs(pid) {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK
+/**
+ * `pid` and its descendants (from /proc/<pid>/task/<pid>/children, bounded):
+ * a wrapper (the npm package's Node shim) runs deno as a grandchild, and a
+ * budget must count deno, not the wrapper.
+ */
+function procTree(pid) {
+  const out = [pid]
+  for (let i = 0; i < out.length && out.length < 64; i++) {
+    let kids = ''
+    try {
+      kids = fs.readFileSync(`/proc/${out[i]}/task/${out[i]}/children`, 'utf8')
+    } catch {}
+    for (const k of kids.split(' ')) if (/^\d+$/.test(k)) out.push(Number(k))
+  }
+  return out
 }
 
+/** CPU ms of the tree: utime + stime of each process, plus what the root reaped (cutime + cstime). */
+function procCpuMs(pid) {
+  let ticks = 0
+  for (const p of procTree(pid)) {
+    let stat
+    try {
+      stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8')
+    } catch (e) {
+      if (p === pid) throw e
+      continue
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    ticks += Number(fields[11]) + Number(fields[12]) + (p === pid ? Number(fields[13]) + Number(fields[14]) : 0)
+  }
+  return (ticks * 1000) / CLK_TCK
+}
+
+/** Resident MB of the tree (VmRSS summed). */
 function procRssMb(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return m ? Number(m[1]) / 1024 : 0
+  let kb = 0
+  for (const p of procTree(pid)) {
+    let status
+    try {
+      status = fs.readFileSync(`/proc/${p}/status`, 'utf8')
+    } catch (e) {
+      if (p === pid) throw e
+      continue
+    }
+    const m = /VmRSS:\s+(\d+) kB/.exec(status)
+    if (m) kb += Number(m[1])
+  }
+  return kb / 1024
 }
 
 function isExecutable(p) {
@@ -406,6 +446,20 @@ function isExecutable(p) {
     return fs.statSync(p).isFile()
   } catch {
     return false
+  }
+}
+
+/** Whether `file` starts with `#!` (a wrapper that runs deno as a grandchild). */
+function isScript(file) {
+  let fd
+  try {
+    fd = fs.openSync(file, 'r')
+    const b = Buffer.alloc(2)
+    return fs.readSync(fd, b, 0, 2, 0) === 2 && b.toString('latin1') === '#!'
+  } catch {
+    return false
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
   }
 }
 
@@ -469,8 +523,19 @@ async function runDeno(policy, options = {}) {
     await broker.close()
     throw e
   }
-  if (child.pid !== undefined) broker.expectPid(child.pid)
+  // Deno reports its own pid; a wrapper script (node_modules/.bin/deno is a Node shim) starts deno as its child.
+  if (child.pid !== undefined && !isScript(deno)) broker.expectPid(child.pid)
   const log = options.log || (() => {})
+  // The child and (Linux) its descendants: a wrapper's deno dies with it.
+  const killTree = () => {
+    const pids = onLinux && child.pid !== undefined ? procTree(child.pid) : []
+    child.kill('SIGKILL')
+    for (const p of pids.slice(1)) {
+      try {
+        process.kill(p, 'SIGKILL')
+      } catch {}
+    }
+  }
   let budget = null
   let timer = null
   const sampleEvery = options.sampleEveryMs || 20
@@ -495,7 +560,7 @@ async function runDeno(policy, options = {}) {
         hooks: onLinux ? { now: () => performance.now(), cpuTimeMs: lastOf(procCpuMs), rssMb: lastOf(procRssMb) } : { now: () => performance.now() },
       })
     } catch (e) {
-      child.kill('SIGKILL')
+      killTree()
       throw e
     }
     timer = setInterval(() => {
@@ -507,7 +572,7 @@ async function runDeno(policy, options = {}) {
           budget = { budget: e.details.budget, limit: e.details.limit, observed: e.details.observed }
           log(`BUDGET_EXCEEDED ${e.details.budget}: observed ${Number(e.details.observed).toFixed(1)} > limit ${e.details.limit}; killing deno ${child.pid}`)
           clearInterval(timer)
-          child.kill('SIGKILL')
+          killTree()
         }
       }
     }, sampleEvery)
