@@ -457,3 +457,23 @@ test('parseNetTarget: the shapes Deno sends, and nothing that could smuggle a pa
     assert.equal(parseNetTarget(bad), null, bad)
   }
 })
+
+test('the deny reason carries nothing from the request, and the plugin id redacted', { skip }, async (t) => {
+  const policy = PermissionPolicy.fromManifest({}, { plugin: 'evil\u202eplugin' })
+  const quoted = await serveDenoBroker(PermissionPolicy.fromManifest({}, { plugin: 'a"b' }))
+  t.after(() => quoted.close())
+  const q = client(quoted.path)
+  q.send(req('env', 'X'))
+  assert.match((await q.reply()).reason, /\(manifest of plugin "a\\u\{22\}b"\)$/)
+  q.end()
+  const broker = await serveDenoBroker(policy)
+  t.after(() => broker.close())
+  const c = client(broker.path)
+  await c.connected
+  c.send(req('read', '/x\u202e\u001b[31m/secret-name'))
+  const got = await c.reply()
+  assert.equal(got.result, 'deny')
+  assert.equal(got.reason, 'SAND_PERM_001 PERMISSION_DENIED fs.read not_allowlisted (manifest of plugin "evil\\u{202e}plugin")')
+  assert.ok(!got.reason.includes('secret-name'))
+  c.end()
+})

@@ -130,8 +130,8 @@ function decide(counting, silent, permission, value) {
   }
 }
 
-/** The `reason` Deno shows in `NotCapable`: registry id, code, capability, reason; fixed ASCII, nothing from the request. */
-const denyText = (d, plugin) => `SAND_PERM_001 PERMISSION_DENIED ${d.capability} ${d.reason} (manifest of plugin ${JSON.stringify(plugin)})`
+/** The `reason` Deno shows in `NotCapable`: registry id, code, capability, reason and the (redacted) plugin id; nothing from the request. */
+const denyText = (d, plugin) => `SAND_PERM_001 PERMISSION_DENIED ${d.capability} ${d.reason} (manifest of plugin "${require('./errors.js').redact(plugin).replaceAll('"', '\\u{22}')}")`
 
 /** Parses `denyText` back: `{ capability, reason }` or null. */
 function parseDenyText(text) {
