@@ -59,7 +59,10 @@ test('npm run demo: exit code, expected denials and metrics', { timeout: 60_000,
     }
   }
   assert.equal(report.metrics.filter((m) => m.plugin === 'good-plugin').length, 0)
-  if (process.platform !== 'win32') {
+  const { findDeno } = require('../examples/deno/run.js')
+  const denoHere = findDeno()
+  assert.equal(report['deno-good'] !== undefined, denoHere.deno !== null, `the Deno tier runs iff deno runs here (${denoHere.why})`)
+  if (denoHere.deno !== null) {
     // The Deno tier: a real deno under the permission broker, same manifest.
     assert.equal(report['deno-good'].ok, true, report.lines.join('\n'))
     assert.deepEqual(report.denoWritten, { input: 'hello from a file', api: 'hello from 127.0.0.1', greeting: 'hi there' })

@@ -24,6 +24,9 @@ if (process.platform === 'win32') why = 'the Deno broker listens on a Unix socke
 else {
   try {
     deno = resolveDeno()
+    // npm ci on a musl host (or with --libc=musl) may bring a glibc-only binary that cannot start here.
+    const v = spawnSync(deno, ['--version'], { encoding: 'utf8' })
+    if (v.status !== 0) why = `${deno} does not run on this host: ${v.error ? v.error.code : `exit ${v.status}`}`
   } catch (e) {
     why = `no deno binary: ${e.message}`
   }

@@ -11,7 +11,10 @@ const { runDeno, resolveDeno, formatSummary } = require('../../lib/deno-broker.j
 function findDeno() {
   if (process.platform === 'win32') return { deno: null, why: 'the broker listens on a Unix socket' }
   try {
-    return { deno: resolveDeno(), why: null }
+    const deno = resolveDeno()
+    const v = require('node:child_process').spawnSync(deno, ['--version'], { encoding: 'utf8' })
+    if (v.status !== 0) return { deno: null, why: `${deno} does not run on this host (${v.error ? v.error.code : `exit ${v.status}`})` }
+    return { deno, why: null }
   } catch (e) {
     return { deno: null, why: e.message }
   }
