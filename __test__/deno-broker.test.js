@@ -477,3 +477,22 @@ test('the deny reason carries nothing from the request, and the plugin id redact
   assert.ok(!got.reason.includes('secret-name'))
   c.end()
 })
+
+test('serveDenoBroker: argument errors are TypeErrors, and nothing is left behind', { skip }, async () => {
+  const policy = PermissionPolicy.fromManifest({}, { plugin: 'deno-test' })
+  await assert.rejects(serveDenoBroker({ fs: [] }), TypeError)
+  await assert.rejects(serveDenoBroker(policy, null), TypeError)
+  await assert.rejects(serveDenoBroker(policy, { shadow: {} }), TypeError)
+  await assert.rejects(serveDenoBroker(policy, { onDecision: 'log' }), TypeError)
+  await assert.rejects(serveDenoBroker(policy, { maxLineBytes: 10 }), TypeError)
+  await assert.rejects(serveDenoBroker(policy, { maxQueueBytes: 1.5 }), TypeError)
+  const deep = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-broker-long-')))
+  const long = path.join(deep, 'x'.repeat(120))
+  fs.mkdirSync(long)
+  try {
+    await assert.rejects(serveDenoBroker(policy, { tmpDir: long }), RangeError)
+    assert.deepEqual(fs.readdirSync(long), [], 'the socket directory is removed again')
+  } finally {
+    fs.rmSync(deep, { recursive: true, force: true })
+  }
+})
