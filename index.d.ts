@@ -500,6 +500,93 @@ export interface LockdownReport {
  */
 export declare function lockdown(options?: Record<string, never>): LockdownReport
 
+/** One request and its verdict, as `serveDenoBroker` reports it to `onDecision` (and `deno --audit` writes it). */
+export interface DenoBrokerDecision {
+  /** ISO time the broker answered. */
+  time: string
+  /** The permission Deno asked for: `read`, `write`, `net`, `import`, `env`, `run`, `ffi`, `sys`, or another name. Absent for a malformed request. */
+  permission?: string
+  /** Deno's value: a path, `host:port`, a variable name, or `null` (the whole permission). */
+  value?: string | null
+  /** The request id. */
+  id?: number
+  /** The pid Deno reported. */
+  pid?: unknown
+  /** The capability it was checked as (`fs.read`, `fs.write`, `fetch`, `secrets.get`, `unknown`): with `payload`, the `{ capability, payload }` shape `learnManifest` reads. */
+  capability: string
+  /** What was checked: `{ path }`, `{ url }`, `{ name }`, or `{ permission, value }` for an unknown capability. */
+  payload: Record<string, unknown>
+  /** The verdict sent to Deno. */
+  allowed: boolean
+  /** The deny reason, when denied. */
+  reason?: DenyReason
+  /** Why the line was malformed (then always denied). */
+  malformed?: string
+  /** What the shadow policy would decide (never enforced). */
+  shadow?: { allowed: true } | { allowed: false; capability: string; reason: DenyReason }
+}
+/** Options of `serveDenoBroker`. */
+export interface DenoBrokerOptions {
+  /** Where denials are counted. Default: the global meter provider's meter. */
+  meter?: Meter
+  /** A candidate policy evaluated beside `policy` and reported (`plugin.permission_shadow_denied_total`, `onDecision`), never enforced. */
+  shadow?: PermissionPolicy
+  /** Called with every request and its verdict (an audit log). A throwing hook is ignored. */
+  onDecision?: (entry: DenoBrokerDecision) => void
+  /** Longest request line, bytes; a longer one is denied and the connection closed. Default: 65536. */
+  maxLineBytes?: number
+  /** Most reply bytes queued to a client that does not read before it is disconnected. Default: 262144. */
+  maxQueueBytes?: number
+  /** Where the private socket directory is made. Default: `os.tmpdir()`. */
+  tmpDir?: string
+}
+/** Counters of a running broker (live, mutated as requests arrive). */
+export interface DenoBrokerStats {
+  /** Clients served (at most 1). */
+  readonly connections: number
+  /** Connections after the first (closed at once). */
+  readonly rejectedConnections: number
+  /** Lines received. */
+  readonly requests: number
+  /** Requests allowed. */
+  readonly allowed: number
+  /** Requests denied (malformed ones included). */
+  readonly denied: number
+  /** Lines denied as malformed (bad JSON or UTF-8, unknown version, reused id, wrong pid, too long). */
+  readonly malformed: number
+  /** Connections closed for a line over `maxLineBytes`. */
+  readonly closedForLineLength: number
+  /** Connections closed for more than `maxQueueBytes` of unread replies. */
+  readonly closedForBackpressure: number
+  /** Per Deno permission name (`other` for any unknown name). */
+  readonly byPermission: Readonly<Record<string, { readonly allowed: number; readonly denied: number }>>
+  /** `"capability reason"` -> count. */
+  readonly denials: Readonly<Record<string, number>>
+  /** `"capability reason"` -> count the shadow policy would deny. */
+  readonly shadowDenials: Readonly<Record<string, number>>
+}
+/** A running broker. */
+export interface DenoBroker {
+  /** The Unix socket (mode 0600, in a private mkdtemp directory of mode 0700). */
+  readonly path: string
+  /** `{ DENO_PERMISSION_BROKER_PATH }`: merge into the Deno child's environment. */
+  readonly env: Readonly<{ DENO_PERMISSION_BROKER_PATH: string }>
+  /** Live counters. */
+  readonly stats: DenoBrokerStats
+  /** Deny every request whose `pid` is not this one (the Deno child the host started). */
+  expectPid(pid: number): void
+  /** Stops serving, closes the client and removes the socket directory. */
+  close(): Promise<void>
+}
+/**
+ * Serves Deno's permission broker protocol (Deno 2.9, `DENO_PERMISSION_BROKER_PATH`) from a policy (SPEC §15):
+ * `read`/`write` are fs checks with symlinks resolved, `net` the fetch grants (host and port, any granted
+ * scheme), `import` the fetch grants over https, `env` the readable `secrets`; `run`, `ffi`, `sys` and
+ * anything else are denied (`unknown_capability`). Every denial is counted once. One client (Deno connects
+ * once); malformed input is denied or disconnected, never allowed. Unix only (`ERR_UNSUPPORTED_PLATFORM` on win32).
+ */
+export declare function serveDenoBroker(policy: PermissionPolicy, options?: DenoBrokerOptions): Promise<DenoBroker>
+
 /** `new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)`. */
 export declare function createChecker(manifest: PermissionsManifest, options: PolicyOptions & CheckerOptions): PermissionChecker
 

@@ -794,6 +794,15 @@ function createChecker(manifest, options) {
   return new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)
 }
 
+/**
+ * Serves Deno's permission broker (SPEC §15) for `policy` on a private Unix
+ * socket: resolves `{ path, env, stats, expectPid(pid), close() }`. Loaded
+ * on first use (lib/deno-broker.js).
+ */
+function serveDenoBroker(policy, options) {
+  return require('./lib/deno-broker.js').serveDenoBroker(policy, options)
+}
+
 module.exports = {
   VERSION,
   PermissionPolicy,
@@ -802,6 +811,7 @@ module.exports = {
   createChecker,
   learnManifest,
   lockdown,
+  serveDenoBroker,
   ERROR_REGISTRY: native.ERROR_REGISTRY,
   ErrorCode: native.ErrorCode,
   DenyReason: native.DenyReason,

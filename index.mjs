@@ -9,6 +9,7 @@ export const {
   createChecker,
   learnManifest,
   lockdown,
+  serveDenoBroker,
   ERROR_REGISTRY,
   ErrorCode,
   DenyReason,

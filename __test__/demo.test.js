@@ -59,4 +59,21 @@ test('npm run demo: exit code, expected denials and metrics', { timeout: 60_000,
     }
   }
   assert.equal(report.metrics.filter((m) => m.plugin === 'good-plugin').length, 0)
+  const { findDeno } = require('../examples/deno/run.js')
+  const denoHere = findDeno()
+  assert.equal(report['deno-good'] !== undefined, denoHere.deno !== null, `the Deno tier runs iff deno runs here (${denoHere.why})`)
+  if (denoHere.deno !== null) {
+    // The Deno tier: a real deno under the permission broker, same manifest.
+    assert.equal(report['deno-good'].ok, true, report.lines.join('\n'))
+    assert.deepEqual(report.denoWritten, { input: 'hello from a file', api: 'hello from 127.0.0.1', greeting: 'hi there' })
+    assert.equal(report['deno-evil'].code, 'BUDGET_EXCEEDED')
+    assert.equal(report['deno-evil'].stats.allowed, 0)
+    const tricks = report['deno-evil'].lines.filter((l) => l !== 'now spinning forever')
+    assert.equal(tricks.length, 11)
+    for (const l of tricks) assert.match(l, /: (NotCapable|TypeError) SAND_PERM_001 PERMISSION_DENIED /, l)
+    assert.equal(metric('plugin.permission_denied_total', 'deno-evil', 'fs.read', 'symlink_escape'), 1)
+    assert.equal(metric('plugin.permission_denied_total', 'deno-evil', 'unknown', 'unknown_capability'), 2)
+    assert.equal(metric('plugin.budget_exceeded_total', 'deno-evil', 'deno', 'wall_clock'), 1)
+    assert.equal(report.metrics.filter((m) => m.plugin === 'deno-good').length, 0)
+  }
 })

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict'
-// api-sandbox-permissions: lint, explain and learn manifests.
+// api-sandbox-permissions: lint, explain and learn manifests; run Deno under one.
 // Exit codes (grep-style): 0 ok / allowed / clean, 1 invalid manifest /
 // denied / warnings under --strict, 2 usage or I/O error.
 const fs = require('node:fs')
@@ -42,6 +42,23 @@ const COMMANDS = {
       from: { type: 'string', help: '--from <audit.jsonl>       learn from a recorded log instead of running a plugin' },
     },
   },
+  deno: {
+    usage: `${NAME} deno <manifest.json> [--plugin <id>] [--shadow <candidate.json>] [--audit <log.jsonl>] [--json] -- <deno args>`,
+    about:
+      'Runs deno as a child with its permission broker (DENO_PERMISSION_BROKER_PATH) served from the manifest:\n' +
+      '  every read/write/net/import/env check is decided by the manifest (run, ffi, sys: denied), budgets are\n' +
+      '  enforced from /proc (deno is killed on BUDGET_EXCEEDED), and a denial summary goes to stderr at exit.\n' +
+      "  Exits with deno's exit code (128 + signal when killed). deno: $DENO, the npm `deno` package, or PATH.\n" +
+      '  --audit writes every request and verdict as JSONL (readable by `learn --from`); --shadow reports what a\n' +
+      '  candidate manifest would deny without enforcing it; --json prints the summary as JSON on stdout at exit.',
+    positionals: 1,
+    options: {
+      ...COMMON,
+      plugin: { type: 'string', help: '--plugin <id>              plugin id for metrics and messages (default: the manifest file name)' },
+      shadow: { type: 'string', help: '--shadow <candidate.json>  report what this manifest would deny (never enforced)' },
+      audit: { type: 'string', help: '--audit <log.jsonl>        append every request and verdict as JSON lines' },
+    },
+  },
 }
 
 const version = () => require('../package.json').version
@@ -54,6 +71,7 @@ function usage() {
     '  lint      validate a manifest and warn about broad grants',
     '  explain   show the decision for one call, and why',
     '  learn     print the minimal manifest for the calls a plugin makes',
+    '  deno      run deno under the manifest (its permission broker)',
     '',
     `${NAME} <command> --help    help for one command`,
     `${NAME} --version           the package version`,
@@ -212,6 +230,48 @@ async function learn(args, flags, out) {
   return misses.length ? 1 : 0
 }
 
+async function deno(args, flags, out, denoArgs) {
+  if (args.length !== 1) throw new UsageError('deno takes one manifest file, then -- and the deno arguments', 'deno')
+  if (denoArgs === null || denoArgs.length === 0) throw new UsageError('give the deno arguments after --, e.g. -- run script.ts', 'deno')
+  if (flags.platform === 'win32') throw new UsageError('deno asks with the paths of the host it runs on: --platform win32 does not apply', 'deno')
+  const { PermissionPolicy, isInvalidManifest } = require('..')
+  const { runDeno, formatSummary } = require('../lib/deno-broker.js')
+  const plugin = flags.plugin !== undefined ? flags.plugin : path.basename(args[0]).replace(/\.json$/, '').slice(0, 256) || 'manifest'
+  const build = (file, what) => {
+    try {
+      return PermissionPolicy.fromManifest(readJson(file), { plugin, platform: flags.platform })
+    } catch (e) {
+      if (isInvalidManifest(e)) throw new InputError(`${what} ${file}: INVALID_MANIFEST at ${e.details.pointer || '(root)'}: expected ${e.details.expected}`)
+      if (e instanceof TypeError) throw new UsageError(e.message, 'deno')
+      throw e
+    }
+  }
+  const policy = build(args[0], 'manifest')
+  const shadow = flags.shadow !== undefined ? build(flags.shadow, 'shadow manifest') : undefined
+  let auditFd = null
+  if (flags.audit !== undefined) {
+    try {
+      auditFd = fs.openSync(flags.audit, 'a', 0o600)
+    } catch (e) {
+      throw new InputError(`cannot open ${flags.audit}: ${e.code || e.message}`)
+    }
+  }
+  const onDecision = auditFd === null ? undefined : (entry) => fs.writeSync(auditFd, `${JSON.stringify(entry)}\n`)
+  let r
+  try {
+    r = await runDeno(policy, { args: denoArgs, shadow, onDecision, forwardSignals: true, log: (l) => process.stderr.write(`${NAME} deno: ${l}\n`) })
+  } catch (e) {
+    if (/deno not found|\$DENO is/.test(String(e.message))) throw new InputError(e.message)
+    throw e
+  } finally {
+    if (auditFd !== null) fs.closeSync(auditFd)
+  }
+  out.result = { exitCode: r.exitCode, signal: r.signal, budget: r.budget, stats: r.stats }
+  out.notes.push(formatSummary(r.stats, r.budget))
+  out.quiet = true
+  return r.exitCode
+}
+
 function emitError(e, json) {
   const kind = e instanceof UsageError ? 'usage' : e instanceof InputError ? 'input' : 'internal'
   if (json) {
@@ -224,7 +284,11 @@ function emitError(e, json) {
 
 async function main(argv) {
   const out = { text: [], notes: [], result: null }
-  const [cmd, ...rest] = argv
+  const [cmd, ...all] = argv
+  // `deno ... -- <deno args>`: what follows `--` belongs to deno, never to this CLI.
+  const dash = cmd === 'deno' ? all.indexOf('--') : -1
+  const rest = dash >= 0 ? all.slice(0, dash) : all
+  const denoArgs = dash >= 0 ? all.slice(dash + 1) : null
   // --json anywhere asks for JSON errors too, even when the rest does not parse.
   let json = rest.includes('--json') || cmd === '--json'
   try {
@@ -249,10 +313,10 @@ async function main(argv) {
       process.stdout.write(`${commandHelp(cmd)}\n`)
       return 0
     }
-    const code = cmd === 'lint' ? lint(args, flags, out) : cmd === 'explain' ? explain(args, flags, out) : await learn(args, flags, out)
+    const code = cmd === 'lint' ? lint(args, flags, out) : cmd === 'explain' ? explain(args, flags, out) : cmd === 'deno' ? await deno(args, flags, out, denoArgs) : await learn(args, flags, out)
     if (json) process.stdout.write(`${JSON.stringify(out.result)}\n`)
     else {
-      process.stdout.write(`${out.text.join('\n')}\n`)
+      if (!out.quiet) process.stdout.write(`${out.text.join('\n')}\n`)
       if (out.notes.length) process.stderr.write(`${out.notes.join('\n')}\n`)
     }
     return code

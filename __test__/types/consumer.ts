@@ -8,6 +8,7 @@ import {
   createChecker,
   learnManifest,
   lockdown,
+  serveDenoBroker,
   ERROR_REGISTRY,
   ErrorCode,
   DenyReason,
@@ -79,6 +80,13 @@ policy.assertCapability('secrets.get', { name: 'API_KEY' })
 const canonical: string | undefined = policy.explainFetch('https://api.example.com').url?.canonical
 const capMatched = policy.explainCapability('secrets.get', { name: 'API_KEY' }).matched
 const warnings: string[] = policy.lint().map((w) => `${w.pointer} ${w.code} ${w.message}`)
+async function denoBroker(policy: PermissionPolicy): Promise<string> {
+  const broker = await serveDenoBroker(policy, { maxLineBytes: 4096, onDecision: (e) => void (e.allowed ? e.capability : e.reason) })
+  broker.expectPid(process.pid)
+  const denied: number = broker.stats.denied + (broker.stats.denials['fs.read not_allowlisted'] ?? 0)
+  await broker.close()
+  return `${broker.env.DENO_PERMISSION_BROKER_PATH}${denied}`
+}
 const lockdownFn: () => { denied: readonly string[] } = lockdown
 const learned: PermissionsManifest = learnManifest([{ capability: 'fs.read', payload: { path: '/x' } }], { platform: 'posix' }).manifest
 
@@ -146,4 +154,4 @@ PermissionPolicy.fromManifest({}, {})
 // @ts-expect-error: unknown manifest key
 PermissionPolicy.fromManifest({ network: [] }, { plugin: 'p' })
 
-export { direct, lockdownFn, why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
+export { denoBroker, direct, lockdownFn, why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }

@@ -74,6 +74,17 @@ async function main({ json = false } = {}) {
       results[name] = r
       log(`[${name}] result: ${r.ok ? `ok (${r.value})` : `${r.code}${r.budget ? ` (${r.budget})` : ''}`} after ${r.elapsedMs.toFixed(0)} ms`)
     }
+    // The Deno tier: the same manifest on a real Deno process, through its permission broker.
+    const { findDeno, runDenoPlugin } = require('../deno/run.js')
+    const { deno, why } = findDeno()
+    if (deno === null) log(`\n== deno tier skipped: ${why}`)
+    for (const name of deno === null ? [] : ['good', 'evil']) {
+      log(`\n== plugin deno-${name} (deno ${name}.ts under the permission broker)`)
+      const r = await runDenoPlugin({ name, deno, manifest: { ...manifest, fs: [...manifest.fs, { path: `${root}/out/deno-*.json`, mode: 'write' }], budgets: { wallClockMs: 3000, memoryMb: 256 } }, root, api: config.api, meter, secrets, log })
+      results[`deno-${name}`] = r
+      log(`[deno-${name}] result: ${r.ok ? 'ok' : `${r.code}${r.budget ? ` (${r.budget})` : ''}`} after ${r.elapsedMs.toFixed(0)} ms`)
+    }
+    results.denoWritten = fs.existsSync(path.join(root, 'out', 'deno-result.json')) ? JSON.parse(fs.readFileSync(path.join(root, 'out', 'deno-result.json'), 'utf8')) : null
     results.written = fs.existsSync(path.join(root, 'out', 'result.json')) ? JSON.parse(fs.readFileSync(path.join(root, 'out', 'result.json'), 'utf8')) : null
     results.inputUntouched = fs.readFileSync(path.join(root, 'data', 'input.txt'), 'utf8') === 'hello from a file\n'
     results.evilFileAbsent = !fs.existsSync(path.join(root, 'out', 'evil.sh'))
@@ -102,7 +113,8 @@ if (require.main === module) {
   main({ json }).then(
     (r) => {
       if (json) console.log(JSON.stringify(r))
-      const ok = r.good.ok && !r.evil.ok && r.evil.code === 'BUDGET_EXCEEDED' && (!r.escape || r.escape.code === 'BUDGET_EXCEEDED') && !r.lines.some((l) => l.includes('UNEXPECTED'))
+      const denoOk = !r['deno-good'] || (r['deno-good'].ok && r['deno-evil'].code === 'BUDGET_EXCEEDED')
+      const ok = r.good.ok && !r.evil.ok && r.evil.code === 'BUDGET_EXCEEDED' && (!r.escape || r.escape.code === 'BUDGET_EXCEEDED') && denoOk && !r.lines.some((l) => l.includes('UNEXPECTED'))
       process.exitCode = ok ? 0 : 1
     },
     (e) => {
