@@ -214,7 +214,7 @@ test('real deno: a script that spins forever is killed by the wall-clock budget'
 test('real deno: a CPU budget sampled from /proc stops a busy script', { skip: skip || (process.platform !== 'linux' && 'CPU is sampled from /proc'), timeout: 30_000 }, async (t) => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-real-')))
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
-  const policy = PermissionPolicy.fromManifest({ budgets: { cpuPercent: 50, wallClockMs: 20_000 } }, { plugin: 'deno-cpu' })
+  const policy = PermissionPolicy.fromManifest({ budgets: { cpuPercent: 15, wallClockMs: 20_000 } }, { plugin: 'deno-cpu' })
   const r = await runScript(root, policy, `while (true) {}`, { run: { sampleEveryMs: 50 } })
   assert.equal(r.signal, 'SIGKILL')
   assert.equal(r.budget.budget, 'cpuPercent')
@@ -240,7 +240,7 @@ test('real deno behind a wrapper script (node_modules/.bin/deno): budgets count 
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
   const script = path.join(root, 'spin-behind-wrapper.ts')
   fs.writeFileSync(script, 'while (true) {}')
-  const policy = PermissionPolicy.fromManifest({ budgets: { cpuPercent: 50, wallClockMs: 20_000 } }, { plugin: 'deno-wrapped' })
+  const policy = PermissionPolicy.fromManifest({ budgets: { cpuPercent: 15, wallClockMs: 20_000 } }, { plugin: 'deno-wrapped' })
   const r = await runDeno(policy, { deno: wrapper, args: ['run', '--quiet', script], env: denoEnv(root), stdio: 'ignore' })
   assert.equal(r.budget.budget, 'cpuPercent', 'the wrapper idles: only the grandchild deno can have used the CPU')
   await new Promise((res) => setTimeout(res, 200))
