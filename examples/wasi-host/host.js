@@ -1,0 +1,131 @@
+'use strict'
+// The WASI host: a guest (a WASI preview1 module) runs in a worker_threads
+// Worker under node:wasi (worker.js); every path operation and every host
+// import it makes comes here by a synchronous call and is checked with the
+// package before it runs; its wall-clock and CPU budgets are enforced from
+// here with a BudgetTracker and worker.terminate().
+const path = require('node:path')
+const { Worker } = require('node:worker_threads')
+const { PermissionChecker, BudgetTracker, isBudgetExceeded } = require('../..')
+const { performers, callHandler } = require('../vm-host/host.js')
+const { WasiGate, checksFor, ERRNO } = require('./gate.js')
+
+const ANSWER_BYTES = 256 * 1024
+
+let wabt = null
+/** WebAssembly text to a binary module, with the `wabt` toolkit (wabt compiled to JS). */
+async function assembleWat(text, filename = 'guest.wat') {
+  if (wabt === null) wabt = await require('wabt')()
+  const m = wabt.parseWat(filename, text)
+  try {
+    m.resolveNames()
+    m.validate()
+    return Buffer.from(m.toBinary({}).buffer)
+  } finally {
+    m.destroy()
+  }
+}
+
+/**
+ * Runs one WASI guest as one request.
+ * options: { name, wasm (bytes), policy, preopens: { [guestDir]: hostDir }, args?: string[],
+ *            secrets?: Map, bus?: [], meter?, log?(line), sampleEveryMs? }
+ * Resolves to { ok, code?, budget?, value?, calls, reports, elapsedMs }.
+ */
+function runWasiPlugin(options) {
+  const { name, wasm, policy, meter } = options
+  if (policy.budgets.memoryMb !== undefined) {
+    // worker resourceLimits bound the JS heap, not a guest's linear memory, and
+    // this host has no sampler for it: refuse rather than leave it unenforced.
+    throw new TypeError('the Node WASI host cannot enforce a memoryMb budget on a guest\'s linear memory; run the guest under the Rust host (StoreLimits) or drop memoryMb')
+  }
+  const log = options.log || (() => {})
+  const checker = new PermissionChecker(policy, { meter })
+  const gate = new WasiGate(checker, { log: (line) => log(`[${name}] ${line}`) })
+  const capCalls = []
+  const handle = callHandler({ name, checker, perform: performers({ checker, secrets: options.secrets || new Map(), bus: options.bus || [] }), calls: capCalls, log })
+  const reports = []
+  const sab = new SharedArrayBuffer(8 + ANSWER_BYTES)
+  const header = new Int32Array(sab, 0, 2)
+  const answerBytes = new Uint8Array(sab, 8)
+  const preopens = Object.entries(options.preopens || {})
+  const worker = new Worker(path.join(__dirname, 'worker.js'), {
+    workerData: { wasm, preopens, args: options.args || [name], sab },
+    env: {},
+    stdout: true,
+    stderr: true,
+  })
+  const answer = (value) => {
+    const b = Buffer.from(JSON.stringify(value), 'utf8')
+    const fits = b.length <= ANSWER_BYTES ? b : Buffer.from(JSON.stringify({ errno: ERRNO.IO }), 'utf8')
+    answerBytes.set(fits)
+    Atomics.store(header, 1, fits.length)
+    Atomics.store(header, 0, 1)
+    Atomics.notify(header, 0)
+  }
+
+  async function serve(req) {
+    if (req.kind === 'fs') {
+      const checks = checksFor(req.op, req.args).map((c, i) => ({ ...c, what: req.what[i] }))
+      return gate.op(req.op, checks)
+    }
+    if (req.kind === 'capability') {
+      const r = await handle(JSON.stringify({ id: 0, capability: req.capability, payload: req.payload }))
+      if (r === null) return { errno: ERRNO.INVAL }
+      if (r.ok) return { errno: ERRNO.SUCCESS, value: r.json === undefined ? null : JSON.parse(r.json) }
+      const err = JSON.parse(r.json)
+      return err.$hostError ? { errno: ERRNO.IO } : { errno: ERRNO.ACCES, reason: err.details && err.details.reason }
+    }
+    return { errno: ERRNO.INVAL }
+  }
+
+  return new Promise((resolve) => {
+    let finished = false
+    let tracker = null
+    let timer = null
+    let startup = null
+    const finish = (result) => {
+      if (finished) return
+      finished = true
+      clearInterval(timer)
+      clearTimeout(startup)
+      const calls = [...gate.calls, ...capCalls]
+      worker.terminate().then(() => resolve({ ...result, calls, fsCalls: gate.calls, capabilityCalls: capCalls, reports, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
+    }
+    // The budget starts when the guest starts (after compilation). CPU: the
+    // worker's event-loop active time, which a guest that never yields keeps
+    // at 100% (an upper bound of its thread's CPU time).
+    const startBudget = () => {
+      tracker = new BudgetTracker(policy, {
+        meter,
+        hooks: { now: () => performance.now(), cpuTimeMs: () => worker.performance.eventLoopUtilization().active },
+      })
+      timer = setInterval(() => {
+        try {
+          tracker.sample()
+          tracker.assertWithin()
+        } catch (e) {
+          if (!isBudgetExceeded(e)) throw e
+          log(`[${name}] BUDGET_EXCEEDED ${e.details.budget}: observed ${e.details.observed.toFixed(1)} > limit ${e.details.limit}; worker terminated`)
+          finish({ ok: false, code: e.code, budget: e.details.budget })
+        }
+      }, options.sampleEveryMs || 10)
+    }
+    startup = setTimeout(() => finish({ ok: false, code: 'ERR_WORKER_START', message: 'worker did not start' }), (policy.budgets.wallClockMs || 10_000) + 10_000)
+    worker.on('message', (m) => {
+      if (m && m.rpc) {
+        serve(m.rpc).then(answer, (e) => {
+          answer({ errno: ERRNO.IO })
+          log(`[${name}] host error: ${e && e.message}`)
+        })
+      } else if (m && m.report) {
+        reports.push(m.report)
+      } else if (m && m.ready && tracker === null) startBudget()
+      else if (m && m.done) finish(m.ok ? { ok: true, value: m.value } : { ok: false, code: m.code || 'ERR_WASI_EXIT', message: m.message || `exit code ${m.value}` })
+    })
+    worker.on('error', (e) => finish({ ok: false, code: e.code || 'ERR_WORKER', message: String(e.message) }))
+    worker.on('exit', () => finish({ ok: false, code: 'ERR_WORKER_EXIT', message: 'worker exited' }))
+  })
+}
+
+module.exports = { runWasiPlugin, assembleWat, WasiGate }
