@@ -72,13 +72,16 @@
     (call $report (i32.const 232) (i32.const 5) (local.get $e))
     (if (i32.eqz (local.get $e)) (then
       (local.set $fd (i32.load (i32.const 0)))
+      ;; one fd_write per piece: a runtime may write only the first iovec of a call
       (i32.store (i32.const 4400) (i32.const 2048))
       (i32.store (i32.const 4404) (local.get $in_len))
-      (i32.store (i32.const 4408) (i32.const 3072))
-      (i32.store (i32.const 4412) (local.get $sec_len))
-      (i32.store (i32.const 4416) (i32.const 3328))
-      (i32.store (i32.const 4420) (local.get $body_len))
-      (drop (call $fd_write (local.get $fd) (i32.const 4400) (i32.const 3) (i32.const 16)))
+      (drop (call $fd_write (local.get $fd) (i32.const 4400) (i32.const 1) (i32.const 16)))
+      (i32.store (i32.const 4400) (i32.const 3072))
+      (i32.store (i32.const 4404) (local.get $sec_len))
+      (drop (call $fd_write (local.get $fd) (i32.const 4400) (i32.const 1) (i32.const 16)))
+      (i32.store (i32.const 4400) (i32.const 3328))
+      (i32.store (i32.const 4404) (local.get $body_len))
+      (drop (call $fd_write (local.get $fd) (i32.const 4400) (i32.const 1) (i32.const 16)))
       (drop (call $fd_close (local.get $fd)))))
     ;; a declared topic
     (local.set $e (call $publish (i32.const 176) (i32.const 13) (i32.const 192) (i32.const 11)))
