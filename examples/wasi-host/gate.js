@@ -102,6 +102,22 @@ class WasiGate {
     this.log(`${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))} -> allowed`)
     return { errno: ERRNO.SUCCESS, paths }
   }
+
+  /**
+   * A host import (`host.fetch`, `host.secret`, `host.publish`): `checkCapability`.
+   * Returns the decision; the host answers a denial with EACCES.
+   */
+  capability(id, payload, what = '') {
+    const d = this.checker.checkCapability(id, payload)
+    this.calls.push({ op: id, capability: id, what: `${id} ${JSON.stringify(what)}`, allowed: d.allowed, ...(d.allowed ? {} : { reason: d.reason }) })
+    this.log(`${id} ${JSON.stringify(what)} -> ${d.allowed ? 'allowed' : `EACCES (${d.reason})`}`)
+    return d
+  }
+
+  /** The re-check of a fetch's resolved address (DNS rebinding) before connecting. */
+  fetchAddress(url, ip) {
+    return this.checker.checkFetchAddress(url, ip)
+  }
 }
 
 /**

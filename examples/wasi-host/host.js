@@ -6,11 +6,13 @@
 // here with a BudgetTracker and worker.terminate().
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
-const { PermissionChecker, BudgetTracker, isBudgetExceeded } = require('../..')
-const { performers, callHandler } = require('../vm-host/host.js')
+const { PermissionChecker, BudgetTracker, isBudgetExceeded, isPermissionDenied } = require('../..')
+const { performers } = require('../vm-host/host.js')
 const { WasiGate, checksFor, ERRNO } = require('./gate.js')
 
 const ANSWER_BYTES = 256 * 1024
+/** The host imports a guest may call, by capability id. */
+const HOST_IMPORTS = new Set(['fetch', 'secrets.get', 'events.publish'])
 
 let wabt = null
 /** WebAssembly text to a binary module, with the `wabt` toolkit (wabt compiled to JS). */
@@ -24,6 +26,17 @@ async function assembleWat(text, filename = 'guest.wat') {
   } finally {
     m.destroy()
   }
+}
+
+/**
+ * The host's budget tracker: the package's BudgetTracker over the given hooks
+ * (the host passes the worker's clock and CPU hooks; the conformance adapter the harness's).
+ */
+function wasiBudgetTracker(policy, { meter, hooks, cpuGraceMs, unmeasured } = {}) {
+  const options = { meter, hooks }
+  if (cpuGraceMs !== undefined) options.cpuGraceMs = cpuGraceMs
+  if (unmeasured !== undefined) options.unmeasured = unmeasured
+  return new BudgetTracker(policy, options)
 }
 
 /**
@@ -42,8 +55,7 @@ function runWasiPlugin(options) {
   const log = options.log || (() => {})
   const checker = new PermissionChecker(policy, { meter })
   const gate = new WasiGate(checker, { log: (line) => log(`[${name}] ${line}`) })
-  const capCalls = []
-  const handle = callHandler({ name, checker, perform: performers({ checker, secrets: options.secrets || new Map(), bus: options.bus || [] }), calls: capCalls, log })
+  const perform = performers({ checker, secrets: options.secrets || new Map(), bus: options.bus || [] })
   const reports = []
   const sab = new SharedArrayBuffer(8 + ANSWER_BYTES)
   const header = new Int32Array(sab, 0, 2)
@@ -69,12 +81,19 @@ function runWasiPlugin(options) {
       const checks = checksFor(req.op, req.args).map((c, i) => ({ ...c, what: req.what[i] }))
       return gate.op(req.op, checks)
     }
-    if (req.kind === 'capability') {
-      const r = await handle(JSON.stringify({ id: 0, capability: req.capability, payload: req.payload }))
-      if (r === null) return { errno: ERRNO.INVAL }
-      if (r.ok) return { errno: ERRNO.SUCCESS, value: r.json === undefined ? null : JSON.parse(r.json) }
-      const err = JSON.parse(r.json)
-      return err.$hostError ? { errno: ERRNO.IO } : { errno: ERRNO.ACCES, reason: err.details && err.details.reason }
+    if (req.kind === 'capability' && HOST_IMPORTS.has(req.capability)) {
+      const p = req.payload
+      const d = gate.capability(req.capability, p, p.url ?? p.name ?? p.topic)
+      if (!d.allowed) return { errno: ERRNO.ACCES, reason: d.reason }
+      try {
+        // The performers open/fetch exactly what was checked (authorizeFetch, the
+        // resolved address and every redirect hop re-checked).
+        return { errno: ERRNO.SUCCESS, value: await perform[req.capability](p) }
+      } catch (e) {
+        if (isPermissionDenied(e)) return { errno: ERRNO.ACCES, reason: e.details.reason }
+        log(`[${name}] ${req.capability} failed: ${e && e.message}`)
+        return { errno: ERRNO.IO }
+      }
     }
     return { errno: ERRNO.INVAL }
   }
@@ -89,25 +108,25 @@ function runWasiPlugin(options) {
       finished = true
       clearInterval(timer)
       clearTimeout(startup)
-      const calls = [...gate.calls, ...capCalls]
-      worker.terminate().then(() => resolve({ ...result, calls, fsCalls: gate.calls, capabilityCalls: capCalls, reports, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
+      worker.terminate().then(() => resolve({ ...result, calls: gate.calls, reports, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
     }
     // The budget starts when the guest starts (after compilation). CPU: the
     // worker's event-loop active time, which a guest that never yields keeps
     // at 100% (an upper bound of its thread's CPU time).
     const startBudget = () => {
-      tracker = new BudgetTracker(policy, {
-        meter,
-        hooks: { now: () => performance.now(), cpuTimeMs: () => worker.performance.eventLoopUtilization().active },
-      })
+      try {
+        tracker = wasiBudgetTracker(policy, { meter, hooks: { now: () => performance.now(), cpuTimeMs: () => worker.performance.eventLoopUtilization().active } })
+      } catch (e) {
+        return finish({ ok: false, code: e.code || 'ERR_BUDGET_TRACKER', message: String(e.message) })
+      }
       timer = setInterval(() => {
         try {
           tracker.sample()
           tracker.assertWithin()
         } catch (e) {
-          if (!isBudgetExceeded(e)) throw e
-          log(`[${name}] BUDGET_EXCEEDED ${e.details.budget}: observed ${e.details.observed.toFixed(1)} > limit ${e.details.limit}; worker terminated`)
-          finish({ ok: false, code: e.code, budget: e.details.budget })
+          // Fail closed: a breach, or a sample the tracker refuses, ends the guest.
+          if (isBudgetExceeded(e)) log(`[${name}] BUDGET_EXCEEDED ${e.details.budget}: observed ${e.details.observed.toFixed(1)} > limit ${e.details.limit}; worker terminated`)
+          finish(isBudgetExceeded(e) ? { ok: false, code: e.code, budget: e.details.budget } : { ok: false, code: e.code || 'ERR_BUDGET_TRACKER', message: String(e.message) })
         }
       }, options.sampleEveryMs || 10)
     }
@@ -128,4 +147,4 @@ function runWasiPlugin(options) {
   })
 }
 
-module.exports = { runWasiPlugin, assembleWat, WasiGate }
+module.exports = { runWasiPlugin, assembleWat, wasiBudgetTracker, WasiGate }
