@@ -118,3 +118,19 @@ test('WASI host: the mode each path operation needs', () => {
     ['/r/out/../x', 'read', true],
   ])
 })
+
+test('WASI host (Node): ABI edges: bad UTF-8, out-of-memory pointers, unknown and closed fds, NUL, opened directories as bases', { skip, timeout: 60_000 }, async (t) => {
+  const root = fx.makeRoot()
+  const { server, port } = await fx.startServer()
+  const m = meterHarness()
+  t.after(() => server.close())
+  const r = await run('edge', { root, port, meter: m.meter, budgets: { wallClockMs: 10_000 } })
+  assert.equal(r.ok, true, JSON.stringify(r))
+  assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), fx.EDGE_REPORTS)
+  const points = (await m.points()).filter((p) => p.name === 'plugin.permission_denied_total' && p.attributes.plugin === 'edge')
+  assert.deepEqual(points.map((p) => [p.attributes.capability, p.attributes.reason, p.value]).sort(), [
+    ['fs.read', 'invalid_path', 1],
+    ['fs.read', 'path_traversal', 1],
+  ])
+  await m.shutdown()
+})

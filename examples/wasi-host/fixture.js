@@ -12,6 +12,7 @@ function makeRoot(prefix = 'wasi-host-') {
   fs.mkdirSync(path.join(root, 'data', 'sub'), { recursive: true })
   fs.mkdirSync(path.join(root, 'out'))
   fs.writeFileSync(path.join(root, 'data', 'input.txt'), 'hello from a file\n')
+  fs.writeFileSync(path.join(root, 'data', 'sub', 'inner.txt'), 'inside sub\n')
   fs.writeFileSync(path.join(root, 'out', 'own.txt'), 'the guest may change this\n')
   fs.writeFileSync(path.join(root, 'secret-outside.txt'), 'TOP SECRET\n')
   // Links planted before the guest runs: one to a file outside the grants, and
@@ -73,6 +74,18 @@ const HOSTILE_TAGS = [
   'publish_undeclared',
 ]
 
+/** What the edge guest must see, in order (errnos of wasi_snapshot_preview1). */
+const EDGE_REPORTS = [
+  ['ilseq', 25],
+  ['efault', 21],
+  ['ebadf', 8],
+  ['nul', 2],
+  ['open_dir', 0],
+  ['dir_traversal', 2],
+  ['dir_relative', 0],
+  ['closed_dir', 8],
+]
+
 const guestPath = (name) => path.join(__dirname, 'guests', `${name}.wat`)
 
-module.exports = { makeRoot, startServer, manifestFor, SECRETS, HOSTILE_TAGS, guestPath }
+module.exports = { makeRoot, startServer, manifestFor, SECRETS, HOSTILE_TAGS, EDGE_REPORTS, guestPath }

@@ -316,16 +316,23 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                     g,
                 )])
             })();
-            let checked = checks.as_ref().ok().map(|c| c[0].0.clone());
-            let r = gated!(c, "path_open", checks, |ctx, mem| in_tokio(p1::path_open(
-                ctx, mem, fd, dirflags, p, l, oflags, base, inh, fdflags, out
-            )))?;
+            let checks = match checks {
+                Ok(c) => c,
+                Err(e) => return Ok(e),
+            };
+            // The path that was checked (the real path when following symlinks).
+            let checked = match c.data_mut().gate.op("path_open", &checks) {
+                Ok(mut paths) => paths.remove(0),
+                Err(e) => return Ok(e),
+            };
+            let r = delegate(&mut c, |ctx, mem| {
+                in_tokio(p1::path_open(ctx, mem, fd, dirflags, p, l, oflags, base, inh, fdflags, out))
+            })?;
             if r == errno::SUCCESS {
-                // The new fd can be a directory base: remember its (checked) host path.
+                // The new fd can be a directory base: remember the host path that was checked.
                 let bytes = guest_bytes(&mut c, out, 4).map_err(|e| wasmtime::format_err!("fd out of bounds: {e}"))?;
                 let new_fd = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-                let path = c.data().gate.fs(&checked.unwrap_or_default(), FsMode::Read, true).unwrap_or_default();
-                c.data_mut().dirs.insert(new_fd, path);
+                c.data_mut().dirs.insert(new_fd, checked);
             }
             Ok(r)
         },

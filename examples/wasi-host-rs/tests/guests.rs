@@ -58,6 +58,7 @@ fn world() -> World {
     std::fs::create_dir_all(root.join("data/sub")).unwrap();
     std::fs::create_dir(root.join("out")).unwrap();
     std::fs::write(root.join("data/input.txt"), "hello from a file\n").unwrap();
+    std::fs::write(root.join("data/sub/inner.txt"), "inside sub\n").unwrap();
     std::fs::write(root.join("out/own.txt"), "the guest may change this\n").unwrap();
     std::fs::write(root.join("secret-outside.txt"), "TOP SECRET\n").unwrap();
     std::os::unix::fs::symlink(root.join("secret-outside.txt"), root.join("data/link-to-secret")).unwrap();
@@ -215,5 +216,37 @@ fn a_runaway_is_stopped_on_the_wall_clock_alone() {
     assert_eq!(
         probe.counts("spinner").get(&("plugin.budget_exceeded_total".into(), "request".into(), "wall_clock".into())),
         Some(&1)
+    );
+}
+
+#[test]
+fn abi_edges_bad_utf8_bad_pointers_unknown_and_closed_fds_nul_opened_dirs() {
+    let w = world();
+    let probe = Probe::new();
+    let r = run_guest(&guest("edge"), config(&w, "edge", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    let reports: Vec<(&str, i32)> = r.reports.iter().map(|(t, v)| (t.as_str(), *v)).collect();
+    assert_eq!(
+        reports,
+        [
+            ("ilseq", 25),
+            ("efault", 21),
+            ("ebadf", 8),
+            ("nul", errno::ACCES),
+            ("open_dir", 0),
+            ("dir_traversal", errno::ACCES),
+            ("dir_relative", 0),
+            ("closed_dir", 8)
+        ]
+    );
+    let mut denied: Vec<_> =
+        probe.counts("edge").into_iter().filter(|(k, _)| k.0 == "plugin.permission_denied_total").collect();
+    denied.sort();
+    assert_eq!(
+        denied,
+        [
+            (("plugin.permission_denied_total".into(), "fs.read".into(), "invalid_path".into()), 1),
+            (("plugin.permission_denied_total".into(), "fs.read".into(), "path_traversal".into()), 1)
+        ]
     );
 }
