@@ -112,10 +112,20 @@ function runWasiPlugin(options) {
     }
     // The budget starts when the guest starts (after compilation). CPU: the
     // worker's event-loop active time, which a guest that never yields keeps
-    // at 100% (an upper bound of its thread's CPU time).
+    // at 100% (an upper bound of its thread's CPU time), less the time the
+    // guest spent blocked in host calls (Atomics.wait is "active" too).
+    let hostCallMs = 0
+    let callStart = null
+    let lastCpu = 0
+    const guestActiveMs = () => {
+      const now = performance.now()
+      const v = worker.performance.eventLoopUtilization().active - hostCallMs - (callStart === null ? 0 : now - callStart)
+      lastCpu = Math.max(lastCpu, v) // cumulative: never decreases
+      return lastCpu
+    }
     const startBudget = () => {
       try {
-        tracker = wasiBudgetTracker(policy, { meter, hooks: { now: () => performance.now(), cpuTimeMs: () => worker.performance.eventLoopUtilization().active } })
+        tracker = wasiBudgetTracker(policy, { meter, hooks: { now: () => performance.now(), cpuTimeMs: guestActiveMs } })
       } catch (e) {
         return finish({ ok: false, code: e.code || 'ERR_BUDGET_TRACKER', message: String(e.message) })
       }
@@ -133,10 +143,22 @@ function runWasiPlugin(options) {
     startup = setTimeout(() => finish({ ok: false, code: 'ERR_WORKER_START', message: 'worker did not start' }), (policy.budgets.wallClockMs || 10_000) + 10_000)
     worker.on('message', (m) => {
       if (m && m.rpc) {
-        serve(m.rpc).then(answer, (e) => {
-          answer({ errno: ERRNO.IO })
-          log(`[${name}] host error: ${e && e.message}`)
-        })
+        callStart = performance.now()
+        const done = () => {
+          hostCallMs += performance.now() - callStart
+          callStart = null
+        }
+        serve(m.rpc).then(
+          (v) => {
+            done()
+            answer(v)
+          },
+          (e) => {
+            done()
+            answer({ errno: ERRNO.IO })
+            log(`[${name}] host error: ${e && e.message}`)
+          },
+        )
       } else if (m && m.report) {
         reports.push(m.report)
       } else if (m && m.ready && tracker === null) startBudget()

@@ -8,6 +8,8 @@
 // go through the host's checkCapability the same way.
 const { parentPort, workerData } = require('node:worker_threads')
 const { WASI } = require('node:wasi')
+const fs = require('node:fs')
+const os = require('node:os')
 
 const ERRNO = { SUCCESS: 0, ACCES: 2, BADF: 8, FAULT: 21, ILSEQ: 25, IO: 29 }
 const { wasm, preopens, args, sab } = workerData
@@ -63,7 +65,10 @@ function hostPath(fd, guestPath) {
   return guestPath.startsWith('/') ? guestPath : `${dirs.get(fd)}/${guestPath}`
 }
 
-const wasi = new WASI({ version: 'preview1', args, env: {}, preopens: Object.fromEntries(preopens), returnOnExit: true })
+// The guest's stdio is the null device: node:wasi would otherwise hand it the
+// process's own fds 0-2 (a host that wants its output passes a pipe instead).
+const devNull = fs.openSync(os.devNull, 'r+')
+const wasi = new WASI({ version: 'preview1', args, env: {}, preopens: Object.fromEntries(preopens), returnOnExit: true, stdin: devNull, stdout: devNull, stderr: devNull })
 const real = wasi.wasiImport
 
 /** Gate one path operation; returns the errno to give the guest, or null to go on. */

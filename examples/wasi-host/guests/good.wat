@@ -3,7 +3,8 @@
 ;; fd 4 = /out (readwrite). argv[1] is the URL of the host's API.
 ;; It reads /data/input.txt, reads the GREETING secret, fetches argv[1]
 ;; through the host import, writes /out/result.txt (input | secret | body)
-;; and publishes `demo.finished`. Every step reports its errno to the host.
+;; publishes `demo.finished` and writes a line to stdout. Every step reports
+;; its errno to the host.
 (module
   (import "wasi_snapshot_preview1" "path_open" (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
@@ -29,6 +30,7 @@
   (data (i32.const 232) "write")
   (data (i32.const 240) "publish")
   (data (i32.const 248) "fetch_status")
+  (data (i32.const 264) "a line on stdout\n")
 
   (func $strlen (param $p i32) (result i32)
     (local $n i32)
@@ -85,4 +87,8 @@
       (drop (call $fd_close (local.get $fd)))))
     ;; a declared topic
     (local.set $e (call $publish (i32.const 176) (i32.const 13) (i32.const 192) (i32.const 11)))
-    (call $report (i32.const 240) (i32.const 7) (local.get $e))))
+    (call $report (i32.const 240) (i32.const 7) (local.get $e))
+    ;; stdout: the host decides where it goes (both example hosts: nowhere)
+    (i32.store (i32.const 4400) (i32.const 264))
+    (i32.store (i32.const 4404) (i32.const 17))
+    (drop (call $fd_write (i32.const 1) (i32.const 4400) (i32.const 1) (i32.const 16)))))
