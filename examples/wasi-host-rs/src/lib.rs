@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use api_sandbox_permissions::budget::{Breach, BudgetStatus, BudgetTracker, Sampler, TrackerOptions};
+use api_sandbox_permissions::budget::{Breach, BudgetStatus, BudgetTracker, Sampler, TrackerError, TrackerOptions};
 use api_sandbox_permissions::error::{BudgetKind, Decision, Denial};
 use api_sandbox_permissions::metrics::Instruments;
 use api_sandbox_permissions::{FsCheckOptions, FsMode, PermissionChecker, PermissionPolicy};
@@ -153,17 +153,32 @@ impl Gate {
 
     /// A host import: `checkCapability`; `Err(EACCES)` on denial.
     pub fn capability(&mut self, id: &str, payload: serde_json::Value, what: &str) -> Result<(), i32> {
-        let d = self.checker.check_capability(id, &payload);
+        match self.capability_decision(id, &payload, what) {
+            Decision::Allowed => Ok(()),
+            Decision::Denied(_) => Err(errno::ACCES),
+        }
+    }
+
+    /// The decision behind [`Gate::capability`], recorded in the trace.
+    pub fn capability_decision(&mut self, id: &str, payload: &serde_json::Value, what: &str) -> Decision {
+        let d = self.checker.check_capability(id, payload);
         let (allowed, reason) = match d {
             Decision::Allowed => (true, None),
             Decision::Denied(x) => (false, Some(x.reason.as_str().to_owned())),
         };
         self.calls.push(Call { op: id.into(), what: what.into(), capability: id.into(), allowed, reason });
-        if allowed {
-            Ok(())
-        } else {
-            Err(errno::ACCES)
-        }
+        d
+    }
+
+    /// The lexical check alone (what the conformance cases specify; the path
+    /// operations add the symlink-resolving checks of [`Gate::fs`]).
+    pub fn check_lexical(&self, path: &str, mode: FsMode) -> Decision {
+        self.checker.check_fs(path, mode, FsCheckOptions::default())
+    }
+
+    /// The re-check of a fetch's resolved address before connecting.
+    pub fn fetch_address(&self, url: &str, ip: &str) -> Decision {
+        self.checker.check_fetch_address(url, ip)
     }
 }
 
@@ -195,7 +210,33 @@ pub struct RunResult {
     pub events: Vec<(String, String)>,
 }
 
-type Clock = Box<dyn FnMut() -> f64 + Send>;
+/// The clock of the host's budget tracker.
+pub type Clock = Box<dyn FnMut() -> f64 + Send>;
+
+/// The host's budget tracker: the crate's `BudgetTracker` counting breaches on
+/// `meter`. The host passes its wall clock and the guest thread's CPU clock;
+/// the conformance adapter the harness's hooks.
+pub fn budget_tracker(
+    policy: &PermissionPolicy,
+    meter: &Meter,
+    clock: Clock,
+    cpu_time_ms: Option<Sampler>,
+    rss_mb: Option<Sampler>,
+    cpu_grace_ms: Option<f64>,
+    unmeasured: &[BudgetKind],
+) -> Result<BudgetTracker<Clock>, TrackerError> {
+    let mut options = TrackerOptions {
+        cpu_time_ms,
+        rss_mb,
+        instruments: Some(Instruments::new(meter)),
+        unmeasured: unmeasured.to_vec(),
+        ..TrackerOptions::default()
+    };
+    if let Some(g) = cpu_grace_ms {
+        options.cpu_grace_ms = g;
+    }
+    BudgetTracker::new(policy, clock, options)
+}
 
 struct State {
     wasi: WasiP1Ctx,
@@ -594,22 +635,12 @@ pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
     if let Some(mb) = budgets.memory_mb {
         limits = limits.memory_size((mb * 1024.0 * 1024.0) as usize);
     }
-    let instruments = Instruments::new(&cfg.meter);
     let start = Instant::now();
     let clock: Clock = Box::new(move || start.elapsed().as_secs_f64() * 1000.0);
     let cpu: Sampler = Box::new(thread_cpu_ms);
-    let tracker = BudgetTracker::new(
-        &cfg.policy,
-        clock,
-        TrackerOptions {
-            cpu_time_ms: Some(cpu),
-            instruments: Some(instruments),
-            // StoreLimits bounds the guest's linear memory (a grow past it fails).
-            unmeasured: vec![BudgetKind::MemoryMb],
-            ..TrackerOptions::default()
-        },
-    )
-    .map_err(|e| wasmtime::format_err!("budget tracker: {e}"))?;
+    // StoreLimits bounds the guest's linear memory (a grow past it fails).
+    let tracker = budget_tracker(&cfg.policy, &cfg.meter, clock, Some(cpu), None, None, &[BudgetKind::MemoryMb])
+        .map_err(|e| wasmtime::format_err!("budget tracker: {e}"))?;
 
     let state = State {
         wasi: builder.build_p1(),
