@@ -697,3 +697,24 @@ pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
     let s = store.into_data();
     Ok(RunResult { outcome, reports: s.reports, calls: s.gate.calls, events: s.events })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_mode_is_write_for_create_truncate_append_and_every_write_right() {
+        for bit in 0..30u32 {
+            let rights = 1u64 << bit;
+            let want = if WRITE_RIGHTS & rights != 0 { FsMode::Write } else { FsMode::Read };
+            assert_eq!(open_mode(0, rights, 0), want, "right bit {bit}");
+        }
+        for bit in [0, 4, 6, 8, 19, 20, 22, 23] {
+            assert_eq!(open_mode(0, 1 << bit, 0), FsMode::Write, "right bit {bit}");
+        }
+        assert_eq!(open_mode(OFLAGS_CREAT, 2, 0), FsMode::Write);
+        assert_eq!(open_mode(OFLAGS_TRUNC, 2, 0), FsMode::Write);
+        assert_eq!(open_mode(2, 2, 0), FsMode::Read, "O_DIRECTORY");
+        assert_eq!(open_mode(0, 2, FDFLAGS_APPEND), FsMode::Write);
+    }
+}
