@@ -70,8 +70,8 @@ test('WASI host (Node): every hostile call gets EACCES and counts once; the runa
   }
   // Nothing changed on disk.
   assert.equal(fs.readFileSync(path.join(root, 'data', 'input.txt'), 'utf8'), 'hello from a file\n')
-  assert.deepEqual(fs.readdirSync(path.join(root, 'out')), ['own.txt'])
-  assert.deepEqual(fs.readdirSync(root).sort(), ['data', 'out', 'secret-outside.txt'])
+  assert.deepEqual(fs.readdirSync(path.join(root, 'out')).sort(), ['here', 'own.txt'])
+  assert.deepEqual(fs.readdirSync(root).sort(), ['data', 'out', 'secret-outside.txt'], 'nothing removed or added beside the grants')
   await m.shutdown()
 })
 
@@ -132,5 +132,23 @@ test('WASI host (Node): ABI edges: bad UTF-8, out-of-memory pointers, unknown an
     ['fs.read', 'invalid_path', 1],
     ['fs.read', 'path_traversal', 1],
   ])
+  await m.shutdown()
+})
+
+test('WasiGate: an operation on a name resolves its parent as written (link/.. is the parent of the target)', { skip }, async () => {
+  const { PermissionChecker } = require('..')
+  const { WasiGate } = require('../examples/wasi-host/gate.js')
+  const root = fx.makeRoot()
+  const m = meterHarness()
+  const policy = PermissionPolicy.fromManifest(fx.manifestFor(root, 1), { plugin: 'gate' })
+  const gate = new WasiGate(new PermissionChecker(policy, { meter: m.meter }))
+  // out/here -> . : lexically out/x, for the kernel root/x.
+  assert.deepEqual(gate.fs(`${root}/out/here/../x`, 'write', { follow: false }), { allowed: false, capability: 'fs.write', reason: 'not_allowlisted' })
+  assert.deepEqual(gate.fs(`${root}/out/here/x`, 'write', { follow: false }), { allowed: true, path: `${root}/out/x` })
+  assert.deepEqual(gate.fs(`${root}/out/x`, 'write', { follow: false }), { allowed: true, path: `${root}/out/x` })
+  // A final symlink is the name itself when not following, its target when following.
+  assert.equal(gate.fs(`${root}/data/link-to-secret`, 'read', { follow: false }).allowed, true)
+  assert.equal(gate.fs(`${root}/data/link-to-secret`, 'read', { follow: true }).reason, 'symlink_escape')
+  assert.equal(sum(await m.points(), 'plugin.permission_denied_total', 'gate'), 2)
   await m.shutdown()
 })

@@ -16,9 +16,11 @@ function makeRoot(prefix = 'wasi-host-') {
   fs.writeFileSync(path.join(root, 'out', 'own.txt'), 'the guest may change this\n')
   fs.writeFileSync(path.join(root, 'secret-outside.txt'), 'TOP SECRET\n')
   // Links planted before the guest runs: one to a file outside the grants, and
-  // `here -> .`, so that `here/..` is /data lexically but the root for the kernel.
+  // `here -> .` in both, so that `data/here/..` is /data lexically but the root
+  // for the kernel (and `out/here/..` the same for operations on a name).
   fs.symlinkSync(path.join(root, 'secret-outside.txt'), path.join(root, 'data', 'link-to-secret'))
   fs.symlinkSync('.', path.join(root, 'data', 'here'))
+  fs.symlinkSync('.', path.join(root, 'out', 'here'))
   return root
 }
 
@@ -68,6 +70,7 @@ const HOSTILE_TAGS = [
   'symlink_plant_relative',
   'symlink_plant_absolute',
   'readlink_traversal',
+  'unlink_dotdot_after_symlink',
   'secret_undeclared',
   'fetch_metadata',
   'fetch_undeclared_host',

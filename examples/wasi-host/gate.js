@@ -61,9 +61,12 @@ class WasiGate {
       if (follow) return { allowed: true, path: this.checker.authorizeFs(hostPath, mode, { resolveSymlinks: true }) }
       const d = this.checker.checkFs(hostPath, mode)
       if (!d.allowed) return d
-      const norm = path.posix.normalize(hostPath).replace(/(.)\/+$/, '$1')
-      const parent = path.posix.dirname(norm)
-      const base = path.posix.basename(norm)
+      // Split the raw path, never a normalised one: `link/..` is the parent of
+      // the link's target for the kernel, so the parent is resolved as written.
+      const raw = hostPath.replace(/(.)\/+$/, '$1')
+      const cut = raw.lastIndexOf('/')
+      const parent = cut <= 0 ? '/' : raw.slice(0, cut)
+      const base = raw.slice(cut + 1)
       let real
       try {
         real = fs.realpathSync.native(parent)

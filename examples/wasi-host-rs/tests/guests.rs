@@ -15,7 +15,7 @@ use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMete
 use serde_json::json;
 use wasi_host_rs::{errno, run_guest, HostConfig, Outcome};
 
-const HOSTILE_TAGS: [&str; 23] = [
+const HOSTILE_TAGS: [&str; 24] = [
     "traversal",
     "absolute",
     "write_right_on_read_grant",
@@ -35,6 +35,7 @@ const HOSTILE_TAGS: [&str; 23] = [
     "symlink_plant_relative",
     "symlink_plant_absolute",
     "readlink_traversal",
+    "unlink_dotdot_after_symlink",
     "secret_undeclared",
     "fetch_metadata",
     "fetch_undeclared_host",
@@ -63,6 +64,7 @@ fn world() -> World {
     std::fs::write(root.join("secret-outside.txt"), "TOP SECRET\n").unwrap();
     std::os::unix::fs::symlink(root.join("secret-outside.txt"), root.join("data/link-to-secret")).unwrap();
     std::os::unix::fs::symlink(".", root.join("data/here")).unwrap();
+    std::os::unix::fs::symlink(".", root.join("out/here")).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -200,8 +202,9 @@ fn hostile_guest_gets_eacces_for_every_call_and_is_stopped_by_its_budget() {
     assert_eq!(std::fs::read_to_string(w.root.join("data/input.txt")).unwrap(), "hello from a file\n");
     let mut out: Vec<_> = std::fs::read_dir(w.root.join("out")).unwrap().map(|e| e.unwrap().file_name()).collect();
     out.sort();
-    assert_eq!(out, ["own.txt"]);
+    assert_eq!(out, ["here", "own.txt"]);
     assert!(!w.root.join("escaped.txt").exists() && !w.root.join("leak.txt").exists());
+    assert!(w.root.join("secret-outside.txt").exists());
 }
 
 #[test]

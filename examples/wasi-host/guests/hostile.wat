@@ -63,15 +63,17 @@
   (data (i32.const 1024) "symlink_plant_absolute")
   (data (i32.const 1048) "../../x")
   (data (i32.const 1056) "readlink_traversal")
-  (data (i32.const 1080) "AWS_SECRET_ACCESS_KEY")
-  (data (i32.const 1104) "secret_undeclared")
-  (data (i32.const 1128) "http://169.254.169.254/latest/meta-data/")
-  (data (i32.const 1176) "fetch_metadata")
-  (data (i32.const 1192) "https://evil.example/")
-  (data (i32.const 1216) "fetch_undeclared_host")
-  (data (i32.const 1240) "admin.shutdown")
-  (data (i32.const 1256) "{}")
-  (data (i32.const 1264) "publish_undeclared")
+  (data (i32.const 1080) "here/../secret-outside.txt")
+  (data (i32.const 1112) "unlink_dotdot_after_symlink")
+  (data (i32.const 1144) "AWS_SECRET_ACCESS_KEY")
+  (data (i32.const 1168) "secret_undeclared")
+  (data (i32.const 1192) "http://169.254.169.254/latest/meta-data/")
+  (data (i32.const 1240) "fetch_metadata")
+  (data (i32.const 1256) "https://evil.example/")
+  (data (i32.const 1280) "fetch_undeclared_host")
+  (data (i32.const 1304) "admin.shutdown")
+  (data (i32.const 1320) "{}")
+  (data (i32.const 1328) "publish_undeclared")
 
   (func (export "_start")
     ;; climb out of the /data preopen
@@ -112,13 +114,15 @@
     (call $report (i32.const 1024) (i32.const 22) (call $path_symlink (i32.const 992) (i32.const 11) (i32.const 4) (i32.const 1008) (i32.const 11)))
     ;; path_readlink outside the preopen
     (call $report (i32.const 1056) (i32.const 18) (call $path_readlink (i32.const 3) (i32.const 1048) (i32.const 7) (i32.const 6144) (i32.const 256) (i32.const 16)))
+    ;; out/here -> . : here/../x is /out/x lexically, outside /out for the kernel
+    (call $report (i32.const 1112) (i32.const 27) (call $path_unlink_file (i32.const 4) (i32.const 1080) (i32.const 26)))
     ;; a secret the manifest does not declare
-    (call $report (i32.const 1104) (i32.const 17) (call $secret (i32.const 1080) (i32.const 21) (i32.const 6144) (i32.const 256) (i32.const 24)))
+    (call $report (i32.const 1168) (i32.const 17) (call $secret (i32.const 1144) (i32.const 21) (i32.const 6144) (i32.const 256) (i32.const 24)))
     ;; the cloud metadata address
-    (call $report (i32.const 1176) (i32.const 14) (call $fetch (i32.const 1128) (i32.const 40) (i32.const 6144) (i32.const 1024) (i32.const 20) (i32.const 24)))
+    (call $report (i32.const 1240) (i32.const 14) (call $fetch (i32.const 1192) (i32.const 40) (i32.const 6144) (i32.const 1024) (i32.const 20) (i32.const 24)))
     ;; a host the manifest does not declare
-    (call $report (i32.const 1216) (i32.const 21) (call $fetch (i32.const 1192) (i32.const 21) (i32.const 6144) (i32.const 1024) (i32.const 20) (i32.const 24)))
+    (call $report (i32.const 1280) (i32.const 21) (call $fetch (i32.const 1256) (i32.const 21) (i32.const 6144) (i32.const 1024) (i32.const 20) (i32.const 24)))
     ;; a topic the manifest does not declare
-    (call $report (i32.const 1264) (i32.const 18) (call $publish (i32.const 1240) (i32.const 14) (i32.const 1256) (i32.const 2)))
+    (call $report (i32.const 1328) (i32.const 18) (call $publish (i32.const 1304) (i32.const 14) (i32.const 1320) (i32.const 2)))
     ;; a runaway: never yields, never calls the host
     (loop $spin (br $spin))))
