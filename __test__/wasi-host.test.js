@@ -1,0 +1,154 @@
+'use strict'
+// The Node WASI host (examples/wasi-host) end to end: guests assembled from
+// WebAssembly text by wabt in this run, run in a real worker under node:wasi,
+// real files in a temp dir, a real HTTP server, a real OpenTelemetry meter.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const { PermissionPolicy } = require('..')
+const { meterHarness } = require('./helpers.js')
+const { runWasiPlugin, assembleWat } = require('../examples/wasi-host/host.js')
+const { openMode, checksFor, WRITE_RIGHTS } = require('../examples/wasi-host/gate.js')
+const fx = require('../examples/wasi-host/fixture.js')
+
+const skip = process.platform === 'win32' && 'the fixtures plant posix symlinks'
+const EACCES = 2 // wasi_snapshot_preview1 errno `acces`
+
+async function run(name, { plugin = name, budgets, root, port, meter }) {
+  const wasm = await assembleWat(fs.readFileSync(fx.guestPath(name), 'utf8'), `${name}.wat`)
+  const policy = PermissionPolicy.fromManifest(fx.manifestFor(root, port, budgets), { plugin })
+  const bus = []
+  const r = await runWasiPlugin({
+    name: plugin,
+    wasm,
+    policy,
+    meter,
+    preopens: { '/data': `${root}/data`, '/out': `${root}/out` },
+    args: [plugin, `http://127.0.0.1:${port}/hello`],
+    secrets: new Map(fx.SECRETS),
+    bus,
+  })
+  return { ...r, bus }
+}
+
+const sum = (points, name, plugin) => points.filter((p) => p.name === name && p.attributes.plugin === plugin).reduce((a, p) => a + p.value, 0)
+
+test('WASI host (Node): the good guest reads, fetches, writes, publishes; nothing denied', { skip, timeout: 60_000 }, async (t) => {
+  const root = fx.makeRoot()
+  const { server, port } = await fx.startServer()
+  const m = meterHarness()
+  t.after(() => server.close())
+  const r = await run('good', { root, port, meter: m.meter, budgets: { wallClockMs: 10_000 } })
+  assert.equal(r.ok, true, JSON.stringify(r))
+  assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), [['read', 0], ['secret', 0], ['fetch', 0], ['fetch_status', 200], ['write', 0], ['publish', 0]])
+  assert.equal(fs.readFileSync(path.join(root, 'out', 'result.txt'), 'utf8'), 'hello from a file\nhi therehello from 127.0.0.1')
+  assert.deepEqual(r.bus, [{ topic: 'demo.finished', data: '{"ok":true}' }])
+  assert.ok(r.calls.length === 5 && r.calls.every((c) => c.allowed), JSON.stringify(r.calls))
+  assert.equal(sum(await m.points(), 'plugin.permission_denied_total', 'good'), 0)
+  await m.shutdown()
+})
+
+test('WASI host (Node): every hostile call gets EACCES and counts once; the runaway is stopped by its CPU budget', { skip, timeout: 60_000 }, async (t) => {
+  const root = fx.makeRoot()
+  const { server, port } = await fx.startServer()
+  const m = meterHarness()
+  t.after(() => server.close())
+  const r = await run('hostile', { root, port, meter: m.meter, budgets: { wallClockMs: 10_000, cpuPercent: 80 } })
+  assert.equal(r.code, 'BUDGET_EXCEEDED')
+  assert.equal(r.budget, 'cpuPercent')
+  assert.deepEqual(r.reports.map((x) => x.tag), fx.HOSTILE_TAGS)
+  for (const { tag, value } of r.reports) assert.equal(value, EACCES, `${tag}: errno ${value}`)
+  assert.equal(r.calls.length, fx.HOSTILE_TAGS.length, 'no hostile call was allowed')
+  assert.ok(r.calls.every((c) => !c.allowed))
+  const points = await m.points()
+  assert.equal(sum(points, 'plugin.permission_denied_total', 'hostile'), fx.HOSTILE_TAGS.length)
+  assert.equal(sum(points, 'plugin.budget_exceeded_total', 'hostile'), 1)
+  const reasons = new Set(r.calls.map((c) => `${c.capability}:${c.reason}`))
+  for (const want of ['fs.read:path_traversal', 'fs.read:symlink_escape', 'fs.write:mode_not_granted', 'fs.write:path_traversal', 'secrets.get:secret_not_declared', 'fetch:host_not_allowlisted', 'events.publish:topic_not_declared']) {
+    assert.ok(reasons.has(want), `${want} in ${[...reasons]}`)
+  }
+  // Nothing changed on disk.
+  assert.equal(fs.readFileSync(path.join(root, 'data', 'input.txt'), 'utf8'), 'hello from a file\n')
+  assert.deepEqual(fs.readdirSync(path.join(root, 'out')).sort(), ['here', 'own.txt'])
+  assert.deepEqual(fs.readdirSync(root).sort(), ['data', 'out', 'secret-outside.txt'], 'nothing removed or added beside the grants')
+  await m.shutdown()
+})
+
+test('WASI host (Node): a runaway with only a wall-clock budget is stopped on it', { skip, timeout: 60_000 }, async (t) => {
+  const root = fx.makeRoot()
+  const { server, port } = await fx.startServer()
+  const m = meterHarness()
+  t.after(() => server.close())
+  const started = performance.now()
+  const r = await run('hostile', { plugin: 'spinner', root, port, meter: m.meter, budgets: { wallClockMs: 300 } })
+  assert.equal(r.code, 'BUDGET_EXCEEDED')
+  assert.equal(r.budget, 'wallClockMs')
+  assert.ok(r.elapsedMs >= 300 && performance.now() - started < 10_000)
+  const points = await m.points()
+  assert.equal(points.find((p) => p.name === 'plugin.budget_exceeded_total' && p.attributes.plugin === 'spinner')?.attributes.reason, 'wall_clock')
+  await m.shutdown()
+})
+
+test('WASI host (Node): a memoryMb budget it cannot enforce on linear memory is refused, not ignored', () => {
+  const policy = PermissionPolicy.fromManifest({ budgets: { memoryMb: 64 } }, { plugin: 'p' })
+  assert.throws(() => runWasiPlugin({ name: 'p', wasm: Buffer.alloc(0), policy }), { name: 'TypeError', message: /memoryMb/ })
+})
+
+test('WASI host: the mode each path operation needs', () => {
+  // Every write right, alone, makes an open a write; read-side rights do not.
+  for (let bit = 0n; bit < 30n; bit++) {
+    const rights = 1n << bit
+    assert.equal(openMode(0, rights, 0), WRITE_RIGHTS & rights ? 'write' : 'read', `right bit ${bit}`)
+  }
+  for (const bit of [0n, 4n, 6n, 8n, 19n, 20n, 22n, 23n]) assert.equal(openMode(0, 1n << bit, 0), 'write')
+  assert.equal(openMode(1, 2n, 0), 'write', 'O_CREAT')
+  assert.equal(openMode(8, 2n, 0), 'write', 'O_TRUNC')
+  assert.equal(openMode(2, 2n, 0), 'read', 'O_DIRECTORY')
+  assert.equal(openMode(0, 2n, 1), 'write', 'FDFLAGS_APPEND')
+  const modes = (op, a) => checksFor(op, a).map((c) => `${c.mode}${c.follow ? '+follow' : ''}`)
+  assert.deepEqual(modes('path_rename', { oldPath: '/a', newPath: '/b' }), ['write', 'write'])
+  assert.deepEqual(modes('path_link', { oldPath: '/a', oldFlags: 0, newPath: '/b' }), ['write', 'write'])
+  assert.deepEqual(modes('path_unlink_file', { path: '/a' }), ['write'])
+  assert.deepEqual(modes('path_filestat_get', { path: '/a', flags: 1 }), ['read+follow'])
+  assert.deepEqual(modes('path_readlink', { path: '/a' }), ['read'])
+  // A symlink: where it is created (write), and its target from the link's directory (read, resolved).
+  assert.deepEqual(checksFor('path_symlink', { target: '../x', newPath: '/r/out/l' }).map((c) => [c.path, c.mode, c.follow]), [
+    ['/r/out/l', 'write', false],
+    ['/r/out/../x', 'read', true],
+  ])
+})
+
+test('WASI host (Node): ABI edges: bad UTF-8, out-of-memory pointers, unknown and closed fds, NUL, opened directories as bases', { skip, timeout: 60_000 }, async (t) => {
+  const root = fx.makeRoot()
+  const { server, port } = await fx.startServer()
+  const m = meterHarness()
+  t.after(() => server.close())
+  const r = await run('edge', { root, port, meter: m.meter, budgets: { wallClockMs: 10_000 } })
+  assert.equal(r.ok, true, JSON.stringify(r))
+  assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), fx.EDGE_REPORTS)
+  const points = (await m.points()).filter((p) => p.name === 'plugin.permission_denied_total' && p.attributes.plugin === 'edge')
+  assert.deepEqual(points.map((p) => [p.attributes.capability, p.attributes.reason, p.value]).sort(), [
+    ['fs.read', 'invalid_path', 1],
+    ['fs.read', 'path_traversal', 1],
+  ])
+  await m.shutdown()
+})
+
+test('WasiGate: an operation on a name resolves its parent as written (link/.. is the parent of the target)', { skip }, async () => {
+  const { PermissionChecker } = require('..')
+  const { WasiGate } = require('../examples/wasi-host/gate.js')
+  const root = fx.makeRoot()
+  const m = meterHarness()
+  const policy = PermissionPolicy.fromManifest(fx.manifestFor(root, 1), { plugin: 'gate' })
+  const gate = new WasiGate(new PermissionChecker(policy, { meter: m.meter }))
+  // out/here -> . : lexically out/x, for the kernel root/x.
+  assert.deepEqual(gate.fs(`${root}/out/here/../x`, 'write', { follow: false }), { allowed: false, capability: 'fs.write', reason: 'not_allowlisted' })
+  assert.deepEqual(gate.fs(`${root}/out/here/x`, 'write', { follow: false }), { allowed: true, path: `${root}/out/x` })
+  assert.deepEqual(gate.fs(`${root}/out/x`, 'write', { follow: false }), { allowed: true, path: `${root}/out/x` })
+  // A final symlink is the name itself when not following, its target when following.
+  assert.equal(gate.fs(`${root}/data/link-to-secret`, 'read', { follow: false }).allowed, true)
+  assert.equal(gate.fs(`${root}/data/link-to-secret`, 'read', { follow: true }).reason, 'symlink_escape')
+  assert.equal(sum(await m.points(), 'plugin.permission_denied_total', 'gate'), 2)
+  await m.shutdown()
+})

@@ -1,0 +1,720 @@
+//! An example Rust WASI host: wasmtime runs WASI preview1 guests, and every
+//! path-taking preview1 call and every host import is checked with the
+//! `api-sandbox-permissions` checker before it runs. A denial is the WASI
+//! errno `EACCES` (2) for the guest and one increment of
+//! `plugin.permission_denied_total`. Budgets: epoch interruption samples a
+//! `BudgetTracker` (wall clock, and the guest thread's CPU time), and
+//! `StoreLimits` bounds linear memory.
+//!
+//! How the gate sits in front of wasmtime-wasi: the linker gets wasmtime-wasi's
+//! preview1 functions (`add_to_linker_sync`), then the gated names are defined
+//! again (shadowing) by functions that read the guest's path, check it, and
+//! only then call wasmtime-wasi's own preview1 implementation
+//! (`wasmtime_wasi::p1::wasi_snapshot_preview1::*`) with the same arguments.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use api_sandbox_permissions::budget::{Breach, BudgetStatus, BudgetTracker, Sampler, TrackerError, TrackerOptions};
+use api_sandbox_permissions::error::{BudgetKind, Decision, Denial};
+use api_sandbox_permissions::metrics::Instruments;
+use api_sandbox_permissions::{FsCheckOptions, FsMode, PermissionChecker, PermissionPolicy};
+use opentelemetry::metrics::Meter;
+use serde_json::json;
+use wasmtime::{
+    AsContextMut, Caller, Config, Engine, Extern, Linker, Module, Store, StoreLimits, StoreLimitsBuilder,
+    UpdateDeadline,
+};
+use wasmtime_wasi::p1::wasi_snapshot_preview1 as p1;
+use wasmtime_wasi::p1::wasi_snapshot_preview1::WasiSnapshotPreview1;
+use wasmtime_wasi::p1::WasiP1Ctx;
+use wasmtime_wasi::runtime::in_tokio;
+use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
+use wiggle::GuestMemory;
+
+/// WASI preview1 errno values (the `errno` enum of wasi_snapshot_preview1).
+pub mod errno {
+    pub const SUCCESS: i32 = 0;
+    pub const ACCES: i32 = 2;
+    pub const BADF: i32 = 8;
+    pub const FAULT: i32 = 21;
+    pub const ILSEQ: i32 = 25;
+    pub const IO: i32 = 29;
+}
+
+const OFLAGS_CREAT: i32 = 1;
+const OFLAGS_TRUNC: i32 = 8;
+const FDFLAGS_APPEND: i32 = 1;
+const LOOKUP_SYMLINK_FOLLOW: i32 = 1;
+/// `rights_base` bits that let an fd change its file: fd_datasync, fd_sync, fd_write,
+/// fd_allocate, path_filestat_set_size, path_filestat_set_times, fd_filestat_set_size,
+/// fd_filestat_set_times.
+pub const WRITE_RIGHTS: u64 = (1 << 0) | (1 << 4) | (1 << 6) | (1 << 8) | (1 << 19) | (1 << 20) | (1 << 22) | (1 << 23);
+
+/// The mode a `path_open` needs: create, truncate, append or any write right is a write.
+pub fn open_mode(oflags: i32, rights_base: u64, fdflags: i32) -> FsMode {
+    if oflags & (OFLAGS_CREAT | OFLAGS_TRUNC) != 0 || fdflags & FDFLAGS_APPEND != 0 || rights_base & WRITE_RIGHTS != 0 {
+        FsMode::Write
+    } else {
+        FsMode::Read
+    }
+}
+
+/// One gated call as the host saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub op: String,
+    pub what: String,
+    pub capability: String,
+    pub allowed: bool,
+    pub reason: Option<String>,
+}
+
+/// The gate: the checker plus the trace of gated calls.
+pub struct Gate {
+    pub checker: PermissionChecker,
+    pub calls: Vec<Call>,
+}
+
+impl Gate {
+    pub fn new(checker: PermissionChecker) -> Self {
+        Self { checker, calls: Vec::new() }
+    }
+
+    /// One path check. `follow`: the operation follows a final symlink, so the
+    /// real path is checked (`authorize_fs` with `resolve_symlinks`). Otherwise
+    /// it acts on the final name itself: the raw path lexically, then the real
+    /// parent directory plus the name. Returns the path that was checked.
+    pub fn fs(&self, host_path: &str, mode: FsMode, follow: bool) -> Result<String, Denial> {
+        let resolve = FsCheckOptions { resolve_symlinks: true };
+        if follow {
+            return self.checker.authorize_fs(host_path, mode, resolve).map_err(|e| e.denial);
+        }
+        if let Decision::Denied(d) = self.checker.check_fs(host_path, mode, FsCheckOptions::default()) {
+            return Err(d);
+        }
+        let trimmed = host_path.trim_end_matches('/');
+        let (parent, base) = match trimmed.rfind('/') {
+            Some(i) => (if i == 0 { "/" } else { &trimmed[..i] }, &trimmed[i + 1..]),
+            None => {
+                return Err(Denial {
+                    capability: mode.capability(),
+                    reason: api_sandbox_permissions::DenyReason::InvalidPath,
+                })
+            }
+        };
+        let real = match std::fs::canonicalize(parent) {
+            Ok(p) => p,
+            // No such parent: the call fails with ENOENT; check what exists, resolved.
+            Err(_) => return self.checker.authorize_fs(host_path, mode, resolve).map_err(|e| e.denial),
+        };
+        let Some(real) = real.to_str() else {
+            return Err(Denial {
+                capability: mode.capability(),
+                reason: api_sandbox_permissions::DenyReason::InvalidPath,
+            });
+        };
+        let joined = if real == "/" { format!("/{base}") } else { format!("{real}/{base}") };
+        match self.checker.check_fs(&joined, mode, FsCheckOptions::default()) {
+            Decision::Allowed => Ok(joined),
+            Decision::Denied(d) => Err(d),
+        }
+    }
+
+    /// A WASI path operation: checks `(path, mode, follow, what)` in order; the
+    /// first denial stops, so one hostile call counts once. `Err(EACCES)` on denial.
+    pub fn op(&mut self, op: &str, checks: &[(String, FsMode, bool, String)]) -> Result<Vec<String>, i32> {
+        let mut paths = Vec::new();
+        for (p, mode, follow, what) in checks {
+            match self.fs(p, *mode, *follow) {
+                Ok(checked) => paths.push(checked),
+                Err(d) => {
+                    self.calls.push(Call {
+                        op: op.into(),
+                        what: what.clone(),
+                        capability: d.capability.as_str().into(),
+                        allowed: false,
+                        reason: Some(d.reason.as_str().into()),
+                    });
+                    return Err(errno::ACCES);
+                }
+            }
+        }
+        let write = checks.iter().any(|c| c.1 == FsMode::Write);
+        let what = checks.iter().map(|c| c.3.as_str()).collect::<Vec<_>>().join(" -> ");
+        let capability = if write { "fs.write" } else { "fs.read" };
+        self.calls.push(Call { op: op.into(), what, capability: capability.into(), allowed: true, reason: None });
+        Ok(paths)
+    }
+
+    /// A host import: `checkCapability`; `Err(EACCES)` on denial.
+    pub fn capability(&mut self, id: &str, payload: serde_json::Value, what: &str) -> Result<(), i32> {
+        match self.capability_decision(id, &payload, what) {
+            Decision::Allowed => Ok(()),
+            Decision::Denied(_) => Err(errno::ACCES),
+        }
+    }
+
+    /// The decision behind [`Gate::capability`], recorded in the trace.
+    pub fn capability_decision(&mut self, id: &str, payload: &serde_json::Value, what: &str) -> Decision {
+        let d = self.checker.check_capability(id, payload);
+        let (allowed, reason) = match d {
+            Decision::Allowed => (true, None),
+            Decision::Denied(x) => (false, Some(x.reason.as_str().to_owned())),
+        };
+        self.calls.push(Call { op: id.into(), what: what.into(), capability: id.into(), allowed, reason });
+        d
+    }
+
+    /// The lexical check alone (what the conformance cases specify; the path
+    /// operations add the symlink-resolving checks of [`Gate::fs`]).
+    pub fn check_lexical(&self, path: &str, mode: FsMode) -> Decision {
+        self.checker.check_fs(path, mode, FsCheckOptions::default())
+    }
+
+    /// The re-check of a fetch's resolved address before connecting.
+    pub fn fetch_address(&self, url: &str, ip: &str) -> Decision {
+        self.checker.check_fetch_address(url, ip)
+    }
+}
+
+/// What one run needs.
+pub struct HostConfig {
+    pub policy: PermissionPolicy,
+    pub meter: Meter,
+    /// (guest path, host dir), numbered from fd 3 in this order.
+    pub preopens: Vec<(String, PathBuf)>,
+    pub args: Vec<String>,
+    pub secrets: HashMap<String, String>,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    Exited(i32),
+    BudgetExceeded(Breach),
+    Trap(String),
+}
+
+/// The result of one run.
+#[derive(Debug)]
+pub struct RunResult {
+    pub outcome: Outcome,
+    /// `(tag, value)` the guest reported through `host.report`.
+    pub reports: Vec<(String, i32)>,
+    pub calls: Vec<Call>,
+    pub events: Vec<(String, String)>,
+}
+
+/// The clock of the host's budget tracker.
+pub type Clock = Box<dyn FnMut() -> f64 + Send>;
+
+/// The host's budget tracker: the crate's `BudgetTracker` counting breaches on
+/// `meter`. The host passes its wall clock and the guest thread's CPU clock;
+/// the conformance adapter the harness's hooks.
+pub fn budget_tracker(
+    policy: &PermissionPolicy,
+    meter: &Meter,
+    clock: Clock,
+    cpu_time_ms: Option<Sampler>,
+    rss_mb: Option<Sampler>,
+    cpu_grace_ms: Option<f64>,
+    unmeasured: &[BudgetKind],
+) -> Result<BudgetTracker<Clock>, TrackerError> {
+    let mut options = TrackerOptions {
+        cpu_time_ms,
+        rss_mb,
+        instruments: Some(Instruments::new(meter)),
+        unmeasured: unmeasured.to_vec(),
+        ..TrackerOptions::default()
+    };
+    if let Some(g) = cpu_grace_ms {
+        options.cpu_grace_ms = g;
+    }
+    BudgetTracker::new(policy, clock, options)
+}
+
+struct State {
+    wasi: WasiP1Ctx,
+    gate: Gate,
+    dirs: HashMap<u32, String>,
+    limits: StoreLimits,
+    tracker: BudgetTracker<Clock>,
+    breach: Option<Breach>,
+    secrets: HashMap<String, String>,
+    reports: Vec<(String, i32)>,
+    events: Vec<(String, String)>,
+}
+
+/// The calling thread's CPU time in ms (the epoch callback runs on the guest's thread).
+fn thread_cpu_ms() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid pointer to a timespec; CLOCK_THREAD_CPUTIME_ID exists on Linux and macOS.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return f64::NAN; // INVALID_SAMPLE, never "within budget"
+    }
+    ts.tv_sec as f64 * 1000.0 + ts.tv_nsec as f64 / 1e6
+}
+
+fn memory(caller: &mut Caller<'_, State>) -> Result<wasmtime::Memory, i32> {
+    match caller.get_export("memory") {
+        Some(Extern::Memory(m)) => Ok(m),
+        _ => Err(errno::FAULT),
+    }
+}
+
+fn guest_bytes(caller: &mut Caller<'_, State>, ptr: i32, len: i32) -> Result<Vec<u8>, i32> {
+    let m = memory(caller)?;
+    let data = m.data(&*caller);
+    let (ptr, len) = (ptr as u32 as usize, len as u32 as usize);
+    data.get(ptr..ptr.checked_add(len).ok_or(errno::FAULT)?).map(<[u8]>::to_vec).ok_or(errno::FAULT)
+}
+
+fn guest_str(caller: &mut Caller<'_, State>, ptr: i32, len: i32) -> Result<String, i32> {
+    String::from_utf8(guest_bytes(caller, ptr, len)?).map_err(|_| errno::ILSEQ)
+}
+
+fn put(caller: &mut Caller<'_, State>, ptr: i32, cap: i32, bytes: &[u8]) -> Result<u32, i32> {
+    let m = memory(caller)?;
+    let n = bytes.len().min(cap as u32 as usize);
+    m.write(&mut *caller, ptr as u32 as usize, &bytes[..n]).map_err(|_| errno::FAULT)?;
+    Ok(n as u32)
+}
+
+fn put_u32(caller: &mut Caller<'_, State>, ptr: i32, v: u32) -> Result<(), i32> {
+    let m = memory(caller)?;
+    m.write(&mut *caller, ptr as u32 as usize, &v.to_le_bytes()).map_err(|_| errno::FAULT)
+}
+
+fn host_path(caller: &Caller<'_, State>, fd: i32, guest: &str) -> Result<String, i32> {
+    // An absolute guest path is checked as the host path it names (wasmtime-wasi
+    // refuses it anyway); a relative one is joined raw, `..` and all.
+    if guest.starts_with('/') {
+        return Ok(guest.to_owned());
+    }
+    let dir = caller.data().dirs.get(&(fd as u32)).ok_or(errno::BADF)?;
+    Ok(format!("{dir}/{guest}"))
+}
+
+/// Calls wasmtime-wasi's own preview1 implementation, as its linker glue does.
+fn delegate<R>(
+    caller: &mut Caller<'_, State>,
+    f: impl FnOnce(&mut WasiP1Ctx, &mut GuestMemory<'_>) -> wasmtime::Result<R>,
+) -> wasmtime::Result<R> {
+    let fuel = caller.as_context_mut().hostcall_fuel();
+    let Some(Extern::Memory(m)) = caller.get_export("memory") else {
+        wasmtime::bail!("missing required memory export")
+    };
+    let (mem, state) = m.data_and_store_mut(&mut *caller);
+    state.wasi.set_hostcall_fuel(fuel);
+    f(&mut state.wasi, &mut GuestMemory::Unshared(mem))
+}
+
+/// Gate then delegate: `Ok(errno)` for the guest.
+macro_rules! gated {
+    ($caller:ident, $op:expr, $checks:expr, $call:expr) => {{
+        let checks: Result<Vec<(String, FsMode, bool, String)>, i32> = $checks;
+        let checks = match checks {
+            Ok(c) => c,
+            Err(e) => return Ok(e),
+        };
+        if let Err(e) = $caller.data_mut().gate.op($op, &checks) {
+            return Ok(e);
+        }
+        delegate(&mut $caller, $call)
+    }};
+}
+
+const M: &str = "wasi_snapshot_preview1";
+
+fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    linker.func_wrap(
+        M,
+        "path_open",
+        |mut c: Caller<'_, State>,
+         fd: i32,
+         dirflags: i32,
+         p: i32,
+         l: i32,
+         oflags: i32,
+         base: i64,
+         inh: i64,
+         fdflags: i32,
+         out: i32|
+         -> wasmtime::Result<i32> {
+            let checks = (|| {
+                let g = guest_str(&mut c, p, l)?;
+                Ok(vec![(
+                    host_path(&c, fd, &g)?,
+                    open_mode(oflags, base as u64, fdflags),
+                    dirflags & LOOKUP_SYMLINK_FOLLOW != 0,
+                    g,
+                )])
+            })();
+            let checks = match checks {
+                Ok(c) => c,
+                Err(e) => return Ok(e),
+            };
+            // The path that was checked (the real path when following symlinks).
+            let checked = match c.data_mut().gate.op("path_open", &checks) {
+                Ok(mut paths) => paths.remove(0),
+                Err(e) => return Ok(e),
+            };
+            let r = delegate(&mut c, |ctx, mem| {
+                in_tokio(p1::path_open(ctx, mem, fd, dirflags, p, l, oflags, base, inh, fdflags, out))
+            })?;
+            if r == errno::SUCCESS {
+                // The new fd can be a directory base: remember the host path that was checked.
+                let bytes = guest_bytes(&mut c, out, 4).map_err(|e| wasmtime::format_err!("fd out of bounds: {e}"))?;
+                let new_fd = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                c.data_mut().dirs.insert(new_fd, checked);
+            }
+            Ok(r)
+        },
+    )?;
+    linker.func_wrap(M, "fd_close", |mut c: Caller<'_, State>, fd: i32| -> wasmtime::Result<i32> {
+        let r = delegate(&mut c, |ctx, mem| in_tokio(p1::fd_close(ctx, mem, fd)))?;
+        if r == errno::SUCCESS {
+            c.data_mut().dirs.remove(&(fd as u32));
+        }
+        Ok(r)
+    })?;
+    linker.func_wrap(M, "fd_renumber", |mut c: Caller<'_, State>, from: i32, to: i32| -> wasmtime::Result<i32> {
+        let r = delegate(&mut c, |ctx, mem| in_tokio(p1::fd_renumber(ctx, mem, from, to)))?;
+        if r == errno::SUCCESS {
+            let dirs = &mut c.data_mut().dirs;
+            match dirs.remove(&(from as u32)) {
+                Some(p) => dirs.insert(to as u32, p),
+                None => dirs.remove(&(to as u32)),
+            };
+        }
+        Ok(r)
+    })?;
+    linker.func_wrap(
+        M,
+        "path_filestat_get",
+        |mut c: Caller<'_, State>, fd: i32, flags: i32, p: i32, l: i32, buf: i32| -> wasmtime::Result<i32> {
+            let checks = (|| {
+                let g = guest_str(&mut c, p, l)?;
+                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Read, flags & LOOKUP_SYMLINK_FOLLOW != 0, g)])
+            })();
+            gated!(c, "path_filestat_get", checks, |ctx, mem| in_tokio(p1::path_filestat_get(
+                ctx, mem, fd, flags, p, l, buf
+            )))
+        },
+    )?;
+    linker.func_wrap(
+        M,
+        "path_filestat_set_times",
+        |mut c: Caller<'_, State>,
+         fd: i32,
+         flags: i32,
+         p: i32,
+         l: i32,
+         atim: i64,
+         mtim: i64,
+         fst: i32|
+         -> wasmtime::Result<i32> {
+            let checks = (|| {
+                let g = guest_str(&mut c, p, l)?;
+                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Write, flags & LOOKUP_SYMLINK_FOLLOW != 0, g)])
+            })();
+            gated!(c, "path_filestat_set_times", checks, |ctx, mem| in_tokio(p1::path_filestat_set_times(
+                ctx, mem, fd, flags, p, l, atim, mtim, fst
+            )))
+        },
+    )?;
+    for (name, mode) in [
+        ("path_create_directory", FsMode::Write),
+        ("path_remove_directory", FsMode::Write),
+        ("path_unlink_file", FsMode::Write),
+    ] {
+        linker.func_wrap(
+            M,
+            name,
+            move |mut c: Caller<'_, State>, fd: i32, p: i32, l: i32| -> wasmtime::Result<i32> {
+                let checks = (|| {
+                    let g = guest_str(&mut c, p, l)?;
+                    Ok(vec![(host_path(&c, fd, &g)?, mode, false, g)])
+                })();
+                gated!(c, name, checks, |ctx, mem| match name {
+                    "path_create_directory" => in_tokio(p1::path_create_directory(ctx, mem, fd, p, l)),
+                    "path_remove_directory" => in_tokio(p1::path_remove_directory(ctx, mem, fd, p, l)),
+                    _ => in_tokio(p1::path_unlink_file(ctx, mem, fd, p, l)),
+                })
+            },
+        )?;
+    }
+    linker.func_wrap(
+        M,
+        "path_readlink",
+        |mut c: Caller<'_, State>, fd: i32, p: i32, l: i32, buf: i32, len: i32, used: i32| -> wasmtime::Result<i32> {
+            let checks = (|| {
+                let g = guest_str(&mut c, p, l)?;
+                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Read, false, g)])
+            })();
+            gated!(c, "path_readlink", checks, |ctx, mem| in_tokio(p1::path_readlink(
+                ctx, mem, fd, p, l, buf, len, used
+            )))
+        },
+    )?;
+    linker.func_wrap(
+        M,
+        "path_rename",
+        |mut c: Caller<'_, State>, fd: i32, op: i32, ol: i32, nfd: i32, np: i32, nl: i32| -> wasmtime::Result<i32> {
+            let checks = (|| {
+                let from = guest_str(&mut c, op, ol)?;
+                let to = guest_str(&mut c, np, nl)?;
+                Ok(vec![
+                    (host_path(&c, fd, &from)?, FsMode::Write, false, from),
+                    (host_path(&c, nfd, &to)?, FsMode::Write, false, to),
+                ])
+            })();
+            gated!(c, "path_rename", checks, |ctx, mem| in_tokio(p1::path_rename(ctx, mem, fd, op, ol, nfd, np, nl)))
+        },
+    )?;
+    linker.func_wrap(
+        M,
+        "path_link",
+        |mut c: Caller<'_, State>,
+         fd: i32,
+         oflags: i32,
+         op: i32,
+         ol: i32,
+         nfd: i32,
+         np: i32,
+         nl: i32|
+         -> wasmtime::Result<i32> {
+            // A hard link shares the inode: the source needs write too.
+            let checks = (|| {
+                let from = guest_str(&mut c, op, ol)?;
+                let to = guest_str(&mut c, np, nl)?;
+                Ok(vec![
+                    (host_path(&c, fd, &from)?, FsMode::Write, oflags & LOOKUP_SYMLINK_FOLLOW != 0, from),
+                    (host_path(&c, nfd, &to)?, FsMode::Write, false, to),
+                ])
+            })();
+            gated!(c, "path_link", checks, |ctx, mem| in_tokio(p1::path_link(
+                ctx, mem, fd, oflags, op, ol, nfd, np, nl
+            )))
+        },
+    )?;
+    linker.func_wrap(
+        M,
+        "path_symlink",
+        |mut c: Caller<'_, State>, tp: i32, tl: i32, fd: i32, np: i32, nl: i32| -> wasmtime::Result<i32> {
+            // Where the link is created is a write; its target, resolved from the
+            // link's directory as the kernel will, must be inside the grants (read).
+            let checks = (|| {
+                let target = guest_str(&mut c, tp, tl)?;
+                let link = guest_str(&mut c, np, nl)?;
+                let link_host = host_path(&c, fd, &link)?;
+                let target_host = if target.starts_with('/') {
+                    target.clone()
+                } else {
+                    let dir = Path::new(&link_host).parent().and_then(Path::to_str).unwrap_or("/");
+                    format!("{dir}/{target}")
+                };
+                Ok(vec![(link_host, FsMode::Write, false, link), (target_host, FsMode::Read, true, target)])
+            })();
+            gated!(c, "path_symlink", checks, |ctx, mem| in_tokio(p1::path_symlink(ctx, mem, tp, tl, fd, np, nl)))
+        },
+    )?;
+    Ok(())
+}
+
+/// A minimal HTTP/1.0 GET for `http:` URLs (this example has no TLS client).
+fn http_get(checker: &PermissionChecker, url: &str) -> Result<(u32, Vec<u8>), i32> {
+    let url = checker.assert_fetch(url).map_err(|_| errno::ACCES)?;
+    if url.scheme() != "http" {
+        return Err(errno::IO);
+    }
+    let addrs = url.socket_addrs(|| None).map_err(|_| errno::IO)?;
+    let addr = *addrs.first().ok_or(errno::IO)?;
+    // Re-check the resolved address (DNS rebinding), then connect to exactly it.
+    checker.assert_fetch_address(url.as_str(), &addr.ip().to_string()).map_err(|_| errno::ACCES)?;
+    let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|_| errno::IO)?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).map_err(|_| errno::IO)?;
+    let host = url.host_str().unwrap_or_default();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let req = format!(
+        "GET {} HTTP/1.0\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n",
+        &url[url::Position::BeforePath..]
+    );
+    s.write_all(req.as_bytes()).map_err(|_| errno::IO)?;
+    let mut resp = Vec::new();
+    s.take(1 << 20).read_to_end(&mut resp).map_err(|_| errno::IO)?;
+    let head_end = resp.windows(4).position(|w| w == b"\r\n\r\n").ok_or(errno::IO)?;
+    let status = std::str::from_utf8(&resp[..head_end])
+        .ok()
+        .and_then(|h| h.split(' ').nth(1))
+        .and_then(|s| s.parse::<u32>().ok())
+        .ok_or(errno::IO)?;
+    Ok((status, resp[head_end + 4..].to_vec()))
+}
+
+fn add_host(linker: &mut Linker<State>) -> wasmtime::Result<()> {
+    linker.func_wrap(
+        "host",
+        "fetch",
+        |mut c: Caller<'_, State>, up: i32, ul: i32, out: i32, cap: i32, status_out: i32, len_out: i32| -> i32 {
+            let r = (|| {
+                let url = guest_str(&mut c, up, ul)?;
+                c.data_mut().gate.capability("fetch", json!({ "url": url }), &url)?;
+                let (status, body) = http_get(&c.data().gate.checker, &url)?;
+                put_u32(&mut c, status_out, status)?;
+                let n = put(&mut c, out, cap, &body)?;
+                put_u32(&mut c, len_out, n)
+            })();
+            r.err().unwrap_or(errno::SUCCESS)
+        },
+    )?;
+    linker.func_wrap(
+        "host",
+        "secret",
+        |mut c: Caller<'_, State>, np: i32, nl: i32, out: i32, cap: i32, len_out: i32| -> i32 {
+            let r = (|| {
+                let name = guest_str(&mut c, np, nl)?;
+                c.data_mut().gate.capability("secrets.get", json!({ "name": name }), &name)?;
+                let value = c.data().secrets.get(&name).cloned().ok_or(errno::IO)?;
+                let n = put(&mut c, out, cap, value.as_bytes())?;
+                put_u32(&mut c, len_out, n)
+            })();
+            r.err().unwrap_or(errno::SUCCESS)
+        },
+    )?;
+    linker.func_wrap("host", "publish", |mut c: Caller<'_, State>, tp: i32, tl: i32, dp: i32, dl: i32| -> i32 {
+        let r = (|| {
+            let topic = guest_str(&mut c, tp, tl)?;
+            let data = guest_str(&mut c, dp, dl)?;
+            c.data_mut().gate.capability("events.publish", json!({ "topic": topic }), &topic)?;
+            c.data_mut().events.push((topic, data));
+            Ok::<(), i32>(())
+        })();
+        r.err().unwrap_or(errno::SUCCESS)
+    })?;
+    linker.func_wrap("host", "report", |mut c: Caller<'_, State>, tp: i32, tl: i32, value: i32| {
+        if let Ok(tag) = guest_str(&mut c, tp, tl) {
+            c.data_mut().reports.push((tag, value));
+        }
+    })?;
+    Ok(())
+}
+
+/// Runs a guest (WebAssembly text or binary) to completion, a trap, or a budget breach.
+pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
+    let mut config = Config::new();
+    config.epoch_interruption(true);
+    let engine = Engine::new(&config)?;
+    let module = Module::new(&engine, guest)?;
+
+    let mut linker: Linker<State> = Linker::new(&engine);
+    wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |s: &mut State| &mut s.wasi)?;
+    add_gated(&mut linker)?;
+    add_host(&mut linker)?;
+
+    let mut builder = WasiCtxBuilder::new();
+    builder.args(&cfg.args);
+    let mut dirs = HashMap::new();
+    for (i, (guest_dir, host_dir)) in cfg.preopens.iter().enumerate() {
+        // Full perms: the gate, not wasmtime-wasi's coarse per-preopen perms, is
+        // what decides here (a host may narrow these too, as defence in depth).
+        builder.preopened_dir(host_dir, guest_dir, FsPerms::ReadWrite)?;
+        let host = host_dir.to_str().ok_or_else(|| wasmtime::format_err!("non-UTF-8 preopen"))?.to_owned();
+        dirs.insert(3 + i as u32, host);
+    }
+
+    let budgets = cfg.policy.budgets();
+    let mut limits = StoreLimitsBuilder::new();
+    if let Some(mb) = budgets.memory_mb {
+        limits = limits.memory_size((mb * 1024.0 * 1024.0) as usize);
+    }
+    let start = Instant::now();
+    let clock: Clock = Box::new(move || start.elapsed().as_secs_f64() * 1000.0);
+    let cpu: Sampler = Box::new(thread_cpu_ms);
+    // StoreLimits bounds the guest's linear memory (a grow past it fails).
+    let tracker = budget_tracker(&cfg.policy, &cfg.meter, clock, Some(cpu), None, None, &[BudgetKind::MemoryMb])
+        .map_err(|e| wasmtime::format_err!("budget tracker: {e}"))?;
+
+    let state = State {
+        wasi: builder.build_p1(),
+        gate: Gate::new(PermissionChecker::new(cfg.policy.clone(), &cfg.meter)),
+        dirs,
+        limits: limits.build(),
+        tracker,
+        breach: None,
+        secrets: cfg.secrets,
+        reports: Vec::new(),
+        events: Vec::new(),
+    };
+    let mut store = Store::new(&engine, state);
+    store.limiter(|s| &mut s.limits);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut ctx| {
+        let s = ctx.data_mut();
+        match s.tracker.sample() {
+            Ok(BudgetStatus::Ok { .. }) => Ok(UpdateDeadline::Continue(1)),
+            Ok(BudgetStatus::Exceeded(b)) => {
+                s.breach = Some(b);
+                wasmtime::bail!("BUDGET_EXCEEDED {}", b.budget.as_str())
+            }
+            Err(e) => wasmtime::bail!("INVALID_SAMPLE: {e}"),
+        }
+    });
+
+    // The ticker: one epoch every 5 ms while the guest runs.
+    let stop = Arc::new(AtomicBool::new(false));
+    let ticker = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+                engine.increment_epoch();
+            }
+        })
+    };
+    let run = (|| {
+        let instance = linker.instantiate(&mut store, &module)?;
+        instance.get_typed_func::<(), ()>(&mut store, "_start")?.call(&mut store, ())
+    })();
+    stop.store(true, Ordering::Relaxed);
+    let _ = ticker.join();
+
+    let outcome = match run {
+        Ok(()) => Outcome::Exited(0),
+        Err(e) => match (store.data().breach, e.downcast_ref::<I32Exit>()) {
+            (Some(b), _) => Outcome::BudgetExceeded(b),
+            (None, Some(exit)) => Outcome::Exited(exit.0),
+            (None, None) => Outcome::Trap(format!("{e:#}")),
+        },
+    };
+    let s = store.into_data();
+    Ok(RunResult { outcome, reports: s.reports, calls: s.gate.calls, events: s.events })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_mode_is_write_for_create_truncate_append_and_every_write_right() {
+        for bit in 0..30u32 {
+            let rights = 1u64 << bit;
+            let want = if WRITE_RIGHTS & rights != 0 { FsMode::Write } else { FsMode::Read };
+            assert_eq!(open_mode(0, rights, 0), want, "right bit {bit}");
+        }
+        for bit in [0, 4, 6, 8, 19, 20, 22, 23] {
+            assert_eq!(open_mode(0, 1 << bit, 0), FsMode::Write, "right bit {bit}");
+        }
+        assert_eq!(open_mode(OFLAGS_CREAT, 2, 0), FsMode::Write);
+        assert_eq!(open_mode(OFLAGS_TRUNC, 2, 0), FsMode::Write);
+        assert_eq!(open_mode(2, 2, 0), FsMode::Read, "O_DIRECTORY");
+        assert_eq!(open_mode(0, 2, FDFLAGS_APPEND), FsMode::Write);
+    }
+}

@@ -1,0 +1,255 @@
+//! The Rust WASI host on the same guests as the Node host
+//! (`examples/wasi-host/guests/*.wat`, parsed by wasmtime's `wat` feature):
+//! real files in a temp dir, a real HTTP server on 127.0.0.1, and a real
+//! OpenTelemetry SDK meter with an in-memory exporter.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use api_sandbox_permissions::{PermissionPolicy, PolicyOptions};
+use opentelemetry::metrics::MeterProvider as _;
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use serde_json::json;
+use wasi_host_rs::{errno, run_guest, HostConfig, Outcome};
+
+const HOSTILE_TAGS: [&str; 24] = [
+    "traversal",
+    "absolute",
+    "write_right_on_read_grant",
+    "trunc_on_read_grant",
+    "create_in_read_grant",
+    "open_through_symlink",
+    "dotdot_after_symlink",
+    "stat_traversal",
+    "set_times_read_grant",
+    "mkdir_read_grant",
+    "unlink_read_grant",
+    "rmdir_read_grant",
+    "rename_out_of_grant",
+    "rename_read_into_write",
+    "link_out_of_grant",
+    "link_read_into_write",
+    "symlink_plant_relative",
+    "symlink_plant_absolute",
+    "readlink_traversal",
+    "unlink_dotdot_after_symlink",
+    "secret_undeclared",
+    "fetch_metadata",
+    "fetch_undeclared_host",
+    "publish_undeclared",
+];
+
+fn guest(name: &str) -> Vec<u8> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wasi-host/guests").join(format!("{name}.wat"));
+    std::fs::read(p).expect("guest source")
+}
+
+struct World {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    port: u16,
+}
+
+fn world() -> World {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::create_dir_all(root.join("data/sub")).unwrap();
+    std::fs::create_dir(root.join("out")).unwrap();
+    std::fs::write(root.join("data/input.txt"), "hello from a file\n").unwrap();
+    std::fs::write(root.join("data/sub/inner.txt"), "inside sub\n").unwrap();
+    std::fs::write(root.join("out/own.txt"), "the guest may change this\n").unwrap();
+    std::fs::write(root.join("secret-outside.txt"), "TOP SECRET\n").unwrap();
+    std::os::unix::fs::symlink(root.join("secret-outside.txt"), root.join("data/link-to-secret")).unwrap();
+    std::os::unix::fs::symlink(".", root.join("data/here")).unwrap();
+    std::os::unix::fs::symlink(".", root.join("out/here")).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 2048];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let ok = String::from_utf8_lossy(&buf[..n]).starts_with("GET /hello");
+            let body = if ok { "hello from 127.0.0.1" } else { "" };
+            let status = if ok { "200 OK" } else { "404 Not Found" };
+            let _ = write!(s, "HTTP/1.0 {status}\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+        }
+    });
+    World { _tmp: tmp, root, port }
+}
+
+struct Probe {
+    provider: SdkMeterProvider,
+    exporter: InMemoryMetricExporter,
+}
+
+impl Probe {
+    fn new() -> Self {
+        let exporter = InMemoryMetricExporter::default();
+        let provider =
+            SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
+        Self { provider, exporter }
+    }
+    /// (instrument, capability, reason) -> count, for one plugin.
+    fn counts(&self, plugin: &str) -> HashMap<(String, String, String), u64> {
+        self.provider.force_flush().unwrap();
+        let mut out = HashMap::new();
+        if let Some(rm) = self.exporter.get_finished_metrics().unwrap().last() {
+            for sm in rm.scope_metrics() {
+                for m in sm.metrics() {
+                    if let AggregatedMetrics::U64(MetricData::Sum(sum)) = m.data() {
+                        for dp in sum.data_points() {
+                            let get = |k: &str| {
+                                dp.attributes()
+                                    .find(|kv| kv.key.as_str() == k)
+                                    .map(|kv| kv.value.as_str().into_owned())
+                                    .unwrap_or_default()
+                            };
+                            if get("plugin") == plugin {
+                                *out.entry((m.name().to_owned(), get("capability"), get("reason"))).or_default() +=
+                                    dp.value();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn config(w: &World, plugin: &str, probe: &Probe, budgets: serde_json::Value) -> HostConfig {
+    let root = w.root.to_str().unwrap();
+    let manifest = json!({
+        "fs": [format!("{root}/data/**"), { "path": format!("{root}/out/**"), "mode": "readwrite" }],
+        "fetch": [format!("127.0.0.1:{}", w.port)],
+        "secrets": ["GREETING"],
+        "events": { "publishes": ["demo.*"] },
+        "budgets": budgets,
+    });
+    HostConfig {
+        policy: PermissionPolicy::from_manifest(&manifest, PolicyOptions::new(plugin)).unwrap(),
+        meter: probe.provider.meter("wasi-host-rs-test"),
+        preopens: vec![("/data".into(), w.root.join("data")), ("/out".into(), w.root.join("out"))],
+        args: vec![plugin.into(), format!("http://127.0.0.1:{}/hello", w.port)],
+        secrets: HashMap::from([
+            ("GREETING".into(), "hi there".into()),
+            ("AWS_SECRET_ACCESS_KEY".into(), "must never be read".into()),
+        ]),
+    }
+}
+
+#[test]
+fn good_guest_is_allowed_everything_it_needs() {
+    let w = world();
+    let probe = Probe::new();
+    let r = run_guest(&guest("good"), config(&w, "good", &probe, json!({ "wallClockMs": 10000, "cpuPercent": 95 })))
+        .unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    let reports: Vec<(&str, i32)> = r.reports.iter().map(|(t, v)| (t.as_str(), *v)).collect();
+    assert_eq!(
+        reports,
+        [("read", 0), ("secret", 0), ("fetch", 0), ("fetch_status", 200), ("write", 0), ("publish", 0)]
+    );
+    assert_eq!(
+        std::fs::read_to_string(w.root.join("out/result.txt")).unwrap(),
+        "hello from a file\nhi therehello from 127.0.0.1"
+    );
+    assert_eq!(r.events, [("demo.finished".to_owned(), "{\"ok\":true}".to_owned())]);
+    assert!(r.calls.iter().all(|c| c.allowed), "{:?}", r.calls);
+    assert!(probe.counts("good").is_empty(), "{:?}", probe.counts("good"));
+}
+
+#[test]
+fn hostile_guest_gets_eacces_for_every_call_and_is_stopped_by_its_budget() {
+    let w = world();
+    let probe = Probe::new();
+    let r =
+        run_guest(&guest("hostile"), config(&w, "hostile", &probe, json!({ "wallClockMs": 1500, "cpuPercent": 80 })))
+            .unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert!(["cpuPercent", "wallClockMs"].contains(&b.budget.as_str()), "{b:?}");
+    let tags: Vec<&str> = r.reports.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tags, HOSTILE_TAGS);
+    for (tag, value) in &r.reports {
+        assert_eq!(*value, errno::ACCES, "{tag}: errno {value}, expected EACCES");
+    }
+    let denied: Vec<_> = r.calls.iter().filter(|c| !c.allowed).collect();
+    assert_eq!(denied.len(), HOSTILE_TAGS.len(), "{:?}", r.calls);
+    assert_eq!(r.calls.len(), HOSTILE_TAGS.len(), "no hostile call was allowed: {:?}", r.calls);
+    let counts = probe.counts("hostile");
+    let total: u64 = counts.iter().filter(|(k, _)| k.0 == "plugin.permission_denied_total").map(|(_, v)| v).sum();
+    assert_eq!(total, HOSTILE_TAGS.len() as u64, "{counts:?}");
+    let budget: u64 = counts.iter().filter(|(k, _)| k.0 == "plugin.budget_exceeded_total").map(|(_, v)| v).sum();
+    assert_eq!(budget, 1, "{counts:?}");
+    for (cap, reason) in [
+        ("fs.read", "path_traversal"),
+        ("fs.read", "symlink_escape"),
+        ("fs.write", "mode_not_granted"),
+        ("secrets.get", "secret_not_declared"),
+        ("fetch", "host_not_allowlisted"),
+        ("events.publish", "topic_not_declared"),
+    ] {
+        assert!(
+            counts.contains_key(&("plugin.permission_denied_total".into(), cap.into(), reason.into())),
+            "{cap} {reason}: {counts:?}"
+        );
+    }
+    // Nothing changed on disk.
+    assert_eq!(std::fs::read_to_string(w.root.join("data/input.txt")).unwrap(), "hello from a file\n");
+    let mut out: Vec<_> = std::fs::read_dir(w.root.join("out")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    out.sort();
+    assert_eq!(out, ["here", "own.txt"]);
+    assert!(!w.root.join("escaped.txt").exists() && !w.root.join("leak.txt").exists());
+    assert!(w.root.join("secret-outside.txt").exists());
+}
+
+#[test]
+fn a_runaway_is_stopped_on_the_wall_clock_alone() {
+    let w = world();
+    let probe = Probe::new();
+    let started = std::time::Instant::now();
+    let r = run_guest(&guest("hostile"), config(&w, "spinner", &probe, json!({ "wallClockMs": 300 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "wallClockMs");
+    assert!(b.observed > 300.0 && started.elapsed().as_millis() < 5000, "{b:?}");
+    assert_eq!(
+        probe.counts("spinner").get(&("plugin.budget_exceeded_total".into(), "request".into(), "wall_clock".into())),
+        Some(&1)
+    );
+}
+
+#[test]
+fn abi_edges_bad_utf8_bad_pointers_unknown_and_closed_fds_nul_opened_dirs() {
+    let w = world();
+    let probe = Probe::new();
+    let r = run_guest(&guest("edge"), config(&w, "edge", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    let reports: Vec<(&str, i32)> = r.reports.iter().map(|(t, v)| (t.as_str(), *v)).collect();
+    assert_eq!(
+        reports,
+        [
+            ("ilseq", 25),
+            ("efault", 21),
+            ("ebadf", 8),
+            ("nul", errno::ACCES),
+            ("open_dir", 0),
+            ("dir_traversal", errno::ACCES),
+            ("dir_relative", 0),
+            ("closed_dir", 8)
+        ]
+    );
+    let mut denied: Vec<_> =
+        probe.counts("edge").into_iter().filter(|(k, _)| k.0 == "plugin.permission_denied_total").collect();
+    denied.sort();
+    assert_eq!(
+        denied,
+        [
+            (("plugin.permission_denied_total".into(), "fs.read".into(), "invalid_path".into()), 1),
+            (("plugin.permission_denied_total".into(), "fs.read".into(), "path_traversal".into()), 1)
+        ]
+    );
+}

@@ -1,0 +1,162 @@
+'use strict'
+// The WASI host's gate, on the host side of the worker boundary: every WASI
+// path operation of a guest arrives here as absolute host paths (the worker's
+// wrapper joined the guest path to the host directory of its fd) and is
+// checked with the package's PermissionChecker before the real node:wasi
+// call runs. A denial is answered with the WASI errno EACCES and counted in
+// plugin.permission_denied_total by the checker.
+const fs = require('node:fs')
+const path = require('node:path')
+const { isPermissionDenied } = require('../..')
+
+/** WASI preview1 errno values used by the host (wasi_snapshot_preview1 `errno` enum). */
+const ERRNO = Object.freeze({ SUCCESS: 0, ACCES: 2, BADF: 8, FAULT: 21, ILSEQ: 25, INVAL: 28, IO: 29, NOENT: 44, NOTCAPABLE: 76 })
+
+/** Rights bits of `rights_base` that let the opened fd change the file (preview1 `rights` flags). */
+const WRITE_RIGHTS =
+  (1n << 0n) | // fd_datasync
+  (1n << 4n) | // fd_sync
+  (1n << 6n) | // fd_write
+  (1n << 8n) | // fd_allocate
+  (1n << 19n) | // path_filestat_set_size
+  (1n << 20n) | // path_filestat_set_times
+  (1n << 22n) | // fd_filestat_set_size
+  (1n << 23n) // fd_filestat_set_times
+const OFLAGS = Object.freeze({ CREAT: 1, DIRECTORY: 2, EXCL: 4, TRUNC: 8 })
+const FDFLAGS_APPEND = 1
+const LOOKUP_SYMLINK_FOLLOW = 1
+
+/** The mode a `path_open` needs: create, truncate, append or any write right is a write. */
+function openMode(oflags, rightsBase, fdflags) {
+  if (oflags & (OFLAGS.CREAT | OFLAGS.TRUNC)) return 'write'
+  if (fdflags & FDFLAGS_APPEND) return 'write'
+  return BigInt.asUintN(64, BigInt(rightsBase)) & WRITE_RIGHTS ? 'write' : 'read'
+}
+
+const deniedOf = (e) => ({ allowed: false, capability: e.details.capability, reason: e.details.reason })
+
+class WasiGate {
+  /** `checker`: a PermissionChecker built with the host's meter. */
+  constructor(checker, { log } = {}) {
+    this.checker = checker
+    this.log = log || (() => {})
+    this.calls = []
+  }
+
+  /**
+   * One path check. `follow`: the operation follows a final symlink (open,
+   * stat with SYMLINK_FOLLOW): the real path is checked (`authorizeFs` with
+   * `resolveSymlinks`). Otherwise the operation acts on the final name itself
+   * (unlink, rename, link, mkdir, readlink, a no-follow stat): the raw path is
+   * checked lexically, then the real parent directory plus the name.
+   * `lexical`: only the lexical check (the conformance adapter's `checkFs`).
+   * Returns `{ allowed: true, path }` (the path that was checked) or a denial decision.
+   */
+  fs(hostPath, mode, { follow = true, lexical = false } = {}) {
+    try {
+      if (lexical) {
+        const d = this.checker.checkFs(hostPath, mode)
+        return d.allowed ? { allowed: true, path: hostPath } : d
+      }
+      if (follow) return { allowed: true, path: this.checker.authorizeFs(hostPath, mode, { resolveSymlinks: true }) }
+      const d = this.checker.checkFs(hostPath, mode)
+      if (!d.allowed) return d
+      // Split the raw path, never a normalised one: `link/..` is the parent of
+      // the link's target for the kernel, so the parent is resolved as written.
+      const raw = hostPath.replace(/(.)\/+$/, '$1')
+      const cut = raw.lastIndexOf('/')
+      const parent = cut <= 0 ? '/' : raw.slice(0, cut)
+      const base = raw.slice(cut + 1)
+      let real
+      try {
+        real = fs.realpathSync.native(parent)
+      } catch {
+        // No such parent: the operation fails with ENOENT; still, nothing unchecked
+        // reaches the runtime: the checker resolves what exists of the path.
+        return { allowed: true, path: this.checker.authorizeFs(hostPath, mode, { resolveSymlinks: true }) }
+      }
+      const joined = real === '/' ? `/${base}` : `${real}/${base}`
+      const d2 = this.checker.checkFs(joined, mode)
+      return d2.allowed ? { allowed: true, path: joined } : d2
+    } catch (e) {
+      if (isPermissionDenied(e)) return deniedOf(e)
+      throw e
+    }
+  }
+
+  /**
+   * A WASI path operation: `checks` are `{ path, mode, follow, what }`, in
+   * order; the first denial stops (so one hostile call counts once).
+   * Returns `{ errno: 0, paths }` or `{ errno: EACCES, capability, reason }`.
+   */
+  op(op, checks) {
+    const paths = []
+    for (const c of checks) {
+      const d = this.fs(c.path, c.mode, { follow: c.follow })
+      const what = `${op} ${JSON.stringify(c.what)}`
+      if (!d.allowed) {
+        this.calls.push({ op, capability: d.capability, what, allowed: false, reason: d.reason })
+        this.log(`${what} -> EACCES (${d.capability} ${d.reason})`)
+        return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
+      }
+      paths.push(d.path)
+    }
+    this.calls.push({ op, capability: `fs.${checks.some((c) => c.mode === 'write') ? 'write' : 'read'}`, what: `${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))}`, allowed: true })
+    this.log(`${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))} -> allowed`)
+    return { errno: ERRNO.SUCCESS, paths }
+  }
+
+  /**
+   * A host import (`host.fetch`, `host.secret`, `host.publish`): `checkCapability`.
+   * Returns the decision; the host answers a denial with EACCES.
+   */
+  capability(id, payload, what = '') {
+    const d = this.checker.checkCapability(id, payload)
+    this.calls.push({ op: id, capability: id, what: `${id} ${JSON.stringify(what)}`, allowed: d.allowed, ...(d.allowed ? {} : { reason: d.reason }) })
+    this.log(`${id} ${JSON.stringify(what)} -> ${d.allowed ? 'allowed' : `EACCES (${d.reason})`}`)
+    return d
+  }
+
+  /** The re-check of a fetch's resolved address (DNS rebinding) before connecting. */
+  fetchAddress(url, ip) {
+    return this.checker.checkFetchAddress(url, ip)
+  }
+}
+
+/**
+ * The checks one WASI call needs, from the host paths of its arguments
+ * (shared by the worker's wrapper and the tests). `a`: `{ fd paths joined, flags }`.
+ */
+function checksFor(op, a) {
+  const follow = (flags) => (flags & LOOKUP_SYMLINK_FOLLOW) !== 0
+  switch (op) {
+    case 'path_open':
+      return [{ path: a.path, mode: openMode(a.oflags, a.rightsBase, a.fdflags), follow: follow(a.dirflags) }]
+    case 'path_filestat_get':
+      return [{ path: a.path, mode: 'read', follow: follow(a.flags) }]
+    case 'path_filestat_set_times':
+      return [{ path: a.path, mode: 'write', follow: follow(a.flags) }]
+    case 'path_readlink':
+      return [{ path: a.path, mode: 'read', follow: false }]
+    case 'path_create_directory':
+    case 'path_remove_directory':
+    case 'path_unlink_file':
+      return [{ path: a.path, mode: 'write', follow: false }]
+    case 'path_rename':
+      return [{ path: a.oldPath, mode: 'write', follow: false }, { path: a.newPath, mode: 'write', follow: false }]
+    case 'path_link':
+      // A hard link shares the inode: whoever can write the new name can write the
+      // source, so the source needs write too.
+      return [{ path: a.oldPath, mode: 'write', follow: follow(a.oldFlags) }, { path: a.newPath, mode: 'write', follow: false }]
+    case 'path_symlink': {
+      // Where the link is created is a write; what it points at must be inside the
+      // grants too (read), resolved from the link's directory as the kernel will.
+      const target = a.target.startsWith('/') ? a.target : `${path.posix.dirname(a.newPath)}/${a.target}`
+      return [{ path: a.newPath, mode: 'write', follow: false }, { path: target, mode: 'read', follow: true }]
+    }
+    default:
+      throw new TypeError(`not a gated WASI path operation: ${op}`)
+  }
+}
+
+module.exports = { WasiGate, checksFor, openMode, ERRNO, WRITE_RIGHTS }

@@ -1,0 +1,172 @@
+'use strict'
+// The WASI host: a guest (a WASI preview1 module) runs in a worker_threads
+// Worker under node:wasi (worker.js); every path operation and every host
+// import it makes comes here by a synchronous call and is checked with the
+// package before it runs; its wall-clock and CPU budgets are enforced from
+// here with a BudgetTracker and worker.terminate().
+const path = require('node:path')
+const { Worker } = require('node:worker_threads')
+const { PermissionChecker, BudgetTracker, isBudgetExceeded, isPermissionDenied } = require('../..')
+const { performers } = require('../vm-host/host.js')
+const { WasiGate, checksFor, ERRNO } = require('./gate.js')
+
+const ANSWER_BYTES = 256 * 1024
+/** The host imports a guest may call, by capability id. */
+const HOST_IMPORTS = new Set(['fetch', 'secrets.get', 'events.publish'])
+
+let wabt = null
+/** WebAssembly text to a binary module, with the `wabt` toolkit (wabt compiled to JS). */
+async function assembleWat(text, filename = 'guest.wat') {
+  if (wabt === null) wabt = await require('wabt')()
+  const m = wabt.parseWat(filename, text)
+  try {
+    m.resolveNames()
+    m.validate()
+    return Buffer.from(m.toBinary({}).buffer)
+  } finally {
+    m.destroy()
+  }
+}
+
+/**
+ * The host's budget tracker: the package's BudgetTracker over the given hooks
+ * (the host passes the worker's clock and CPU hooks; the conformance adapter the harness's).
+ */
+function wasiBudgetTracker(policy, { meter, hooks, cpuGraceMs, unmeasured } = {}) {
+  const options = { meter, hooks }
+  if (cpuGraceMs !== undefined) options.cpuGraceMs = cpuGraceMs
+  if (unmeasured !== undefined) options.unmeasured = unmeasured
+  return new BudgetTracker(policy, options)
+}
+
+/**
+ * Runs one WASI guest as one request.
+ * options: { name, wasm (bytes), policy, preopens: { [guestDir]: hostDir }, args?: string[],
+ *            secrets?: Map, bus?: [], meter?, log?(line), sampleEveryMs? }
+ * Resolves to { ok, code?, budget?, value?, calls, reports, elapsedMs }.
+ */
+function runWasiPlugin(options) {
+  const { name, wasm, policy, meter } = options
+  if (policy.budgets.memoryMb !== undefined) {
+    // worker resourceLimits bound the JS heap, not a guest's linear memory, and
+    // this host has no sampler for it: refuse rather than leave it unenforced.
+    throw new TypeError('the Node WASI host cannot enforce a memoryMb budget on a guest\'s linear memory; run the guest under the Rust host (StoreLimits) or drop memoryMb')
+  }
+  const log = options.log || (() => {})
+  const checker = new PermissionChecker(policy, { meter })
+  const gate = new WasiGate(checker, { log: (line) => log(`[${name}] ${line}`) })
+  const perform = performers({ checker, secrets: options.secrets || new Map(), bus: options.bus || [] })
+  const reports = []
+  const sab = new SharedArrayBuffer(8 + ANSWER_BYTES)
+  const header = new Int32Array(sab, 0, 2)
+  const answerBytes = new Uint8Array(sab, 8)
+  const preopens = Object.entries(options.preopens || {})
+  const worker = new Worker(path.join(__dirname, 'worker.js'), {
+    workerData: { wasm, preopens, args: options.args || [name], sab },
+    env: {},
+    stdout: true,
+    stderr: true,
+  })
+  const answer = (value) => {
+    const b = Buffer.from(JSON.stringify(value), 'utf8')
+    const fits = b.length <= ANSWER_BYTES ? b : Buffer.from(JSON.stringify({ errno: ERRNO.IO }), 'utf8')
+    answerBytes.set(fits)
+    Atomics.store(header, 1, fits.length)
+    Atomics.store(header, 0, 1)
+    Atomics.notify(header, 0)
+  }
+
+  async function serve(req) {
+    if (req.kind === 'fs') {
+      const checks = checksFor(req.op, req.args).map((c, i) => ({ ...c, what: req.what[i] }))
+      return gate.op(req.op, checks)
+    }
+    if (req.kind === 'capability' && HOST_IMPORTS.has(req.capability)) {
+      const p = req.payload
+      const d = gate.capability(req.capability, p, p.url ?? p.name ?? p.topic)
+      if (!d.allowed) return { errno: ERRNO.ACCES, reason: d.reason }
+      try {
+        // The performers open/fetch exactly what was checked (authorizeFetch, the
+        // resolved address and every redirect hop re-checked).
+        return { errno: ERRNO.SUCCESS, value: await perform[req.capability](p) }
+      } catch (e) {
+        if (isPermissionDenied(e)) return { errno: ERRNO.ACCES, reason: e.details.reason }
+        log(`[${name}] ${req.capability} failed: ${e && e.message}`)
+        return { errno: ERRNO.IO }
+      }
+    }
+    return { errno: ERRNO.INVAL }
+  }
+
+  return new Promise((resolve) => {
+    let finished = false
+    let tracker = null
+    let timer = null
+    let startup = null
+    const finish = (result) => {
+      if (finished) return
+      finished = true
+      clearInterval(timer)
+      clearTimeout(startup)
+      worker.terminate().then(() => resolve({ ...result, calls: gate.calls, reports, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
+    }
+    // The budget starts when the guest starts (after compilation). CPU: the
+    // worker's event-loop active time, which a guest that never yields keeps
+    // at 100% (an upper bound of its thread's CPU time), less the time the
+    // guest spent blocked in host calls (Atomics.wait is "active" too).
+    let hostCallMs = 0
+    let callStart = null
+    let lastCpu = 0
+    const guestActiveMs = () => {
+      const now = performance.now()
+      const v = worker.performance.eventLoopUtilization().active - hostCallMs - (callStart === null ? 0 : now - callStart)
+      lastCpu = Math.max(lastCpu, v) // cumulative: never decreases
+      return lastCpu
+    }
+    const startBudget = () => {
+      try {
+        tracker = wasiBudgetTracker(policy, { meter, hooks: { now: () => performance.now(), cpuTimeMs: guestActiveMs } })
+      } catch (e) {
+        return finish({ ok: false, code: e.code || 'ERR_BUDGET_TRACKER', message: String(e.message) })
+      }
+      timer = setInterval(() => {
+        try {
+          tracker.sample()
+          tracker.assertWithin()
+        } catch (e) {
+          // Fail closed: a breach, or a sample the tracker refuses, ends the guest.
+          if (isBudgetExceeded(e)) log(`[${name}] BUDGET_EXCEEDED ${e.details.budget}: observed ${e.details.observed.toFixed(1)} > limit ${e.details.limit}; worker terminated`)
+          finish(isBudgetExceeded(e) ? { ok: false, code: e.code, budget: e.details.budget } : { ok: false, code: e.code || 'ERR_BUDGET_TRACKER', message: String(e.message) })
+        }
+      }, options.sampleEveryMs || 10)
+    }
+    startup = setTimeout(() => finish({ ok: false, code: 'ERR_WORKER_START', message: 'worker did not start' }), (policy.budgets.wallClockMs || 10_000) + 10_000)
+    worker.on('message', (m) => {
+      if (m && m.rpc) {
+        callStart = performance.now()
+        const done = () => {
+          hostCallMs += performance.now() - callStart
+          callStart = null
+        }
+        serve(m.rpc).then(
+          (v) => {
+            done()
+            answer(v)
+          },
+          (e) => {
+            done()
+            answer({ errno: ERRNO.IO })
+            log(`[${name}] host error: ${e && e.message}`)
+          },
+        )
+      } else if (m && m.report) {
+        reports.push(m.report)
+      } else if (m && m.ready && tracker === null) startBudget()
+      else if (m && m.done) finish(m.ok ? { ok: true, value: m.value } : { ok: false, code: m.code || 'ERR_WASI_EXIT', message: m.message || `exit code ${m.value}` })
+    })
+    worker.on('error', (e) => finish({ ok: false, code: e.code || 'ERR_WORKER', message: String(e.message) }))
+    worker.on('exit', () => finish({ ok: false, code: 'ERR_WORKER_EXIT', message: 'worker exited' }))
+  })
+}
+
+module.exports = { runWasiPlugin, assembleWat, wasiBudgetTracker, WasiGate }

@@ -1,0 +1,198 @@
+'use strict'
+// The worker side of the WASI host: the guest runs here under node:wasi
+// (preview1). Every path-taking WASI import is wrapped: the guest's path is
+// read from its memory, joined to the host directory of its fd (preopens and
+// directories it opened), and sent to the host's gate (gate.js) by a
+// synchronous call; only an allowed call reaches the real node:wasi
+// function. The host imports (`host.fetch`, `host.secret`, `host.publish`)
+// go through the host's checkCapability the same way.
+const { parentPort, workerData } = require('node:worker_threads')
+const { WASI } = require('node:wasi')
+const fs = require('node:fs')
+const os = require('node:os')
+
+const ERRNO = { SUCCESS: 0, ACCES: 2, BADF: 8, FAULT: 21, ILSEQ: 25, IO: 29 }
+const { wasm, preopens, args, sab } = workerData
+
+// Synchronous calls to the host: post the request, block on the shared
+// buffer until the host has written the JSON answer.
+const header = new Int32Array(sab, 0, 2)
+const answer = new Uint8Array(sab, 8)
+const decoder = new TextDecoder('utf-8', { fatal: true })
+const encoder = new TextEncoder()
+function call(req) {
+  Atomics.store(header, 0, 0)
+  parentPort.postMessage({ rpc: req })
+  while (Atomics.wait(header, 0, 0, 1000) === 'timed-out');
+  return JSON.parse(Buffer.from(answer.subarray(0, header[1])).toString('utf8'))
+}
+
+let memory = null
+class Fault extends Error {
+  constructor(errno) {
+    super(`wasi errno ${errno}`)
+    this.errno = errno
+  }
+}
+function bytes(ptr, len) {
+  ptr >>>= 0
+  len >>>= 0
+  if (ptr + len > memory.buffer.byteLength) throw new Fault(ERRNO.FAULT)
+  return new Uint8Array(memory.buffer, ptr, len)
+}
+function str(ptr, len) {
+  try {
+    return decoder.decode(bytes(ptr, len))
+  } catch (e) {
+    throw e instanceof Fault ? e : new Fault(ERRNO.ILSEQ)
+  }
+}
+function put(ptr, cap, data) {
+  const n = Math.min(cap >>> 0, data.length)
+  bytes(ptr, n).set(data.subarray(0, n))
+  return n
+}
+const u32 = (ptr, v) => new DataView(memory.buffer).setUint32(bytes(ptr, 4).byteOffset, v >>> 0, true)
+
+// Host directory of each directory fd the guest holds: preopens from 3 in
+// order (how node:wasi numbers them), then what path_open returns.
+const dirs = new Map(preopens.map(([, host], i) => [3 + i, host]))
+function hostPath(fd, guestPath) {
+  if (!dirs.has(fd)) throw new Fault(ERRNO.BADF)
+  // An absolute guest path is checked as the host path it names (the runtime
+  // refuses it anyway); a relative one is joined raw, `..` and all, so the
+  // checker sees the traversal.
+  return guestPath.startsWith('/') ? guestPath : `${dirs.get(fd)}/${guestPath}`
+}
+
+// The guest's stdio is the null device: node:wasi would otherwise hand it the
+// process's own fds 0-2 (a host that wants its output passes a pipe instead).
+const devNull = fs.openSync(os.devNull, 'r+')
+const wasi = new WASI({ version: 'preview1', args, env: {}, preopens: Object.fromEntries(preopens), returnOnExit: true, stdin: devNull, stdout: devNull, stderr: devNull })
+const real = wasi.wasiImport
+
+/** Gate one path operation; returns the errno to give the guest, or null to go on. */
+function gate(op, a, what) {
+  const r = call({ kind: 'fs', op, args: a, what })
+  return r.errno === ERRNO.SUCCESS ? r : r.errno
+}
+
+function guarded(fn) {
+  return (...argv) => {
+    try {
+      return fn(...argv)
+    } catch (e) {
+      if (e instanceof Fault) return e.errno
+      throw e
+    }
+  }
+}
+
+const wrapped = {
+  ...real,
+  path_open: guarded((fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut) => {
+    const guest = str(p, l)
+    const r = gate('path_open', { path: hostPath(fd, guest), dirflags, oflags, rightsBase: String(rightsBase), fdflags }, [guest])
+    if (typeof r === 'number') return r
+    const errno = real.path_open(fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut)
+    // The new fd is a directory base for later calls: remember the path that was checked.
+    if (errno === ERRNO.SUCCESS) dirs.set(new DataView(memory.buffer).getUint32(fdOut >>> 0, true), r.paths[0])
+    return errno
+  }),
+  fd_close: guarded((fd) => {
+    const errno = real.fd_close(fd)
+    if (errno === ERRNO.SUCCESS) dirs.delete(fd)
+    return errno
+  }),
+  fd_renumber: guarded((from, to) => {
+    const errno = real.fd_renumber(from, to)
+    if (errno === ERRNO.SUCCESS) {
+      if (dirs.has(from)) dirs.set(to, dirs.get(from))
+      else dirs.delete(to)
+      dirs.delete(from)
+    }
+    return errno
+  }),
+  path_filestat_get: guarded((fd, flags, p, l, buf) => {
+    const guest = str(p, l)
+    const r = gate('path_filestat_get', { path: hostPath(fd, guest), flags }, [guest])
+    return typeof r === 'number' ? r : real.path_filestat_get(fd, flags, p, l, buf)
+  }),
+  path_filestat_set_times: guarded((fd, flags, p, l, atim, mtim, fstFlags) => {
+    const guest = str(p, l)
+    const r = gate('path_filestat_set_times', { path: hostPath(fd, guest), flags }, [guest])
+    return typeof r === 'number' ? r : real.path_filestat_set_times(fd, flags, p, l, atim, mtim, fstFlags)
+  }),
+  path_create_directory: guarded((fd, p, l) => {
+    const guest = str(p, l)
+    const r = gate('path_create_directory', { path: hostPath(fd, guest) }, [guest])
+    return typeof r === 'number' ? r : real.path_create_directory(fd, p, l)
+  }),
+  path_remove_directory: guarded((fd, p, l) => {
+    const guest = str(p, l)
+    const r = gate('path_remove_directory', { path: hostPath(fd, guest) }, [guest])
+    return typeof r === 'number' ? r : real.path_remove_directory(fd, p, l)
+  }),
+  path_unlink_file: guarded((fd, p, l) => {
+    const guest = str(p, l)
+    const r = gate('path_unlink_file', { path: hostPath(fd, guest) }, [guest])
+    return typeof r === 'number' ? r : real.path_unlink_file(fd, p, l)
+  }),
+  path_readlink: guarded((fd, p, l, buf, bufLen, used) => {
+    const guest = str(p, l)
+    const r = gate('path_readlink', { path: hostPath(fd, guest) }, [guest])
+    return typeof r === 'number' ? r : real.path_readlink(fd, p, l, buf, bufLen, used)
+  }),
+  path_rename: guarded((fd, op, ol, newFd, np, nl) => {
+    const from = str(op, ol)
+    const to = str(np, nl)
+    const r = gate('path_rename', { oldPath: hostPath(fd, from), newPath: hostPath(newFd, to) }, [from, to])
+    return typeof r === 'number' ? r : real.path_rename(fd, op, ol, newFd, np, nl)
+  }),
+  path_link: guarded((fd, oldFlags, op, ol, newFd, np, nl) => {
+    const from = str(op, ol)
+    const to = str(np, nl)
+    const r = gate('path_link', { oldPath: hostPath(fd, from), oldFlags, newPath: hostPath(newFd, to) }, [from, to])
+    return typeof r === 'number' ? r : real.path_link(fd, oldFlags, op, ol, newFd, np, nl)
+  }),
+  path_symlink: guarded((tp, tl, fd, np, nl) => {
+    const target = str(tp, tl)
+    const link = str(np, nl)
+    const r = gate('path_symlink', { target, newPath: hostPath(fd, link) }, [link, target])
+    return typeof r === 'number' ? r : real.path_symlink(tp, tl, fd, np, nl)
+  }),
+}
+
+// The host imports: capability calls, checked by the host with checkCapability.
+const host = {
+  fetch: guarded((up, ul, out, cap, statusOut, lenOut) => {
+    const r = call({ kind: 'capability', capability: 'fetch', payload: { url: str(up, ul) } })
+    if (r.errno !== ERRNO.SUCCESS) return r.errno
+    u32(statusOut, r.value.status)
+    u32(lenOut, put(out, cap, encoder.encode(r.value.body)))
+    return ERRNO.SUCCESS
+  }),
+  secret: guarded((np, nl, out, cap, lenOut) => {
+    const r = call({ kind: 'capability', capability: 'secrets.get', payload: { name: str(np, nl) } })
+    if (r.errno !== ERRNO.SUCCESS) return r.errno
+    u32(lenOut, put(out, cap, encoder.encode(r.value)))
+    return ERRNO.SUCCESS
+  }),
+  publish: guarded((tp, tl, dp, dl) => {
+    const r = call({ kind: 'capability', capability: 'events.publish', payload: { topic: str(tp, tl), data: str(dp, dl) } })
+    return r.errno
+  }),
+  report: guarded((tp, tl, value) => {
+    parentPort.postMessage({ report: { tag: str(tp, tl), value } })
+  }),
+}
+
+async function main() {
+  const module = await WebAssembly.compile(wasm)
+  const instance = await WebAssembly.instantiate(module, { wasi_snapshot_preview1: wrapped, host })
+  memory = instance.exports.memory
+  parentPort.postMessage({ ready: true })
+  const exitCode = wasi.start(instance)
+  parentPort.postMessage({ done: true, ok: exitCode === 0, value: exitCode })
+}
+main().catch((e) => parentPort.postMessage({ done: true, ok: false, code: 'ERR_WASI_GUEST', message: String(e && e.message) }))
