@@ -596,7 +596,10 @@ mod tests {
         // so CPU used before the first push was never counted.
         let mut s = BudgetState::new(budgets(Some(50.0), None, None), at(0.0), 0.0).unwrap();
         let st = s.record(Sample { now_ms: 1000.0, cpu_time_ms: Some(1000.0), rss_mb: None }).unwrap().0;
-        assert!(matches!(st, BudgetStatus::Exceeded(Breach { budget: BudgetKind::CpuPercent, observed, .. }) if observed == 100.0), "{st:?}");
+        assert!(
+            matches!(st, BudgetStatus::Exceeded(Breach { budget: BudgetKind::CpuPercent, observed, .. }) if observed == 100.0),
+            "{st:?}"
+        );
         // With a reading at start, that reading stays the baseline.
         let start = Sample { now_ms: 0.0, cpu_time_ms: Some(1000.0), rss_mb: None };
         let mut s = BudgetState::new(budgets(Some(50.0), None, None), start, 0.0).unwrap();
