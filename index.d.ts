@@ -170,6 +170,8 @@ export declare const LIMITS: {
   readonly maxMatchSteps: number
   readonly maxUrlBytes: number
   readonly defaultCpuGraceMs: number
+  /** Longest `cpuGraceMs` a `BudgetTracker` accepts (60,000 ms); more is a `TypeError` (Rust: `INVALID_SAMPLE`). */
+  readonly maxCpuGraceMs: number
 }
 
 /** `details` of `PERMISSION_DENIED`. Redaction-safe: never a path, URL path or query, payload value or secret name. */
@@ -603,11 +605,20 @@ export interface BudgetHooks {
 export interface BudgetTrackerOptions {
   /** Readings to sample; without `cpuTimeMs`/`rssMb` those budgets are not enforced. */
   hooks?: BudgetHooks
-  /** `capability` label of breach metrics. Default: `'request'`. */
+  /**
+   * `capability` label of breach metrics: 1 to 64 characters `a-z 0-9 _ . -`
+   * starting with a letter (never a path or URL; else a `TypeError`).
+   * Default: `'request'`.
+   */
   capability?: string
   /** Default: the global meter provider's meter. */
   meter?: Meter
-  /** Wall-clock ms before the CPU budget is enforced. Default: `LIMITS.defaultCpuGraceMs` (250). */
+  /**
+   * Wall-clock ms before the CPU budget is enforced. Default:
+   * `LIMITS.defaultCpuGraceMs` (250); at most `LIMITS.maxCpuGraceMs`
+   * (60,000). An own data property (a getter or inherited value is a
+   * `TypeError`). Unknown option keys are a `TypeError` too.
+   */
   cpuGraceMs?: number
   /**
    * Budgets the host measures elsewhere although this tracker has no
@@ -624,7 +635,10 @@ export interface BudgetTrackerOptions {
 export interface BudgetSample {
   /** Default: the `now` hook. */
   now?: number
-  /** Cumulative CPU time, ms. */
+  /**
+   * Cumulative CPU time, ms. Without a `hooks.cpuTimeMs` sampler the
+   * baseline is 0: push the CPU time used since the request started.
+   */
   cpuTimeMs?: number
   /** Resident memory, MB. */
   rssMb?: number

@@ -19,6 +19,24 @@ const PLATFORMS = new Set(['posix', 'win32'])
 const hostPlatform = () => (process.platform === 'win32' ? 'win32' : 'posix')
 const hrefOf = Object.getOwnPropertyDescriptor(URL.prototype, 'href').get
 
+/**
+ * The string a fetch check reads: a string as is, or the href of a plain
+ * `URL` (this realm's, prototype exactly `URL.prototype`, no own properties:
+ * a fresh URL has none). A subclass, a Proxy, or a URL with its own
+ * `href`/`toString`/`Symbol.toPrimitive` is a TypeError, since `fetch(u)`
+ * could request another URL than the href that was checked.
+ */
+function urlHref(url) {
+  if (typeof url === 'string') return url
+  if (url !== null && typeof url === 'object' && !types.isProxy(url)) {
+    try {
+      if (Object.getPrototypeOf(url) === URL.prototype && Reflect.ownKeys(url).length === 0) return Reflect.apply(hrefOf, url, [])
+    } catch {}
+    if (url instanceof URL) throw new TypeError('url must be a string or a plain URL (no subclass, no own properties)')
+  }
+  throw new TypeError(`url must be a string or a URL, got ${types.isProxy(url) ? 'a Proxy' : describe(url)}`)
+}
+
 // SPEC §3 parser parity. The url crate (Rust) and this Node's URL (Ada) use
 // different IDNA/Unicode tables, so a host with anything but plain ASCII can
 // read as two different hosts. Such URLs (and manifest grants) are parsed by
@@ -251,8 +269,7 @@ class PermissionPolicy {
   }
 
   explainFetch(url) {
-    if (url instanceof URL) url = Reflect.apply(hrefOf, url, [])
-    if (typeof url !== 'string') throw new TypeError('url must be a string or a URL')
+    url = urlHref(url)
     const explained = JSON.parse(this.#native.explain('fetch', url, null))
     if (url.isWellFormed() && !fetchParity(url)) {
       // SPEC §3 parity: the checks deny what Node's URL reads differently.
@@ -269,7 +286,7 @@ class PermissionPolicy {
   explainCapability(capabilityId, payload) {
     if (typeof capabilityId !== 'string') throw new TypeError('capabilityId must be a string')
     const field = CAPABILITY_FIELDS.get(capabilityId)
-    const value = field !== undefined && payload !== null && typeof payload === 'object' ? ownValue(payload, field) : undefined
+    const value = field !== undefined && payload !== null && typeof payload === 'object' && !types.isProxy(payload) ? ownValue(payload, field) : undefined
     return JSON.parse(this.#native.explain('cap', capabilityId, typeof value === 'string' ? value : null))
   }
 
@@ -343,7 +360,7 @@ class PermissionPolicy {
 }
 
 const nativeOf = (policy) => {
-  if (!(policy instanceof PermissionPolicy)) throw new TypeError('expected a PermissionPolicy (from PermissionPolicy.fromManifest)')
+  if (types.isProxy(policy) || !(policy instanceof PermissionPolicy)) throw new TypeError('expected a PermissionPolicy (from PermissionPolicy.fromManifest)')
   return PermissionPolicy[NATIVE](policy)
 }
 const handleOf = (policy) => {
@@ -371,6 +388,10 @@ const FS_MODES = new Map([
   ['write', 1],
 ])
 const FS_OPTION_KEYS = Object.freeze(['resolveSymlinks'])
+/** Every option `PermissionChecker` knows; any other key (e.g. an unimplemented `shadow`) is a TypeError. */
+const CHECKER_OPTION_KEYS = Object.freeze(['meter'])
+/** `PermissionPolicy.fromManifest` options that `createChecker` forwards. */
+const POLICY_OPTION_KEYS = Object.freeze(['plugin', 'platform'])
 
 /**
  * Whether `s` has more than `max` UTF-8 bytes, the unit of every limit
@@ -395,7 +416,7 @@ class PermissionChecker {
     this.#native = nativeOf(policy)
     this.#handle = handleOf(policy)
     this.#policy = policy
-    this.#counter = counterFor(meterFrom(optionsObject(options, 'options')), native.PERMISSION_DENIED_TOTAL)
+    this.#counter = counterFor(meterFrom(securityOptions(options, 'options', CHECKER_OPTION_KEYS) || {}), native.PERMISSION_DENIED_TOTAL)
     Object.freeze(this)
   }
 
@@ -474,9 +495,7 @@ class PermissionChecker {
   }
 
   #urlString(url) {
-    if (typeof url === 'string') return url
-    if (url instanceof URL) return Reflect.apply(hrefOf, url, [])
-    throw new TypeError(`url must be a string or a URL, got ${describe(url)}`)
+    return urlHref(url)
   }
 
   /** `checkFetch(url)` → decision. */
@@ -545,13 +564,9 @@ class PermissionChecker {
     const field = typeof capabilityId === 'string' ? CAPABILITY_FIELDS.get(capabilityId) : undefined
     if (field === undefined) return { code: codeOf('unknown', 'unknown_capability') }
     const invalid = { code: codeOf(capabilityId, 'invalid_payload') }
-    if (payload === null || typeof payload !== 'object') return invalid
-    try {
-      // Array.isArray throws on a revoked Proxy.
-      if (Array.isArray(payload)) return invalid
-    } catch {
-      return invalid
-    }
+    // A Proxy could show this check one value and the host another (its
+    // getOwnPropertyDescriptor and get traps disagree): invalid, like a getter.
+    if (payload === null || typeof payload !== 'object' || types.isProxy(payload) || Array.isArray(payload)) return invalid
     const value = ownValue(payload, field)
     if (typeof value !== 'string' || tooLong(value, LIMITS.maxPayloadStringBytes) || !value.isWellFormed()) return invalid
     if (field === 'url' && fetchNeedsSecondParse(value)) {
@@ -583,6 +598,13 @@ class PermissionChecker {
 }
 
 const SAMPLE_FIELDS = ['now', 'cpuTimeMs', 'rssMb', 'cpuGraceMs']
+/** Every option `BudgetTracker` knows; any other key is a TypeError. */
+const TRACKER_OPTION_KEYS = Object.freeze(['hooks', 'capability', 'cpuGraceMs', 'unmeasured', 'meter'])
+/**
+ * A budget metric label: the shape of a capability id (`request`, `fs.read`,
+ * `tool.call`), never a path or URL (no `/`, `:`, `\\`, spaces or upper case).
+ */
+const BUDGET_LABEL = /^[a-z][a-z0-9_.-]{0,63}$/
 
 function hook(hooks, name) {
   const f = ownValue(hooks, name)
@@ -657,17 +679,21 @@ class BudgetTracker {
 
   constructor(policy, options) {
     const policyHandle = handleOf(policy)
-    const opts = optionsObject(options, 'options')
+    const opts = securityOptions(options, 'options', TRACKER_OPTION_KEYS) || {}
     const hooks = optionsObject(ownValue(opts, 'hooks'), 'options.hooks')
+    if (types.isProxy(hooks)) throw new TypeError('options.hooks must be a plain object, not a Proxy')
     this.#now = hook(hooks, 'now') || defaultNow
     this.#cpu = hook(hooks, 'cpuTimeMs')
     this.#rss = hook(hooks, 'rssMb')
     const capability = ownValue(opts, 'capability')
-    if (capability !== undefined && (typeof capability !== 'string' || capability.length === 0 || tooLong(capability, LIMITS.maxNameBytes))) {
-      throw new TypeError('options.capability must be a non-empty string label')
+    if (capability !== undefined && (typeof capability !== 'string' || !BUDGET_LABEL.test(capability))) {
+      throw new TypeError('options.capability must be a metric label of 1 to 64 characters a-z 0-9 _ . - starting with a letter (e.g. request, fs.read); never a path or URL')
     }
-    this.#capability = capability === undefined ? 'request' : redact(capability)
-    const grace = ownValue(opts, 'cpuGraceMs')
+    this.#capability = capability === undefined ? 'request' : capability
+    const grace = securityOption(opts, 'cpuGraceMs', 'options')
+    if (grace !== undefined && (typeof grace !== 'number' || grace > LIMITS.maxCpuGraceMs)) {
+      throw new TypeError(`options.cpuGraceMs must be a number of ms, at most LIMITS.maxCpuGraceMs (${LIMITS.maxCpuGraceMs})`)
+    }
     const unmeasured = unmeasuredBits(opts)
     this.#policy = policy
     this.#counter = counterFor(meterFrom(opts), native.BUDGET_EXCEEDED_TOTAL)
@@ -734,6 +760,7 @@ class BudgetTracker {
   /** Records pushed readings `{ now?, cpuTimeMs?, rssMb? }` (`now` defaults to the clock) and evaluates. */
   record(sample) {
     const s = optionsObject(sample, 'sample')
+    if (types.isProxy(s)) throw new TypeError('sample must be a plain object, not a Proxy')
     const nowV = ownValue(s, 'now')
     const cpuV = ownValue(s, 'cpuTimeMs')
     const rssV = ownValue(s, 'rssMb')
@@ -791,7 +818,19 @@ function lockdown(options) {
 
 /** Convenience: `new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)`. */
 function createChecker(manifest, options) {
-  return new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)
+  // One options object for both: each gets only its own keys, and a key
+  // neither knows is a TypeError (read strictly, so no getter runs twice).
+  const opts = securityOptions(options, 'options', [...POLICY_OPTION_KEYS, ...CHECKER_OPTION_KEYS])
+  const split = (keys) => {
+    const out = {}
+    for (const k of keys) {
+      const v = securityOption(opts, k, 'options')
+      if (v !== undefined) out[k] = v
+    }
+    return out
+  }
+  if (opts === undefined) return new PermissionChecker(PermissionPolicy.fromManifest(manifest, undefined))
+  return new PermissionChecker(PermissionPolicy.fromManifest(manifest, split(POLICY_OPTION_KEYS)), split(CHECKER_OPTION_KEYS))
 }
 
 /**

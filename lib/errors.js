@@ -3,7 +3,7 @@
 // `code`, and serialisation for postMessage with a reviver that can run
 // inside a vm.Context (so the plugin never holds a host-realm object).
 
-const { ERROR_REGISTRY } = require('./native.js')
+const { ERROR_REGISTRY, DENY_REASONS, CAPABILITY_FIELDS, BUDGET_KINDS } = require('./native.js')
 
 const SPEC_BY_CODE = new Map(ERROR_REGISTRY.map((e) => [e.code, e]))
 const MAX_DETAIL_CHARS = 256
@@ -141,25 +141,106 @@ function serializeError(e) {
   return { $sandboxPermissionError: 1, code, id: spec.id, message: formatMessage(spec.message, clean), details: clean }
 }
 
-function checkSerialized(obj) {
-  if (obj === null || typeof obj !== 'object' || obj.$sandboxPermissionError !== 1 || !SPEC_BY_CODE.has(obj.code)) {
-    throw new TypeError('reviveError: not a serialised @suaveplan/api-sandbox-permissions error')
+/**
+ * What a revived error may hold, from the registry and the Rust tables:
+ * per code its id, message template and detail fields (the shape of
+ * schema/error-details.schema.json). Plain JSON, so the in-context reviver
+ * embeds it.
+ */
+const REVIVE_TABLES = {
+  codes: Object.fromEntries(ERROR_REGISTRY.map((e) => [e.code, { id: e.id, message: e.message }])),
+  capabilities: [...CAPABILITY_FIELDS.keys(), 'unknown'],
+  reasons: [...DENY_REASONS],
+  budgets: Object.fromEntries(BUDGET_KINDS),
+  sampleFields: ['now', 'cpuTimeMs', 'rssMb', 'cpuGraceMs'],
+  // scheme://host:port, nothing else (the schema's `target`).
+  target: '^[a-z][a-z0-9+.-]*://([a-z0-9.-]+|\\[[0-9a-f:.]+\\]|[0-9.]+):[0-9]{1,5}$',
+  pointer: '^(/([^~/]|~[01])*)*$',
+}
+
+/**
+ * Self-contained (it also runs inside a vm.Context, see errorReviverSource):
+ * rebuilds `{ code, id, message, details }` from a parsed serialised error,
+ * taking only the known detail fields of its code, each validated and
+ * redacted as the error classes do; the message is re-made from the
+ * registry template. Anything else is a TypeError: an unknown code, an id
+ * that is not the code's, a reason not in the registry, a missing or
+ * mistyped field. A `target` that is not exactly scheme://host:port is dropped.
+ */
+function rebuildSerialized(o, T, redact) {
+  const fail = () => new TypeError('not a serialised @suaveplan/api-sandbox-permissions error')
+  if (o === null || typeof o !== 'object' || Array.isArray(o) || o.$sandboxPermissionError !== 1 || typeof o.code !== 'string') throw fail()
+  const spec = Object.prototype.hasOwnProperty.call(T.codes, o.code) ? T.codes[o.code] : undefined
+  if (spec === undefined || o.id !== spec.id) throw fail()
+  const src = o.details !== null && typeof o.details === 'object' && !Array.isArray(o.details) ? o.details : {}
+  const has = (k) => Object.prototype.hasOwnProperty.call(src, k)
+  const details = {}
+  const str = (k, max) => {
+    if (typeof src[k] !== 'string') throw fail()
+    details[k] = redact(src[k], max)
   }
+  const oneOf = (k, list) => {
+    if (typeof src[k] !== 'string' || !list.includes(src[k])) throw fail()
+    details[k] = src[k]
+  }
+  const numAtLeast = (k, min, strict) => {
+    const v = src[k]
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (strict && v === min)) throw fail()
+    details[k] = v
+  }
+  switch (o.code) {
+    case 'PERMISSION_DENIED':
+      str('plugin', 256)
+      oneOf('capability', T.capabilities)
+      oneOf('reason', T.reasons)
+      if (has('target') && typeof src.target === 'string' && src.target.length <= 257 && new RegExp(T.target).test(src.target)) details.target = src.target
+      break
+    case 'BUDGET_EXCEEDED':
+      str('plugin', 256)
+      str('capability', 256)
+      oneOf('budget', Object.keys(T.budgets))
+      oneOf('reason', [T.budgets[src.budget]])
+      numAtLeast('limit', 0, true)
+      numAtLeast('observed', 0, false)
+      numAtLeast('elapsedMs', 0, false)
+      break
+    case 'INVALID_MANIFEST':
+      str('pointer', 256)
+      if (!new RegExp(T.pointer).test(details.pointer)) throw fail()
+      str('expected', 511)
+      break
+    case 'INVALID_SAMPLE':
+      oneOf('field', T.sampleFields)
+      break
+    case 'ERR_UNSUPPORTED_PLATFORM':
+      str('feature', 256)
+      str('platform', 256)
+      break
+    case 'LOCKDOWN_REFUSED':
+    case 'LOCKDOWN_FAILED':
+      str('reason', 511)
+      break
+    default:
+      // A registry code this reviver has no field list for keeps no details.
+      break
+  }
+  const message = spec.message.replace(/\{(\w+)\}/g, (_, k) => (details[k] === undefined ? k : String(details[k])))
+  return { code: o.code, id: spec.id, message, details }
 }
 
 /** Rebuilds the error (this realm's classes) from `serializeError` output or its JSON. */
 function reviveError(obj) {
   // A JSON round trip: whatever the input (getters, Proxies, cycles), what is
   // revived is plain data, and anything unreadable is a TypeError.
+  let r
   try {
     obj = JSON.parse(typeof obj === 'string' ? obj : JSON.stringify(obj))
+    r = rebuildSerialized(obj, REVIVE_TABLES, redact)
   } catch {
     throw new TypeError('reviveError: not a serialised @suaveplan/api-sandbox-permissions error')
   }
-  checkSerialized(obj)
-  const Cls = CLASS_BY_CODE.get(obj.code) || SandboxPermissionError
-  const details = sanitizeDetails(obj.details)
-  return Cls === SandboxPermissionError ? new Cls(obj.code, details) : new Cls(details)
+  const Cls = CLASS_BY_CODE.get(r.code) || SandboxPermissionError
+  return Cls === SandboxPermissionError ? new Cls(r.code, r.details) : new Cls(r.details)
 }
 
 /**
@@ -170,29 +251,34 @@ function reviveError(obj) {
  */
 function reviveInRealm(json) {
   'use strict'
-  const o = JSON.parse(json)
-  if (o === null || typeof o !== 'object' || o.$sandboxPermissionError !== 1 || typeof o.code !== 'string') {
-    throw new TypeError('not a serialised sandbox permission error')
-  }
-  const details = {}
-  const src = o.details !== null && typeof o.details === 'object' ? o.details : {}
-  for (const k of Object.keys(src)) {
-    const v = src[k]
-    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v === null) details[k] = v
-  }
-  const e = new Error(typeof o.message === 'string' ? o.message : o.code)
-  const name = { PERMISSION_DENIED: 'PermissionDeniedError', BUDGET_EXCEEDED: 'BudgetExceededError', INVALID_MANIFEST: 'InvalidManifestError', INVALID_SAMPLE: 'InvalidSampleError' }[o.code]
+  // `rebuild`, `T` and `redact` are bound by errorReviverSource.
+  const r = rebuild(JSON.parse(json), T, redact)
+  const e = new Error(r.message)
+  const name = { PERMISSION_DENIED: 'PermissionDeniedError', BUDGET_EXCEEDED: 'BudgetExceededError', INVALID_MANIFEST: 'InvalidManifestError', INVALID_SAMPLE: 'InvalidSampleError', ERR_UNSUPPORTED_PLATFORM: 'UnsupportedPlatformError' }[r.code]
   Object.defineProperties(e, {
     name: { value: name || 'SandboxPermissionError', configurable: true, writable: true },
-    code: { value: o.code, enumerable: true },
-    id: { value: String(o.id), enumerable: true },
-    details: { value: Object.freeze(details), enumerable: true },
+    code: { value: r.code, enumerable: true },
+    id: { value: r.id, enumerable: true },
+    details: { value: Object.freeze(r.details), enumerable: true },
   })
   return e
 }
 
-/** Source of a function expression `(json) => Error`; run it in a vm.Context to revive errors there. */
-const errorReviverSource = `(${reviveInRealm.toString()})`
+/**
+ * Source of a function expression `(json) => Error`; run it in a vm.Context
+ * to revive errors there. It carries its own copies of `redact`, the
+ * registry tables and `rebuildSerialized`, so it validates exactly as
+ * `reviveError` does and reaches nothing outside the context.
+ */
+const errorReviverSource = `(() => {
+  'use strict'
+  const MAX_DETAIL_CHARS = ${MAX_DETAIL_CHARS}
+  const escaped = ${escaped.toString()}
+  const redact = ${redact.toString()}
+  const T = ${JSON.stringify(REVIVE_TABLES)}
+  const rebuild = ${rebuildSerialized.toString()}
+  return ${reviveInRealm.toString()}
+})()`
 
 module.exports = {
   redact,

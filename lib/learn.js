@@ -3,6 +3,11 @@
 // audit mode (allow and record). Exact grants only: no wildcard is invented.
 // What cannot become a valid grant (a relative path, an unknown capability,
 // a value the manifest rejects) is reported in `unlearned`, never thrown.
+// Every learned grant is verified: it holds no wildcard (a literal `*` host
+// or topic would become one), and the checker under the learned manifest
+// allows each recorded call it came from; anything else is unlearned.
+
+const { types } = require('node:util')
 
 /** Escapes glob metacharacters so a recorded path is granted literally. */
 function literalGlob(path, platform) {
@@ -13,6 +18,34 @@ function literalGlob(path, platform) {
     else out += ch
   }
   return out
+}
+
+/**
+ * Whether a learned fs glob has a metacharacter that is not escaped: an
+ * independent scan of what `literalGlob` must produce (`[c]` for one
+ * metacharacter, `\\\\` for a posix backslash).
+ */
+function hasUnescapedWildcard(glob, platform) {
+  for (let i = 0; i < glob.length; i++) {
+    const ch = glob[i]
+    if (ch === '\\' && platform === 'posix') {
+      i++
+      continue
+    }
+    if (ch === '[' && glob[i + 2] === ']' && '*?[]{}'.includes(glob[i + 1])) {
+      i += 2
+      continue
+    }
+    if ('*?[]{}'.includes(ch)) return true
+  }
+  return false
+}
+
+/** An own data property of a plain (non-Proxy) object; `undefined` for a getter or anything else. */
+function own(obj, key) {
+  if (obj === null || typeof obj !== 'object' || types.isProxy(obj)) return undefined
+  const d = Object.getOwnPropertyDescriptor(obj, key)
+  return d !== undefined && 'value' in d ? d.value : undefined
 }
 
 const DEFAULT_PORTS = { 'http:': '80', 'https:': '443', 'ws:': '80', 'wss:': '443', 'ftp:': '21' }
@@ -26,9 +59,16 @@ const isAbsolute = (p, platform) => (platform === 'win32' ? /^[A-Za-z]:[\\/]/.te
  * `[{ capability, why, call }]` for recorded calls no valid entry expresses
  * (`call` is the index in `calls`).
  */
-function learnManifest(calls, { platform = process.platform === 'win32' ? 'win32' : 'posix' } = {}) {
-  if (!Array.isArray(calls)) throw new TypeError('calls must be an array of { capability, payload }')
+function learnManifest(calls, options) {
+  // Read without running a getter or Proxy trap: a throwing trap is a TypeError, never the caller's error.
+  if (types.isProxy(calls) || !Array.isArray(calls)) throw new TypeError('calls must be a plain array of { capability, payload }')
+  if (options !== undefined && (options === null || typeof options !== 'object' || types.isProxy(options))) throw new TypeError('options must be a plain object')
+  const platformOpt = options === undefined ? undefined : Object.getOwnPropertyDescriptor(options, 'platform')
+  if (platformOpt !== undefined && !('value' in platformOpt)) throw new TypeError('options.platform must be a data property')
+  const platform = platformOpt === undefined || platformOpt.value === undefined ? (process.platform === 'win32' ? 'win32' : 'posix') : platformOpt.value
   if (platform !== 'posix' && platform !== 'win32') throw new TypeError("options.platform must be 'posix' or 'win32'")
+  // What each call asked for, so every learned grant is checked against it.
+  const asked = []
   // Each learned entry remembers the calls it came from, so a rejected entry reports them.
   const fsModes = new Map() // path -> { modes, calls }
   const lists = { fetch: new Map(), secrets: new Map(), publishes: new Map(), subscribes: new Map(), databases: new Map() }
@@ -39,10 +79,17 @@ function learnManifest(calls, { platform = process.platform === 'win32' ? 'win32
   }
   const unlearned = []
   const miss = (i, capability, why) => unlearned.push({ capability: String(capability), why, call: i })
-  calls.forEach((call, i) => {
-    if (call === null || typeof call !== 'object') return miss(i, 'unknown', 'not a { capability, payload } object')
-    const { capability, payload } = call
-    const field = (k) => (payload !== null && typeof payload === 'object' && typeof payload[k] === 'string' ? payload[k] : null)
+  const length = calls.length
+  for (let i = 0; i < length; i++) learnOne(own(calls, i), i)
+  function learnOne(call, i) {
+    if (call === null || typeof call !== 'object' || types.isProxy(call)) return miss(i, 'unknown', 'not a { capability, payload } object (a plain object, not a Proxy)')
+    const capability = own(call, 'capability')
+    const payload = own(call, 'payload')
+    if (types.isProxy(payload)) return miss(i, capability, 'the payload is a Proxy: it could show one value here and another to the host')
+    const field = (k) => {
+      const v = own(payload, k)
+      return typeof v === 'string' ? v : null
+    }
     switch (capability) {
       case 'fs.read':
       case 'fs.write': {
@@ -51,6 +98,7 @@ function learnManifest(calls, { platform = process.platform === 'win32' ? 'win32
         if (!isAbsolute(p, platform)) return miss(i, capability, `relative path ${JSON.stringify(p.slice(0, 200))}: a grant must be an absolute path`)
         const e = fsModes.get(p) || { modes: new Set(), calls: [] }
         e.modes.add(capability === 'fs.read' ? 'read' : 'write')
+        asked[i] = { kind: 'fs', path: p, mode: capability === 'fs.read' ? 'read' : 'write' }
         e.calls.push(i)
         fsModes.set(p, e)
         return
@@ -63,21 +111,26 @@ function learnManifest(calls, { platform = process.platform === 'win32' ? 'win32
           return miss(i, capability, 'not a URL')
         }
         if (!(u.protocol in DEFAULT_PORTS) || u.username || u.password) return miss(i, capability, 'scheme or credentials no grant allows')
+        if (u.hostname.includes('*')) return miss(i, capability, `host ${JSON.stringify(u.hostname.slice(0, 200))} has a literal '*', which a grant reads as a wildcard`)
+        asked[i] = { kind: 'fetch', url: field('url') }
         const port = u.port && u.port !== DEFAULT_PORTS[u.protocol] ? `:${u.port}` : ''
         return add(lists.fetch, `${u.protocol}//${u.hostname}${port}`, i)
       }
       case 'secrets.get':
-        return field('name') ? add(lists.secrets, field('name'), i) : miss(i, capability, 'no name')
       case 'events.publish':
-        return field('topic') ? add(lists.publishes, field('topic'), i) : miss(i, capability, 'no topic')
       case 'events.subscribe':
-        return field('topic') ? add(lists.subscribes, field('topic'), i) : miss(i, capability, 'no topic')
-      case 'db.query':
-        return field('database') ? add(lists.databases, field('database'), i) : miss(i, capability, 'no database')
+      case 'db.query': {
+        const [key, list] = { 'secrets.get': ['name', lists.secrets], 'events.publish': ['topic', lists.publishes], 'events.subscribe': ['topic', lists.subscribes], 'db.query': ['database', lists.databases] }[capability]
+        const v = field(key)
+        if (!v) return miss(i, capability, `no ${key}`)
+        if (key === 'topic' && v.split('.').some((seg) => seg.includes('*'))) return miss(i, capability, `topic ${JSON.stringify(v.slice(0, 200))} has a '*' segment, which a grant reads as a wildcard`)
+        asked[i] = { kind: 'cap', id: capability, payload: { [key]: v } }
+        return add(list, v, i)
+      }
       default:
         return miss(i, capability, 'unknown capability')
     }
-  })
+  }
   if (lists.databases.size > 1) {
     for (const idx of [...lists.databases.values()].flat()) miss(idx, 'db.query', `${lists.databases.size} databases; a manifest declares one`)
     lists.databases.clear()
@@ -123,11 +176,35 @@ function learnManifest(calls, { platform = process.platform === 'win32' ? 'win32
   }
   // The manifest must be valid: drop what the validator rejects, and say why.
   const { PermissionPolicy, isInvalidManifest } = require('../index.js')
+  // Why a learned entry does not admit exactly its calls, or null. Uses the
+  // explain views, which count no metric.
+  const inexact = (policy, entry) => {
+    if (entry.list === 'fs') {
+      const glob = typeof entry.value === 'string' ? entry.value : entry.value.path
+      if (hasUnescapedWildcard(glob, platform)) return `${JSON.stringify(glob.slice(0, 200))} has an unescaped wildcard`
+    }
+    for (const i of entry.calls) {
+      const a = asked[i]
+      const d =
+        a.kind === 'fs' ? policy.explainFs(a.path, a.mode).decision : a.kind === 'fetch' ? policy.explainFetch(a.url).decision : policy.explainCapability(a.id, a.payload).decision
+      if (!d.allowed) return `the learned manifest's checker denies the recorded call (${d.reason})`
+    }
+    return null
+  }
   for (;;) {
     const { manifest, pointers } = build()
     try {
-      PermissionPolicy.fromManifest(manifest, { plugin: 'learned', platform })
-      return { manifest, unlearned: unlearned.sort((a, b) => a.call - b.call) }
+      const policy = PermissionPolicy.fromManifest(manifest, { plugin: 'learned', platform })
+      const bad = []
+      for (const entry of entries) {
+        const why = inexact(policy, entry)
+        if (why !== null) bad.push([entry, why])
+      }
+      if (bad.length === 0) return { manifest, unlearned: unlearned.sort((a, b) => a.call - b.call) }
+      for (const [entry, why] of bad) {
+        entries = entries.filter((x) => x !== entry)
+        for (const i of entry.calls) miss(i, entry.capability, `${JSON.stringify(entry.value).slice(0, 200)} is not learned: ${why}`)
+      }
     } catch (e) {
       if (!isInvalidManifest(e)) throw e
       const ptr = String(e.details.pointer)
@@ -140,4 +217,4 @@ function learnManifest(calls, { platform = process.platform === 'win32' ? 'win32
   }
 }
 
-module.exports = { learnManifest, literalGlob }
+module.exports = { learnManifest, literalGlob, hasUnescapedWildcard }

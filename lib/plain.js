@@ -46,6 +46,11 @@ function toPlain(value, pointer, depth, seen) {
         if (!('value' in d)) throw invalid(`${pointer}/${i}`, 'a data property, not a getter')
         out[i] = toPlain(d.value, `${pointer}/${i}`, depth + 1, seen)
       }
+      // Only indices and `length`: another own property would be dropped silently.
+      for (const key of Reflect.ownKeys(value)) {
+        if (typeof key === 'symbol') throw invalid(pointer, 'an array without extra properties (string keys only)')
+        if (key !== 'length' && !(String(Number(key)) === key && Number(key) < len)) throw invalid(`${pointer}/${escapeKey(key)}`, 'an array without extra properties')
+      }
       return out
     }
     const proto = Object.getPrototypeOf(value)

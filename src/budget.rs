@@ -7,8 +7,12 @@
 //! - **CPU percent**: `100 * (cpu - cpu at start) / elapsed`, where `cpu` is the
 //!   largest cumulative CPU-time reading seen (ms). Not enforced until elapsed
 //!   reaches the grace window ([`DEFAULT_CPU_GRACE_MS`] unless set), so a short
-//!   burst at start does not trip it. Without a CPU reading at start, the
-//!   first CPU reading is the baseline.
+//!   burst at start does not trip it. Without a CPU reading at start (no CPU
+//!   sampler: readings are pushed through `record`), the baseline is 0: a
+//!   pushed `cpuTimeMs` is the CPU time used since the request started, so
+//!   CPU used before the first push is counted, never absorbed as a baseline.
+//! - The grace window is at most [`MAX_CPU_GRACE_MS`]; a longer one (which
+//!   would leave the CPU budget unenforced) is refused.
 //! - A value strictly greater than its limit is a breach. When several are
 //!   over at once, the one reported is the first of wall clock, memory, CPU.
 //! - A breach is sticky: every later status reports the first breach (with the
@@ -29,6 +33,9 @@ use crate::policy::Budgets;
 
 /// Default CPU grace window, in ms of wall clock.
 pub const DEFAULT_CPU_GRACE_MS: f64 = 250.0;
+
+/// Longest CPU grace window accepted, in ms of wall clock (one minute).
+pub const MAX_CPU_GRACE_MS: f64 = 60_000.0;
 
 /// One set of readings. `now_ms` is a monotonic clock in ms; the others are optional.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -90,7 +97,8 @@ pub struct BudgetState {
     cpu_grace_ms: f64,
     start_ms: f64,
     last_now_ms: f64,
-    cpu_base: Option<f64>,
+    /// The CPU reading at start, or 0 without one (pushed readings count from the request's start).
+    cpu_base: f64,
     cpu_last: Option<f64>,
     rss_last: Option<f64>,
     breach: Option<Breach>,
@@ -98,19 +106,24 @@ pub struct BudgetState {
 }
 
 impl BudgetState {
-    /// Starts at `start`: its `now_ms` is time zero, its CPU reading (if any) the baseline.
+    /// Starts at `start`: its `now_ms` is time zero, its CPU reading the
+    /// baseline (0 without one). A grace window over [`MAX_CPU_GRACE_MS`] is
+    /// `INVALID_SAMPLE` (`cpuGraceMs`).
     pub fn new(budgets: Budgets, start: Sample, cpu_grace_ms: f64) -> Result<Self, InvalidSample> {
         let start_ms = valid("now", start.now_ms)?;
-        let cpu_base = start.cpu_time_ms.map(|c| valid("cpuTimeMs", c)).transpose()?;
+        let cpu_start = start.cpu_time_ms.map(|c| valid("cpuTimeMs", c)).transpose()?;
         let rss = start.rss_mb.map(|r| valid("rssMb", r)).transpose()?;
         let cpu_grace_ms = valid("cpuGraceMs", cpu_grace_ms)?;
+        if cpu_grace_ms > MAX_CPU_GRACE_MS {
+            return Err(InvalidSample { field: "cpuGraceMs" });
+        }
         Ok(Self {
             budgets,
             cpu_grace_ms,
             start_ms,
             last_now_ms: start_ms,
-            cpu_base,
-            cpu_last: cpu_base,
+            cpu_base: cpu_start.unwrap_or(0.0),
+            cpu_last: cpu_start,
             rss_last: rss,
             breach: None,
             counted: [false; 3],
@@ -126,7 +139,7 @@ impl BudgetState {
     }
 
     fn cpu_percent(&self) -> Option<f64> {
-        let (base, last) = (self.cpu_base?, self.cpu_last?);
+        let (base, last) = (self.cpu_base, self.cpu_last?);
         let elapsed = self.elapsed_ms();
         (elapsed > 0.0).then(|| 100.0 * (last - base) / elapsed)
     }
@@ -140,9 +153,6 @@ impl BudgetState {
         let rss = s.rss_mb.map(|r| valid("rssMb", r)).transpose()?;
         self.last_now_ms = self.last_now_ms.max(now);
         if let Some(c) = cpu {
-            if self.cpu_base.is_none() {
-                self.cpu_base = Some(c);
-            }
             self.cpu_last = Some(self.cpu_last.map_or(c, |l| l.max(c)));
         }
         if let Some(r) = rss {
@@ -578,6 +588,32 @@ mod tests {
         assert!(t.record(Sample { now_ms: 10.0, cpu_time_ms: Some(0.0), rss_mb: Some(64.0) }).unwrap().is_ok());
         let st = t.record(Sample { now_ms: 10.0, cpu_time_ms: None, rss_mb: Some(64.5) }).unwrap();
         assert!(matches!(st, BudgetStatus::Exceeded(Breach { budget: BudgetKind::MemoryMb, .. })), "{st:?}");
+    }
+
+    #[test]
+    fn without_a_cpu_sampler_pushed_cpu_counts_from_the_request_start() {
+        // Red team F5a: the first pushed reading used to become the baseline,
+        // so CPU used before the first push was never counted.
+        let mut s = BudgetState::new(budgets(Some(50.0), None, None), at(0.0), 0.0).unwrap();
+        let st = s.record(Sample { now_ms: 1000.0, cpu_time_ms: Some(1000.0), rss_mb: None }).unwrap().0;
+        assert!(
+            matches!(st, BudgetStatus::Exceeded(Breach { budget: BudgetKind::CpuPercent, observed, .. }) if observed == 100.0),
+            "{st:?}"
+        );
+        // With a reading at start, that reading stays the baseline.
+        let start = Sample { now_ms: 0.0, cpu_time_ms: Some(1000.0), rss_mb: None };
+        let mut s = BudgetState::new(budgets(Some(50.0), None, None), start, 0.0).unwrap();
+        let st = s.record(Sample { now_ms: 1000.0, cpu_time_ms: Some(1400.0), rss_mb: None }).unwrap().0;
+        assert_eq!(st, BudgetStatus::Ok { elapsed_ms: 1000.0, cpu_percent: Some(40.0), memory_mb: None });
+    }
+
+    #[test]
+    fn the_cpu_grace_window_is_capped() {
+        let b = budgets(Some(50.0), None, None);
+        assert!(BudgetState::new(b, at(0.0), MAX_CPU_GRACE_MS).is_ok());
+        for g in [MAX_CPU_GRACE_MS + 0.001, 1e300, f64::INFINITY, f64::NAN, -1.0] {
+            assert_eq!(BudgetState::new(b, at(0.0), g).unwrap_err(), InvalidSample { field: "cpuGraceMs" }, "{g}");
+        }
     }
 
     #[test]

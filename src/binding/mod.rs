@@ -76,6 +76,7 @@ pub fn export_data() -> String {
             "maxMatchSteps": crate::glob::MAX_MATCH_STEPS,
             "maxUrlBytes": crate::fetch::MAX_URL_BYTES,
             "defaultCpuGraceMs": crate::budget::DEFAULT_CPU_GRACE_MS,
+            "maxCpuGraceMs": crate::budget::MAX_CPU_GRACE_MS,
         },
     })
     .to_string()
