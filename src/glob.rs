@@ -58,12 +58,14 @@ pub const MATCH_STEPS_PER_CHAR: usize = 8;
 pub const MAX_FREE_WILD_RUN: usize = 64;
 
 /// The match steps one check may still spend (see [`MAX_MATCH_STEPS`]).
+/// It also remembers whether it ever ran out, so a deny index can treat an
+/// unfinished match as a match (fail closed).
 #[derive(Debug)]
-pub struct Budget(std::cell::Cell<usize>);
+pub struct Budget(std::cell::Cell<usize>, std::cell::Cell<bool>);
 
 impl Budget {
     pub fn new(steps: usize) -> Self {
-        Self(std::cell::Cell::new(steps))
+        Self(std::cell::Cell::new(steps), std::cell::Cell::new(false))
     }
 
     fn left(&self) -> usize {
@@ -74,7 +76,15 @@ impl Budget {
     fn spend(&self, n: usize) -> bool {
         let left = self.0.get();
         self.0.set(left.saturating_sub(n));
+        if left < n {
+            self.1.set(true);
+        }
         left >= n
+    }
+
+    /// Whether some match gave up because this budget (or a pattern's own) ran out.
+    pub fn ran_out(&self) -> bool {
+        self.1.get()
     }
 }
 
@@ -239,6 +249,9 @@ impl SegPattern {
         let own = (self.rate * (name.len() + self.atoms.len()) + 64).min(budget.left());
         let local = Budget::new(own);
         let hit = local.spend(1) && self.matches_within(name, &local);
+        if !hit && local.ran_out() {
+            budget.1.set(true);
+        }
         let spent = own - local.left();
         #[cfg(test)]
         STEPS.with(|w| w.set(w.get() + spent as u64));
@@ -624,6 +637,52 @@ fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool], budget: &Budget) -
     cur[n]
 }
 
+/// Whether `g` matches `path` (folded like the index) when every 8.3-shaped
+/// path segment may stand for any name: it matches any pattern segment, and
+/// `**` may span it. For deny rules only (a grant never matches more).
+pub fn matches_aliasing(g: &ParsedGlob, path: &str, root_len: usize, budget: &Budget) -> bool {
+    if !path.starts_with(&g.prefix[..root_len.min(g.prefix.len())]) {
+        return false;
+    }
+    let lits: Vec<Seg> = g.prefix[root_len..]
+        .split('/')
+        .skip(1)
+        .map(|l| Seg::Pat(SegPattern::new(l.chars().map(Atom::Char).collect())))
+        .collect();
+    let pattern: Vec<&Seg> = lits.iter().chain(g.rest.iter()).collect();
+    let segs: Vec<&str> = path[root_len..].split('/').skip(1).collect();
+    let n = segs.len();
+    let mut cur = vec![false; n + 1];
+    cur[0] = true;
+    for (k, seg) in pattern.iter().enumerate() {
+        if !budget.spend(n + 1) {
+            return false;
+        }
+        let last = k + 1 == pattern.len();
+        let mut next = vec![false; n + 1];
+        match seg {
+            Seg::Rec => {
+                let mut open = false;
+                for j in 0..=n {
+                    let via = j > 0 && open;
+                    let reached = via || cur[j];
+                    next[j] = if last { via } else { reached };
+                    open = reached;
+                }
+            }
+            Seg::Pat(p) => {
+                for j in 0..n {
+                    if cur[j] && (is_short_name_shape(segs[j]) || p.matches(segs[j], budget)) {
+                        next[j + 1] = true;
+                    }
+                }
+            }
+        }
+        cur = next;
+    }
+    cur[n]
+}
+
 const fn depth_bit(d: usize) -> u128 {
     1u128 << if d > 127 { 127 } else { d }
 }
@@ -713,6 +772,32 @@ impl GlobIndex {
             return got;
         }
         got | self.scan(path, !wanted, &budget)
+    }
+
+    /// Whether some glob of this index matches `path`, or a match could not
+    /// be finished within the step budget: a deny index answers "denied"
+    /// then (fail closed). On win32 an 8.3-shaped segment can alias any
+    /// long name, so a path holding one is compared with every glob with
+    /// that segment matching any pattern segment ([`matches_aliasing`]).
+    pub fn denies(&self, path: &str, globs: &[ParsedGlob]) -> bool {
+        let folded;
+        let path = if self.fold {
+            folded = fold_str(path);
+            folded.as_str()
+        } else {
+            path
+        };
+        if path.ends_with('/') {
+            return self.roots.iter().any(|(r, _)| r == path);
+        }
+        let budget = Budget::new(MAX_MATCH_STEPS);
+        if self.scan(path, 3, &budget) != 0 || budget.ran_out() {
+            return true;
+        }
+        if self.fold && path[self.root_len..].split('/').any(is_short_name_shape) {
+            return globs.iter().any(|g| matches_aliasing(g, path, self.root_len, &budget)) || budget.ran_out();
+        }
+        false
     }
 
     /// The modes of the grants matching `path` (already folded), trying
