@@ -624,6 +624,15 @@ impl DenyFetch {
         FetchPattern::parse(raw, pointer).map(DenyFetch::Pattern)
     }
 
+    /// For a CIDR block: whether it holds `ip` or an IPv4 address `ip` carries.
+    /// `false` for a pattern.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match *self {
+            DenyFetch::Cidr { net, len } => ip_candidates(ip).into_iter().any(|c| Self::cidr_contains(net, len, c)),
+            DenyFetch::Pattern(_) => false,
+        }
+    }
+
     fn cidr_contains(net: IpAddr, len: u8, ip: IpAddr) -> bool {
         match (net, ip) {
             (IpAddr::V4(n), IpAddr::V4(a)) => in_block(u32::from(a), u32::from(n), len, 32),
