@@ -357,14 +357,12 @@ struct Verdict<'u> {
     scheme: bool,
     port: bool,
     path: bool,
-    /// The request path, split and decoded on first use (only path scopes need it).
-    req_path: Option<RequestPath<'u>>,
     url: &'u Url,
 }
 
 impl<'u> Verdict<'u> {
     fn new(url: &'u Url) -> Self {
-        Verdict { host: false, scheme: false, port: false, path: false, req_path: None, url }
+        Verdict { host: false, scheme: false, port: false, path: false, url }
     }
 
     fn add(&mut self, rules: &HostRules, scheme: Scheme, port: u16) {
@@ -388,9 +386,7 @@ impl<'u> Verdict<'u> {
             return;
         }
         if let Some(trie) = &rules.paths {
-            let url = self.url;
-            let req = self.req_path.get_or_insert_with(|| RequestPath::of(url.path(), url.cannot_be_a_base()));
-            if trie.any(req, ok) {
+            if trie.any_path(self.url.path(), self.url.cannot_be_a_base(), ok) {
                 self.path = true;
             }
         }

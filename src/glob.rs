@@ -593,6 +593,14 @@ pub fn parse(glob: &str, escapes: bool, fold: bool) -> Result<Vec<ParsedGlob>, G
 fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool], budget: &Budget) -> bool {
     count_work(1);
     let is_short = |j: usize| short.get(j).copied().unwrap_or(false);
+    // `**/name-pattern` (the common "any depth below" shape): the last
+    // segment decides, no position sets.
+    if let ([Seg::Rec, Seg::Pat(p)], true) = (pattern, short.is_empty()) {
+        return match path.last() {
+            Some(name) => p.matches(name, budget),
+            None => false,
+        };
+    }
     if !pattern.contains(&Seg::Rec) {
         // One segment each: no position sets, no allocation.
         return pattern.len() == path.len()

@@ -18,6 +18,32 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// The multiply-rotate hash of rustc (`FxHasher`): the trie's keys come from
+/// the manifest and a lookup only compares strings, so SipHash's protection
+/// against chosen keys buys nothing here, and costs most of a short lookup.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// One segment of a path pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -276,11 +302,25 @@ pub fn deny_path_matches(p: &PathPattern, req: &RequestPath<'_>) -> bool {
     segs.len() == pat.len()
 }
 
+trait AllGood {
+    fn is_none_or_all_good(&self) -> bool;
+}
+
+impl AllGood for Option<&str> {
+    /// Every `/`-separated segment of the rest of a path decodes to a good segment.
+    fn is_none_or_all_good(&self) -> bool {
+        match self {
+            None => true,
+            Some(t) => t.split('/').all(|x| decode_segment(x).is_some()),
+        }
+    }
+}
+
 /// One node of a [`PathTrie`]: literal children, the `*` child, and the rule
 /// sets of patterns ending here (`end`) or with a `**` here (`rest`).
 #[derive(Debug, Clone, Default)]
 struct Node<R> {
-    lit: HashMap<String, u32>,
+    lit: FxMap<String, u32>,
     one: Option<u32>,
     end: Vec<R>,
     rest: Vec<R>,
@@ -296,7 +336,7 @@ pub struct PathTrie<R> {
 
 impl<R: PartialEq + Clone> Default for PathTrie<R> {
     fn default() -> Self {
-        Self { nodes: vec![Node { lit: HashMap::new(), one: None, end: Vec::new(), rest: Vec::new() }] }
+        Self { nodes: vec![Node { lit: FxMap::default(), one: None, end: Vec::new(), rest: Vec::new() }] }
     }
 }
 
@@ -319,7 +359,7 @@ impl<R: PartialEq + Clone> PathTrie<R> {
                 Some(n) => n as usize,
                 None => {
                     let n = self.nodes.len() as u32;
-                    self.nodes.push(Node { lit: HashMap::new(), one: None, end: Vec::new(), rest: Vec::new() });
+                    self.nodes.push(Node { lit: FxMap::default(), one: None, end: Vec::new(), rest: Vec::new() });
                     match s {
                         PathSeg::One => self.nodes[at].one = Some(n),
                         PathSeg::Lit(l) => {
@@ -335,6 +375,50 @@ impl<R: PartialEq + Clone> PathTrie<R> {
         if !list.contains(&rule) {
             list.push(rule);
         }
+    }
+
+    /// Whether some pattern matching the WHATWG-serialised `path` has a rule
+    /// for which `ok` holds: the segments are decoded as the walk reaches
+    /// them (no allocation unless one holds a `%`), and the live node sets
+    /// stay on the stack while they are small.
+    pub fn any_path(&self, path: &str, opaque: bool, ok: impl Fn(&R) -> bool) -> bool {
+        const SMALL: usize = 8;
+        let Some(body) = path.strip_prefix('/').filter(|_| !opaque) else { return false };
+        let mut live = [0u32; SMALL];
+        let mut next = [0u32; SMALL];
+        let (mut n_live, mut n_next) = (1usize, 0usize);
+        let mut rest = Some(body);
+        while let Some(r) = rest {
+            let (raw, tail) = match r.find('/') {
+                Some(i) => (&r[..i], Some(&r[i + 1..])),
+                None => (r, None),
+            };
+            rest = tail;
+            let Some(seg) = decode_segment(raw) else { return false };
+            n_next = 0;
+            for &at in &live[..n_live] {
+                let node = &self.nodes[at as usize];
+                // `**` covers this segment and every one after it: each must be good.
+                if node.rest.iter().any(&ok) && tail.is_none_or_all_good() {
+                    return true;
+                }
+                for c in [node.lit.get(seg.as_ref()).copied(), node.one.filter(|_| !seg.is_empty())].into_iter().flatten() {
+                    if n_next == SMALL {
+                        // Many live nodes: the general walk.
+                        return self.any(&RequestPath::of(path, opaque), ok);
+                    }
+                    next[n_next] = c;
+                    n_next += 1;
+                }
+            }
+            if n_next == 0 {
+                return false;
+            }
+            std::mem::swap(&mut live, &mut next);
+            n_live = n_next;
+        }
+        let _ = n_next;
+        live[..n_live].iter().any(|&at| self.nodes[at as usize].end.iter().any(&ok))
     }
 
     /// Whether some pattern matching `req` has a rule for which `ok` holds.
@@ -417,6 +501,9 @@ mod tests {
             ("/public/", Some(1)),
             ("/public/a/b", Some(1)),
             ("/public/a%2fb", None),
+            ("/public/x/a%2fb", None),
+            ("/public/x/y/%ff", None),
+            ("/public/x/y/%2e%2e%2f", None),
             ("/public/%25", None),
             ("/v1/", Some(2)),
             ("/v1", None),
@@ -435,6 +522,7 @@ mod tests {
                 assert_eq!(t.any(&r, |&x| x == i), grant_path_matches(&pp, &r), "{path} vs {p}");
             }
             assert_eq!(want.is_some(), t.any(&r, |_| true), "{path}");
+            assert_eq!(want.is_some(), t.any_path(path, false, |_| true), "{path}");
             if let Some(i) = want {
                 assert!(t.any(&r, |&x| x == i), "{path}");
             }
