@@ -288,9 +288,11 @@ fn parse_glob(glob: &str, platform: Platform) -> Result<Vec<glob::ParsedGlob>, g
 pub struct FsMatcher {
     platform: Platform,
     index: GlobIndex,
-    /// The `deny.fs` globs (SPEC §10): an index like the grants', and their
-    /// variants for the win32 8.3 alias walk. `None` when there are none.
-    deny: Option<Box<(GlobIndex, Vec<glob::ParsedGlob>)>>,
+    /// Whether `index` holds `deny.fs` globs (mode bit [`glob::DENY`], SPEC §10),
+    /// matched in the same walk as the grants.
+    has_deny: bool,
+    /// win32: the deny variants, for the 8.3 alias walk.
+    deny_variants: Vec<glob::ParsedGlob>,
     /// Brace variants and compiled size added so far (for the policy-wide caps).
     variants: usize,
     size: usize,
@@ -318,7 +320,8 @@ impl FsMatcher {
         Self {
             platform,
             index: GlobIndex::new(platform == Platform::Win32, root_len),
-            deny: None,
+            has_deny: false,
+            deny_variants: Vec::new(),
             variants: 0,
             size: 0,
         }
@@ -328,26 +331,19 @@ impl FsMatcher {
     /// error at `pointer`. Deny globs count toward the policy-wide caps.
     pub fn add_deny(&mut self, glob: &str, pointer: &str) -> Result<(), ManifestError> {
         let variants = self.parse_counted(glob, pointer)?;
-        let platform = self.platform;
-        let d = self.deny.get_or_insert_with(|| {
-            let root_len = if platform == Platform::Win32 { 2 } else { 0 };
-            Box::new((GlobIndex::new(platform == Platform::Win32, root_len), Vec::new()))
-        });
+        self.has_deny = true;
         for v in variants {
-            if platform == Platform::Win32 {
-                d.1.push(v.clone());
+            if self.platform == Platform::Win32 {
+                self.deny_variants.push(v.clone());
             }
-            d.0.add(v, 3);
+            self.index.add(v, glob::DENY);
         }
         Ok(())
     }
 
     /// Whether a `deny.fs` glob matches the normalised path.
     pub fn denied(&self, path: &str) -> bool {
-        match &self.deny {
-            None => false,
-            Some(d) => d.0.denies(path, &d.1),
-        }
+        self.has_deny && self.index.decide(path, 1, &self.deny_variants).1
     }
 
     /// Parses one normalised grant and adds it; a bad glob is an error at `pointer`.
@@ -400,11 +396,16 @@ impl FsMatcher {
 
     fn match_str(&self, path: &str, had_dotdot: bool, mode: FsMode) -> Decision {
         let cap = mode.capability();
-        // Deny wins (SPEC §10), whatever the grants say, in every mode.
-        if self.denied(path) {
-            return Decision::deny(cap, DenyReason::ExplicitlyDenied);
-        }
-        let modes = self.index.modes(path, mode_bit(mode));
+        let modes = if self.has_deny {
+            // Deny wins (SPEC §10), whatever the grants say, in every mode.
+            let (modes, denied) = self.index.decide(path, mode_bit(mode), &self.deny_variants);
+            if denied {
+                return Decision::deny(cap, DenyReason::ExplicitlyDenied);
+            }
+            modes
+        } else {
+            self.index.modes(path, mode_bit(mode))
+        };
         if modes & mode_bit(mode) != 0 {
             return Decision::Allowed;
         }

@@ -695,8 +695,11 @@ const fn depth_bit(d: usize) -> u128 {
     1u128 << if d > 127 { 127 } else { d }
 }
 
-/// Mode bits: 1 read, 2 write.
+/// Mode bits: 1 read, 2 write, [`DENY`] a deny glob.
 pub type Modes = u8;
+
+/// The mode bit of a `deny.fs` glob in an index that holds grants and denies.
+pub const DENY: Modes = 4;
 
 #[derive(Debug, Clone, Default)]
 struct Entry {
@@ -775,19 +778,22 @@ impl GlobIndex {
         // Grants giving the wanted mode get the match budget first; the others
         // are tried after, only to tell `mode_not_granted` from `not_allowlisted`.
         let budget = Budget::new(MAX_MATCH_STEPS);
-        let got = self.scan(path, wanted, &budget);
+        let got = self.scan(path, wanted, wanted, &budget);
         if got & wanted != 0 {
             return got;
         }
-        got | self.scan(path, !wanted, &budget)
+        got | self.scan(path, !wanted, !wanted, &budget)
     }
 
-    /// Whether some glob of this index matches `path`, or a match could not
-    /// be finished within the step budget: a deny index answers "denied"
-    /// then (fail closed). On win32 an 8.3-shaped segment can alias any
-    /// long name, so a path holding one is compared with every glob with
-    /// that segment matching any pattern segment ([`matches_aliasing`]).
-    pub fn denies(&self, path: &str, globs: &[ParsedGlob]) -> bool {
+    /// For an index that holds deny globs (mode bit [`DENY`]) beside the
+    /// grants: the grant modes matching `path` (as [`Self::modes`]) and
+    /// whether a deny glob matches it, in one walk over its ancestors. A
+    /// match that could not be finished within the step budget while deny
+    /// globs were still being tried counts as a deny (fail closed). On win32
+    /// an 8.3-shaped segment can alias any long name, so a path holding one
+    /// is also compared with every deny variant in `deny_globs` with that
+    /// segment matching any pattern segment ([`matches_aliasing`]).
+    pub fn decide(&self, path: &str, wanted: Modes, deny_globs: &[ParsedGlob]) -> (Modes, bool) {
         let folded;
         let path = if self.fold {
             folded = fold_str(path);
@@ -796,22 +802,34 @@ impl GlobIndex {
             path
         };
         if path.ends_with('/') {
-            return self.roots.iter().any(|(r, _)| r == path);
+            let m = self.roots.iter().filter(|(r, _)| r == path).fold(0, |m, (_, x)| m | x);
+            return (m & !DENY, m & DENY != 0);
         }
         let budget = Budget::new(MAX_MATCH_STEPS);
-        if self.scan(path, 3, &budget) != 0 || budget.ran_out() {
-            return true;
+        let got = self.scan(path, wanted | DENY, DENY, &budget);
+        if got & DENY != 0 || budget.ran_out() {
+            return (got & !DENY, true);
         }
-        if self.fold && path[self.root_len..].split('/').any(is_short_name_shape) {
-            return globs.iter().any(|g| matches_aliasing(g, path, self.root_len, &budget)) || budget.ran_out();
+        if self.fold
+            && path[self.root_len..].split('/').any(is_short_name_shape)
+            && (deny_globs.iter().any(|g| matches_aliasing(g, path, self.root_len, &budget)) || budget.ran_out())
+        {
+            return (got & !DENY, true);
         }
-        false
+        if got & wanted != 0 {
+            return (got & !DENY, false);
+        }
+        let more = self.scan(path, !wanted & !DENY, !wanted & !DENY, &budget);
+        ((got | more) & !DENY, false)
     }
 
     /// The modes of the grants matching `path` (already folded), trying
     /// wildcard grants only when they give a mode in `filter`; stops at one.
-    fn scan(&self, path: &str, filter: Modes, budget: &Budget) -> Modes {
-        let wanted = filter;
+    /// `stop`: the bits whose discovery ends the walk (a deny pass walks every
+    /// ancestor until a deny glob matches, trying grant wildcards only until
+    /// a grant is found).
+    fn scan(&self, path: &str, filter: Modes, stop: Modes, budget: &Budget) -> Modes {
+        let wanted = stop;
         let mut got: Modes = 0;
         let bytes = path.as_bytes();
         let full_depth = bytes.iter().filter(|&&b| b == b'/').count();

@@ -18,32 +18,43 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// The multiply-rotate hash of rustc (`FxHasher`): the trie's keys come from
-/// the manifest and a lookup only compares strings, so SipHash's protection
-/// against chosen keys buys nothing here, and costs most of a short lookup.
-#[derive(Default, Clone, Copy)]
-pub struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
+/// The literal children of a trie node: a short list compared in order
+/// while there are few (most nodes have one or two: no hashing on the hot
+/// path), a hash map (std's keyed hasher) past [`FEW`].
+#[derive(Debug, Clone, Default)]
+enum Children {
+    #[default]
+    None,
+    Few(Vec<(String, u32)>),
+    Many(HashMap<String, u32>),
 }
 
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+const FEW: usize = 8;
+
+impl Children {
+    fn get(&self, k: &str) -> Option<u32> {
+        match self {
+            Children::None => None,
+            Children::Few(v) => v.iter().find(|(s, _)| s == k).map(|(_, n)| *n),
+            Children::Many(m) => m.get(k).copied(),
+        }
+    }
+    fn insert(&mut self, k: String, n: u32) {
+        match self {
+            Children::None => *self = Children::Few(vec![(k, n)]),
+            Children::Few(v) if v.len() < FEW => v.push((k, n)),
+            Children::Few(v) => {
+                let mut m: HashMap<String, u32> = v.drain(..).collect();
+                m.insert(k, n);
+                *self = Children::Many(m);
+            }
+            Children::Many(m) => {
+                m.insert(k, n);
+            }
+        }
+    }
+}
 
 /// One segment of a path pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -135,6 +146,12 @@ fn is_bad_decoded(s: &str) -> bool {
 
 /// Decodes one segment; `None` when it is not UTF-8 or [`is_bad_decoded`].
 pub fn decode_segment(raw: &str) -> Option<Cow<'_, str>> {
+    // Fast path: an ASCII segment without '%' (what WHATWG serialises for
+    // plain paths) decodes to itself; one byte loop decides it.
+    let b = raw.as_bytes();
+    if b.iter().all(|&c| c > 0x20 && c < 0x7f && c != b'%' && c != b'\\' && c != b'/') {
+        return (raw != "." && raw != "..").then_some(Cow::Borrowed(raw));
+    }
     let s = match percent_decode(raw) {
         Cow::Borrowed(_) => Cow::Borrowed(raw),
         Cow::Owned(v) => Cow::Owned(String::from_utf8(v).ok()?),
@@ -320,7 +337,7 @@ impl AllGood for Option<&str> {
 /// sets of patterns ending here (`end`) or with a `**` here (`rest`).
 #[derive(Debug, Clone, Default)]
 struct Node<R> {
-    lit: FxMap<String, u32>,
+    lit: Children,
     one: Option<u32>,
     end: Vec<R>,
     rest: Vec<R>,
@@ -336,7 +353,7 @@ pub struct PathTrie<R> {
 
 impl<R: PartialEq + Clone> Default for PathTrie<R> {
     fn default() -> Self {
-        Self { nodes: vec![Node { lit: FxMap::default(), one: None, end: Vec::new(), rest: Vec::new() }] }
+        Self { nodes: vec![Node { lit: Children::None, one: None, end: Vec::new(), rest: Vec::new() }] }
     }
 }
 
@@ -353,13 +370,13 @@ impl<R: PartialEq + Clone> PathTrie<R> {
                     return;
                 }
                 PathSeg::One => self.nodes[at].one,
-                PathSeg::Lit(l) => self.nodes[at].lit.get(l).copied(),
+                PathSeg::Lit(l) => self.nodes[at].lit.get(l),
             };
             at = match next {
                 Some(n) => n as usize,
                 None => {
                     let n = self.nodes.len() as u32;
-                    self.nodes.push(Node { lit: FxMap::default(), one: None, end: Vec::new(), rest: Vec::new() });
+                    self.nodes.push(Node { lit: Children::None, one: None, end: Vec::new(), rest: Vec::new() });
                     match s {
                         PathSeg::One => self.nodes[at].one = Some(n),
                         PathSeg::Lit(l) => {
@@ -402,7 +419,7 @@ impl<R: PartialEq + Clone> PathTrie<R> {
                 if node.rest.iter().any(&ok) && tail.is_none_or_all_good() {
                     return true;
                 }
-                for c in [node.lit.get(seg.as_ref()).copied(), node.one.filter(|_| !seg.is_empty())].into_iter().flatten() {
+                for c in [node.lit.get(seg.as_ref()), node.one.filter(|_| !seg.is_empty())].into_iter().flatten() {
                     if n_next == SMALL {
                         // Many live nodes: the general walk.
                         return self.any(&RequestPath::of(path, opaque), ok);
@@ -437,7 +454,7 @@ impl<R: PartialEq + Clone> PathTrie<R> {
                 if i < n && node.rest.iter().any(&ok) {
                     return true;
                 }
-                if let Some(&c) = node.lit.get(seg.as_ref()) {
+                if let Some(c) = node.lit.get(seg.as_ref()) {
                     next.push(c);
                 }
                 if let Some(c) = node.one.filter(|_| !seg.is_empty()) {
@@ -527,6 +544,21 @@ mod tests {
                 assert!(t.any(&r, |&x| x == i), "{path}");
             }
         }
+    }
+
+    #[test]
+    fn many_children_switch_to_a_map() {
+        let mut t = PathTrie::default();
+        for i in 0..40 {
+            t.insert(&PathPattern::parse(&format!("/k{i}/*")).unwrap(), i);
+        }
+        for i in 0..40 {
+            let p = format!("/k{i}/x");
+            assert!(t.any_path(&p, false, |&r| r == i), "{p}");
+            assert!(!t.any_path(&p, false, |&r| r != i), "{p}");
+        }
+        assert!(!t.any_path("/k40/x", false, |_| true));
+        assert!(!t.any_path("/k1", false, |_| true));
     }
 
     #[test]
