@@ -708,6 +708,9 @@ struct Entry {
     in_dir: HashMap<SegPattern, Modes>,
     /// Multi-segment patterns whose last segment is a literal name, by that name.
     by_last: HashMap<String, HashMap<Vec<Seg>, Modes>>,
+    /// `**/name-pattern` (a wildcard name at any depth below): matched on
+    /// the last path segment alone, without splitting the path.
+    below: HashMap<Vec<Seg>, Modes>,
     /// Other multi-segment patterns.
     general: HashMap<Vec<Seg>, Modes>,
 }
@@ -756,6 +759,7 @@ impl GlobIndex {
                 Some(Seg::Pat(p)) if p.is_literal() => {
                     *e.by_last.entry(p.literal()).or_default().entry(rest).or_default() |= modes;
                 }
+                _ if matches!(&rest[..], [Seg::Rec, Seg::Pat(_)]) => *e.below.entry(rest).or_default() |= modes,
                 _ => *e.general.entry(rest).or_default() |= modes,
             },
         }
@@ -806,7 +810,9 @@ impl GlobIndex {
             return (m & !DENY, m & DENY != 0);
         }
         let budget = Budget::new(MAX_MATCH_STEPS);
-        let got = self.scan(path, wanted | DENY, DENY, &budget);
+        // One walk over every ancestor (it stops only at a deny), trying the
+        // grant wildcards of every mode, so `mode_not_granted` needs no second walk.
+        let got = self.scan(path, !0, DENY, &budget);
         if got & DENY != 0 || budget.ran_out() {
             return (got & !DENY, true);
         }
@@ -816,11 +822,8 @@ impl GlobIndex {
         {
             return (got & !DENY, true);
         }
-        if got & wanted != 0 {
-            return (got & !DENY, false);
-        }
-        let more = self.scan(path, !wanted & !DENY, !wanted & !DENY, &budget);
-        ((got | more) & !DENY, false)
+        let _ = wanted;
+        (got & !DENY, false)
     }
 
     /// The modes of the grants matching `path` (already folded), trying
@@ -877,12 +880,22 @@ impl GlobIndex {
                         }
                     }
                 }
+                if !short_below {
+                    for (g, m) in &e.below {
+                        if let (true, [Seg::Rec, Seg::Pat(p)]) = (*m & filter & !got != 0, &g[..]) {
+                            if p.matches(name, budget) {
+                                got |= m;
+                            }
+                        }
+                    }
+                }
                 let by_last = e.by_last.get(name);
-                if !e.general.is_empty() || by_last.is_some() {
+                let below_short = if short_below { Some(&e.below) } else { None };
+                if !e.general.is_empty() || by_last.is_some() || below_short.is_some_and(|b| !b.is_empty()) {
                     let segs: Vec<&str> = path[at + 1..].split('/').collect();
                     let short: Vec<bool> =
                         if short_below { segs.iter().map(|s| is_short_name_shape(s)).collect() } else { Vec::new() };
-                    for (g, m) in e.general.iter().chain(by_last.into_iter().flatten()) {
+                    for (g, m) in e.general.iter().chain(by_last.into_iter().flatten()).chain(below_short.into_iter().flatten()) {
                         if *m & filter & !got != 0 && segs_match(g, &segs, &short, budget) {
                             got |= m;
                         }
