@@ -8,8 +8,8 @@ use crate::capability::{Segment, TopicPattern};
 use crate::error::{Capability, Decision, DenyReason};
 use crate::fetch::{is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
 use crate::fs::{deny_matches, grant_matches, normalize, FsMode, GrantMode};
-use crate::urlpath::{grant_path_matches, RequestPath};
 use crate::policy::{PermissionPolicy, Platform};
+use crate::urlpath::{grant_path_matches, RequestPath};
 
 fn decision_json(d: Decision) -> Value {
     match d {
@@ -59,7 +59,9 @@ impl PermissionPolicy {
             Some(DenyReason::PathTraversal) => "a '..' climbs above the root or out of every grant".into(),
             Some(DenyReason::ModeNotGranted) => "a grant matches the path, but none grants this mode".into(),
             Some(DenyReason::NotAllowlisted) => "no grant matches the normalised path".into(),
-            Some(DenyReason::ExplicitlyDenied) => "a deny rule matches the normalised path; deny wins over every grant".into(),
+            Some(DenyReason::ExplicitlyDenied) => {
+                "a deny rule matches the normalised path; deny wins over every grant".into()
+            }
             Some(r) => r.as_str().into(),
         };
         let denied_by = match &normalized {
@@ -304,7 +306,8 @@ fn literal_dirs(glob: &str, platform: Platform) -> Vec<String> {
 
 /// Whether two fetch hosts can name one host.
 fn hosts_overlap(a: &HostPattern, b: &HostPattern) -> bool {
-    let under = |d: &str, s: &str| d.len() > s.len() + 1 && d.ends_with(s) && d.as_bytes()[d.len() - s.len() - 1] == b'.';
+    let under =
+        |d: &str, s: &str| d.len() > s.len() + 1 && d.ends_with(s) && d.as_bytes()[d.len() - s.len() - 1] == b'.';
     match (a, b) {
         (HostPattern::Exact(x), HostPattern::Exact(y)) => x == y,
         (HostPattern::Suffix(s), HostPattern::Exact(Host::Domain(d)))
@@ -321,7 +324,8 @@ fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
         None => &[Scheme::Http, Scheme::Https],
         Some(s) => std::slice::from_ref(s),
     };
-    let schemes: Vec<Scheme> = grant_schemes.iter().copied().filter(|s| d.scheme.is_none() || d.scheme == Some(*s)).collect();
+    let schemes: Vec<Scheme> =
+        grant_schemes.iter().copied().filter(|s| d.scheme.is_none() || d.scheme == Some(*s)).collect();
     let ports = schemes.iter().any(|s| match (d.port, g.port) {
         (PortRule::Exact(x), PortRule::Exact(y)) => x == y,
         (PortRule::Exact(x), PortRule::Default) => x == s.default_port(),
@@ -343,14 +347,22 @@ impl PermissionPolicy {
                 g[..n] == dd[..n]
             });
             if !reached {
-                warn(format!("/deny/fs/{i}"), "deny-unreachable", format!("no fs grant could reach '{d}': the deny rule decides nothing"));
+                warn(
+                    format!("/deny/fs/{i}"),
+                    "deny-unreachable",
+                    format!("no fs grant could reach '{d}': the deny rule decides nothing"),
+                );
             }
         }
         for (i, d) in self.deny_fetch().iter().enumerate() {
             let reached = match d {
                 DenyFetch::Cidr { net, len } => self.fetch_patterns().iter().any(|g| match &g.host {
-                    HostPattern::Exact(Host::Ipv4(a)) => DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V4(*a)),
-                    HostPattern::Exact(Host::Ipv6(a)) => DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V6(*a)),
+                    HostPattern::Exact(Host::Ipv4(a)) => {
+                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V4(*a))
+                    }
+                    HostPattern::Exact(Host::Ipv6(a)) => {
+                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V6(*a))
+                    }
                     // A name can resolve to any address (checkFetchAddress).
                     _ => true,
                 }),

@@ -517,7 +517,6 @@ impl FetchMatcher {
         if !v.path {
             return Err(DenyReason::PathNotAllowed);
         }
-        drop(v);
         Ok(AllowedUrl { url, host_match })
     }
 

@@ -895,7 +895,9 @@ impl GlobIndex {
                     let segs: Vec<&str> = path[at + 1..].split('/').collect();
                     let short: Vec<bool> =
                         if short_below { segs.iter().map(|s| is_short_name_shape(s)).collect() } else { Vec::new() };
-                    for (g, m) in e.general.iter().chain(by_last.into_iter().flatten()).chain(below_short.into_iter().flatten()) {
+                    for (g, m) in
+                        e.general.iter().chain(by_last.into_iter().flatten()).chain(below_short.into_iter().flatten())
+                    {
                         if *m & filter & !got != 0 && segs_match(g, &segs, &short, budget) {
                             got |= m;
                         }

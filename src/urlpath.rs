@@ -403,7 +403,7 @@ impl<R: PartialEq + Clone> PathTrie<R> {
         let Some(body) = path.strip_prefix('/').filter(|_| !opaque) else { return false };
         let mut live = [0u32; SMALL];
         let mut next = [0u32; SMALL];
-        let (mut n_live, mut n_next) = (1usize, 0usize);
+        let mut n_live = 1usize;
         let mut rest = Some(body);
         while let Some(r) = rest {
             let (raw, tail) = match r.find('/') {
@@ -412,7 +412,7 @@ impl<R: PartialEq + Clone> PathTrie<R> {
             };
             rest = tail;
             let Some(seg) = decode_segment(raw) else { return false };
-            n_next = 0;
+            let mut n_next = 0usize;
             for &at in &live[..n_live] {
                 let node = &self.nodes[at as usize];
                 // `**` covers this segment and every one after it: each must be good.
@@ -434,7 +434,6 @@ impl<R: PartialEq + Clone> PathTrie<R> {
             std::mem::swap(&mut live, &mut next);
             n_live = n_next;
         }
-        let _ = n_next;
         live[..n_live].iter().any(|&at| self.nodes[at as usize].end.iter().any(&ok))
     }
 
