@@ -21,36 +21,50 @@ use std::fmt;
 
 /// The literal children of a trie node: a short list compared in order
 /// while there are few (most nodes have one or two: no hashing on the hot
-/// path), a hash map (std's keyed hasher) past [`FEW`].
+/// path), a hash map (std's keyed hasher) past [`FEW`]. The short list holds
+/// `(offset, length, child)` into the trie's text arena, so a lookup reads
+/// the list and one contiguous arena, and skips a literal of another length
+/// without touching its text.
 #[derive(Debug, Clone, Default)]
 enum Children {
     #[default]
     None,
-    Few(Vec<(String, u32)>),
+    Few(Vec<(u32, u32, u32)>),
     Many(HashMap<String, u32>),
 }
 
 const FEW: usize = 8;
 
 impl Children {
-    fn get(&self, k: &str) -> Option<u32> {
+    fn get(&self, arena: &str, k: &str) -> Option<u32> {
         match self {
             Children::None => None,
-            Children::Few(v) => v.iter().find(|(s, _)| s == k).map(|(_, n)| *n),
+            Children::Few(v) => v
+                .iter()
+                .find(|&&(off, len, _)| len as usize == k.len() && &arena[off as usize..(off + len) as usize] == k)
+                .map(|&(_, _, n)| n),
             Children::Many(m) => m.get(k).copied(),
         }
     }
-    fn insert(&mut self, k: String, n: u32) {
+    fn insert(&mut self, arena: &mut String, k: &str, n: u32) {
         match self {
-            Children::None => *self = Children::Few(vec![(k, n)]),
-            Children::Few(v) if v.len() < FEW => v.push((k, n)),
-            Children::Few(v) => {
-                let mut m: HashMap<String, u32> = v.drain(..).collect();
-                m.insert(k, n);
+            Children::Few(v) if v.len() >= FEW => {
+                let mut m: HashMap<String, u32> =
+                    v.iter().map(|&(off, len, c)| (arena[off as usize..(off + len) as usize].to_owned(), c)).collect();
+                m.insert(k.to_owned(), n);
                 *self = Children::Many(m);
             }
             Children::Many(m) => {
-                m.insert(k, n);
+                m.insert(k.to_owned(), n);
+            }
+            _ => {
+                let off = arena.len() as u32;
+                arena.push_str(k);
+                let e = (off, k.len() as u32, n);
+                match self {
+                    Children::Few(v) => v.push(e),
+                    _ => *self = Children::Few(vec![e]),
+                }
             }
         }
     }
@@ -349,11 +363,16 @@ struct Node<R> {
 #[derive(Debug, Clone)]
 pub struct PathTrie<R> {
     nodes: Vec<Node<R>>,
+    /// The literals of the short child lists, back to back.
+    text: String,
 }
 
 impl<R: PartialEq + Clone> Default for PathTrie<R> {
     fn default() -> Self {
-        Self { nodes: vec![Node { lit: Children::None, one: None, end: Vec::new(), rest: Vec::new() }] }
+        Self {
+            nodes: vec![Node { lit: Children::None, one: None, end: Vec::new(), rest: Vec::new() }],
+            text: String::new(),
+        }
     }
 }
 
@@ -370,7 +389,7 @@ impl<R: PartialEq + Clone> PathTrie<R> {
                     return;
                 }
                 PathSeg::One => self.nodes[at].one,
-                PathSeg::Lit(l) => self.nodes[at].lit.get(l),
+                PathSeg::Lit(l) => self.nodes[at].lit.get(&self.text, l),
             };
             at = match next {
                 Some(n) => n as usize,
@@ -380,7 +399,7 @@ impl<R: PartialEq + Clone> PathTrie<R> {
                     match s {
                         PathSeg::One => self.nodes[at].one = Some(n),
                         PathSeg::Lit(l) => {
-                            self.nodes[at].lit.insert(l.clone(), n);
+                            self.nodes[at].lit.insert(&mut self.text, l, n);
                         }
                         PathSeg::Rest => unreachable!(),
                     }
@@ -406,7 +425,7 @@ impl<R: PartialEq + Clone> PathTrie<R> {
         let mut n_live = 1usize;
         let mut rest = Some(body);
         while let Some(r) = rest {
-            let (raw, tail) = match r.find('/') {
+            let (raw, tail) = match r.bytes().position(|b| b == b'/') {
                 Some(i) => (&r[..i], Some(&r[i + 1..])),
                 None => (r, None),
             };
@@ -419,7 +438,9 @@ impl<R: PartialEq + Clone> PathTrie<R> {
                 if node.rest.iter().any(&ok) && tail.is_none_or_all_good() {
                     return true;
                 }
-                for c in [node.lit.get(seg.as_ref()), node.one.filter(|_| !seg.is_empty())].into_iter().flatten() {
+                for c in
+                    [node.lit.get(&self.text, seg.as_ref()), node.one.filter(|_| !seg.is_empty())].into_iter().flatten()
+                {
                     if n_next == SMALL {
                         // Many live nodes: the general walk.
                         return self.any(&RequestPath::of(path, opaque), ok);
@@ -453,7 +474,7 @@ impl<R: PartialEq + Clone> PathTrie<R> {
                 if i < n && node.rest.iter().any(&ok) {
                     return true;
                 }
-                if let Some(c) = node.lit.get(seg.as_ref()) {
+                if let Some(c) = node.lit.get(&self.text, seg.as_ref()) {
                     next.push(c);
                 }
                 if let Some(c) = node.one.filter(|_| !seg.is_empty()) {
