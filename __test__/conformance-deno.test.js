@@ -18,6 +18,8 @@
 //   `a` does not exist is `symlink_escape` there (fail closed);
 // - budgets: runDeno enforces them from /proc outside the protocol (the
 //   tracker is the package's BudgetTracker, run by the package adapter);
+// - fetch cases under a manifest with path-scoped fetch grants or denies:
+//   Deno's net and import carry no path;
 // - fetch URLs that are not https, have userinfo, or do not parse: Deno's
 //   `net` carries `host:port` without a scheme (checked against every
 //   scheme), `import` is https; Deno never sends userinfo nor an unparseable
@@ -69,6 +71,9 @@ function linkOnPath(p) {
 
 function denoAdapter(manifest, context) {
   const policy = PermissionPolicy.fromManifest(manifest, { plugin: context.plugin, platform: context.platform })
+  const { fetch: grants = [], deny: { fetch: denies = [] } = {} } = policy.toJSON()
+  // A pattern with a path after its authority (a CIDR block's `/8` is not a path).
+  const pathScoped = [...grants, ...denies].some((p) => /^(?:[a-z]+:\/\/)?[^/]*\/(?!\d+$)/.test(p))
   // One broker per request: Deno is served by one broker per process, and each case makes one check.
   const once = async (permission, value) => {
     const broker = await serveDenoBroker(policy, { meter: context.meter })
@@ -89,6 +94,7 @@ function denoAdapter(manifest, context) {
     return once(mode, p)
   }
   const checkFetch = (url) => {
+    if (pathScoped) throw new Skip("Deno's net and import carry host:port, never a path: path-scoped grants and denies are not expressible (the broker denies net to a host only a path-scoped grant names, and a path-scoped deny denies the whole host)")
     let u
     try {
       u = new URL(url)

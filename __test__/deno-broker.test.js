@@ -189,6 +189,34 @@ test('verdicts per permission, as SPEC §15 maps them, each denial counted once'
   c.end()
 })
 
+test('path scopes: Deno asks net and import without a path, so a path-scoped grant admits no raw host and a path-scoped deny denies the whole host', { skip }, async (t) => {
+  const { probe, broker } = await setup(t, {
+    fetch: ['https://api.github.com/repos/acme/**', 'docs.example.com', 'https://x.example.com:8443'],
+    deny: { fetch: ['docs.example.com/admin/**', 'https://x.example.com:8443/private/*', '10.0.0.0/8'] },
+  })
+  const c = client(broker.path)
+  await c.connected
+  const cases = [
+    [['net', 'api.github.com:443'], 'fetch path_not_allowed'],
+    [['import', 'api.github.com:443'], 'fetch path_not_allowed'],
+    [['net', 'docs.example.com:443'], 'fetch explicitly_denied'],
+    [['import', 'docs.example.com:443'], 'fetch explicitly_denied'],
+    [['net', 'x.example.com:8443'], 'fetch explicitly_denied'],
+    [['net', '10.1.2.3:443'], 'fetch explicitly_denied'],
+  ]
+  for (const [[permission, value], want] of cases) {
+    const r = req(permission, value)
+    c.send(r)
+    const got = await c.reply()
+    assert.equal(got.result, 'deny', `${permission} ${value}`)
+    const d = parseDenyText(got.reason)
+    assert.equal(`${d.capability} ${d.reason}`, want, `${permission} ${value}`)
+  }
+  const counts = await probe.counts()
+  assert.equal(Object.values(counts).reduce((a, b) => a + b, 0), cases.length, JSON.stringify(counts))
+  c.end()
+})
+
 test('pipelined requests are answered in order', { skip }, async (t) => {
   const { broker } = await setup(t, { secrets: ['A'] })
   const c = client(broker.path)

@@ -32,7 +32,7 @@ const NET_SCHEMES = ['http', 'https', 'ws', 'wss']
  * (which wins even when another scheme would allow), a port, an address, a
  * host; `scheme_not_allowed` last (the ws/wss probes miss on most grants).
  */
-const NET_REASON_RANK = ['explicitly_denied', 'port_not_allowed', 'address_not_allowed', 'host_not_allowlisted', 'scheme_not_allowed']
+const NET_REASON_RANK = ['explicitly_denied', 'port_not_allowed', 'address_not_allowed', 'path_not_allowed', 'host_not_allowlisted', 'scheme_not_allowed']
 /** Permissions Deno 2.9 sends; anything else is counted as `unknown` too. */
 const DENO_PERMISSIONS = Object.freeze(['read', 'write', 'net', 'env', 'run', 'ffi', 'sys', 'import'])
 const SHADOW_DENIED_TOTAL = Object.freeze({
@@ -86,7 +86,35 @@ const urlOf = (scheme, t) => `${scheme}://${t.host}${t.port === null ? '' : `:${
  * Returns `{ decision, capability, payload }` (the latter two for the audit
  * log, in the `{ capability, payload }` shape `learn --from` reads).
  */
-function decide(counting, silent, permission, value) {
+/**
+ * Deno's `net` and `import` carry a host and a port, never a path, and Deno
+ * then requests any path on that host. So a path-scoped grant never admits a
+ * raw `net` target (its `/` probe is `path_not_allowed`), and a path-scoped
+ * deny rule denies the whole host (a deny is never narrower than it reads):
+ * the net view of a policy is the policy with each deny pattern's path cut
+ * off (CIDR blocks, an IP literal then `/digits`, stay as they are).
+ */
+function netView(policy) {
+  const json = policy.toJSON()
+  const deny = json.deny && json.deny.fetch
+  if (!deny || !deny.some((p) => hostOnly(p) !== p)) return policy
+  const manifest = JSON.parse(JSON.stringify(json))
+  manifest.deny.fetch = deny.map(hostOnly)
+  return pkg().PermissionPolicy.fromManifest(manifest, { plugin: policy.plugin, platform: policy.platform })
+}
+
+/** A fetch deny pattern without its path (`docs.example.com/admin/**` → `docs.example.com`); CIDR blocks unchanged. */
+function hostOnly(p) {
+  const from = p.indexOf('://') < 0 ? 0 : p.indexOf('://') + 3
+  const slash = p.indexOf('/', from)
+  if (slash < 0) return p
+  const authority = p.slice(from, slash)
+  const isIp = /^\[[0-9A-Fa-f:.]+\]$/.test(authority) || /^[0-9.]+$/.test(authority)
+  if (isIp && /^\/\d+$/.test(p.slice(slash))) return p
+  return p.slice(0, slash)
+}
+
+function decide(counting, silent, permission, value, viaNet = { counting, silent }) {
   const unknown = () => counting.checkCapability(UNKNOWN_ID, {})
   if (value !== null && typeof value !== 'string') return { decision: unknown(), capability: 'unknown', payload: { permission } }
   switch (permission) {
@@ -103,7 +131,7 @@ function decide(counting, silent, permission, value) {
       if (t === null) return { decision: counting.checkFetch(value === null ? '' : 'https://invalid host/'), capability: 'fetch', payload: { url: null, target: value } }
       if (permission === 'import') {
         const url = urlOf('https', t)
-        return { decision: counting.checkFetch(url), capability: 'fetch', payload: { url } }
+        return { decision: viaNet.counting.checkFetch(url), capability: 'fetch', payload: { url } }
       }
       // Allowed when some grant admits the host with a scheme whose port rule admits the port.
       // A deny rule on any scheme denies the raw connection (it can speak that scheme).
@@ -111,7 +139,7 @@ function decide(counting, silent, permission, value) {
       let allowed = null
       for (const scheme of NET_SCHEMES) {
         const url = urlOf(scheme, t)
-        const d = silent.checkFetch(url)
+        const d = viaNet.silent.checkFetch(url)
         if (d.allowed) {
           allowed = allowed || d
           continue
@@ -121,7 +149,7 @@ function decide(counting, silent, permission, value) {
       }
       const payload = { url: urlOf('https', t) }
       if (allowed !== null && (best === null || best.rank !== 0)) return { decision: allowed, capability: 'fetch', payload }
-      return { decision: counting.checkFetch(best.url), capability: 'fetch', payload }
+      return { decision: viaNet.counting.checkFetch(best.url), capability: 'fetch', payload }
     }
     case 'env':
       return { decision: counting.checkCapability('secrets.get', { name: value === null ? '' : value }), capability: 'secrets.get', payload: { name: value } }
@@ -191,7 +219,10 @@ async function serveDenoBroker(policy, options = {}) {
   const noop = createNoopMeter()
   const counting = new PermissionChecker(policy, meter === undefined ? undefined : { meter })
   const silent = new PermissionChecker(policy, { meter: noop })
+  const netPolicy = netView(policy)
+  const netCheckers = netPolicy === policy ? { counting, silent } : { counting: new PermissionChecker(netPolicy, meter === undefined ? undefined : { meter }), silent: new PermissionChecker(netPolicy, { meter: noop }) }
   const shadowChecker = shadow === undefined ? null : new PermissionChecker(shadow, { meter: noop })
+  const shadowNet = shadow === undefined ? null : netView(shadow) === shadow ? { counting: shadowChecker, silent: shadowChecker } : ((c) => ({ counting: c, silent: c }))(new PermissionChecker(netView(shadow), { meter: noop }))
   const shadowCounter = shadow === undefined ? null : (meter || metrics.getMeter(require('./native.js').METER_NAME)).createCounter(SHADOW_DENIED_TOTAL.name, { description: SHADOW_DENIED_TOTAL.description, unit: SHADOW_DENIED_TOTAL.unit })
   const plugin = policy.plugin
   const stats = newStats()
@@ -247,11 +278,11 @@ async function serveDenoBroker(policy, options = {}) {
     }
     state.lastId = id
     const { permission, value } = msg
-    const { decision, capability, payload } = decide(counting, silent, permission, value)
+    const { decision, capability, payload } = decide(counting, silent, permission, value, netCheckers)
     const per = stats.byPermission[DENO_PERMISSIONS.includes(permission) ? permission : 'other'] || (stats.byPermission[DENO_PERMISSIONS.includes(permission) ? permission : 'other'] = { allowed: 0, denied: 0 })
     let shadowEntry
     if (shadowChecker !== null) {
-      const s = decide(shadowChecker, shadowChecker, permission, value).decision
+      const s = decide(shadowChecker, shadowChecker, permission, value, shadowNet).decision
       shadowEntry = s.allowed ? { allowed: true } : { allowed: false, capability: s.capability, reason: s.reason }
       if (!s.allowed) {
         bump(stats.shadowDenials, `${s.capability} ${s.reason}`)
