@@ -44,14 +44,23 @@ function urlHref(url) {
 // grant INVALID_MANIFEST). Both views go through the same Rust serialiser:
 // Node's href is plain ASCII, which both parsers read alike.
 const { redactedOrigin } = binding
-/** Anything that is not printable ASCII, a percent-escape, or a punycode label. */
-const FETCH_SUSPECT = /[^\x21-\x7e]|%|xn--/i
+/** Anything that is not printable ASCII, a percent-escape, a punycode label, or a segment starting with a dot. */
+const FETCH_SUSPECT = /[^\x21-\x7e]|%|xn--|[/\\]\./i
+/** What makes an authority need the second parse. */
+const AUTHORITY_SUSPECT = /[^\x21-\x7e]|%|xn--/i
+/**
+ * A path segment that starts with a dot (or its escape): dot-segment removal
+ * is where Node's URL (Ada) has read paths differently from WHATWG and the
+ * core (Node 20's Ada keeps `/admin/.b/../../public/z` as written), so such a
+ * path is parsed by both and must read the same (SPEC §3, §11).
+ */
+const PATH_DOT_SEGMENT = /[/\\](?:\.|%2e)/i
 /** The authority of a URL with a scheme, as WHATWG finds it: any run of '/' or '\\' after `scheme:`, up to '/', '\\', '?' or '#'. */
 const FETCH_AUTHORITY = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*([^/\\?#]*)/
 
 /**
- * Whether `s` needs Node's parse too. Plain printable-ASCII URLs without '%'
- * or 'xn--' answer after one regex test (the hot path). Otherwise the
+ * Whether `s` needs Node's parse too. Plain printable-ASCII URLs without '%',
+ * 'xn--' or a dot after a slash answer after one regex test (the hot path). Otherwise the
  * authority is found as WHATWG does; tab/newline anywhere (stripped by the
  * parser) or C0/space at either end (trimmed) means "not sure": parse twice.
  */
@@ -59,7 +68,7 @@ function fetchNeedsSecondParse(s) {
   if (!FETCH_SUSPECT.test(s)) return false
   if (/[\t\n\r]/.test(s) || s.charCodeAt(0) <= 0x20 || s.charCodeAt(s.length - 1) <= 0x20) return true
   const m = FETCH_AUTHORITY.exec(s)
-  return m === null || FETCH_SUSPECT.test(m[1])
+  return m === null || AUTHORITY_SUSPECT.test(m[1]) || PATH_DOT_SEGMENT.test(s.slice(m[0].length))
 }
 
 /** Node's URL and the Rust core read the same scheme, host and port (or Rust finds no origin: it denies). */
@@ -99,7 +108,7 @@ function grantParity(pattern) {
   if (rest.startsWith('[')) return true
   const c = rest.indexOf(':')
   if (c >= 0) rest = rest.slice(0, c)
-  return !FETCH_SUSPECT.test(rest) || fetchParsersAgree(`http://${rest}/`)
+  return !AUTHORITY_SUSPECT.test(rest) || fetchParsersAgree(`http://${rest}/`)
 }
 
 /** INVALID_MANIFEST for a fetch, deny.fetch or secrets hosts pattern that Node would read as another host. */

@@ -153,3 +153,29 @@ test('explainFetch reports the parity denial the checks make', () => {
   assert.deepEqual(policy.explainFetch('https://fußball.de/').decision, { allowed: true })
   assert.equal(policy.explainFetch('https://fußball.de/').parity, undefined)
 })
+
+test('dot segments are parsed by Node too: a path Node reads differently is invalid_url (red team 2, F2)', () => {
+  const c = new PermissionChecker(PermissionPolicy.fromManifest({ fetch: ['https://api.example.com/public/**'], deny: { fetch: ['api.example.com/public/secret/**'] } }, { plugin: 'dots' }))
+  // Node 20's URL (Ada) keeps this path as written, so fetch(u) would send it; the core removes the dot segments.
+  const tricky = 'https://api.example.com/admin/.b/../../public/z'
+  const nodePath = new URL(tricky).pathname
+  const agrees = nodePath === '/public/z'
+  for (const [url, want] of [
+    [tricky, agrees ? true : 'invalid_url'],
+    ['https://api.example.com/public/./z', true],
+    ['https://api.example.com/x/../public/z', true],
+    ['https://api.example.com/public/.well-known', true],
+    ['https://api.example.com/public/x/../secret/k', 'explicitly_denied'],
+    ['https://api.example.com/public/%2e%2e/admin', 'path_not_allowed'],
+  ]) {
+    const d = c.checkFetch(url)
+    if (want === true) {
+      assert.deepEqual(d, { allowed: true }, url)
+      // Whatever is allowed, Node reads the path the core checked.
+      assert.equal(new URL(url).pathname, new URL(c.authorizeFetch(url)).pathname, url)
+    } else {
+      assert.equal(d.reason, want, url)
+      assert.throws(() => c.authorizeFetch(url), (e) => e.details.reason === want, url)
+    }
+  }
+})

@@ -383,7 +383,7 @@ function naiveDecide(rules, denies, input, resolved) {
   return { denied: false, granted: false, why: 'no grant' }
 }
 
-const PATH_SEGS = ['v1', 'repos', 'acme', 'issues', 'pulls', 'public', 'secret', 'SECRET', 'admin', 'ADMIN', 'Admin', 'guide', '', '.', '..', '%2e', '%2E%2e', '.%2e', '%2f', '..%2f', 'a%2fb', '%5c', 'a\\b', '%00', '%09', '%ff', '%C3%A9', 'é', '%252f', '%25', 'a;b', 'admin;x=1', '%69ssues', '%61dmin', '*', 'x', '\u{1f600}', '%F0%9F%98%80', '%E2%82', '?q', '#f']
+const PATH_SEGS = ['v1', 'repos', 'acme', 'issues', 'pulls', 'public', 'secret', 'SECRET', 'admin', 'ADMIN', 'Admin', 'guide', '', '.', '..', '%2e', '%2E%2e', '.%2e', '.b', '.ab', '..b', '.%62', '..;', '.;', '%2e%2e;', '..%3B', '%2f', '..%2f', 'a%2fb', '%5c', 'a\\b', '%00', '%09', '%ff', '%C3%A9', 'é', '%252f', '%25', 'a;b', 'admin;x=1', '%69ssues', '%61dmin', '*', 'x', '\u{1f600}', '%F0%9F%98%80', '%E2%82', '?q', '#f']
 const DENY_HOSTS = ['api.example.com', 'API.example.com.', 'docs.example.com', 'evil.example.org', 'EVIL.example.org.', 'a.evil.example.org', 'x.internal.example.org', 'internal.example.org', 'a.example.org', '10.0.0.1', '0xa000001', '167772161', '10.0.0.1.', '[::ffff:10.0.0.1]', '[::ffff:a00:1]', '[::a00:1]', '[64:ff9b::a00:1]', '[64:ff9b:1:a00:0:100::]', '[2002:a00:1::1]', '[2001:0:4136:e378:8000:63bf:f5ff:fffe]', '[fd00::1]', '[2001:db8::1]', '[::ffff:c0a8:101]', 'static.example.net', 'localhost']
 
 async function runDeny({ seconds, seed, log }) {
