@@ -93,7 +93,7 @@ function client(sockPath) {
 }
 
 let nextId = 1
-const req = (permission, value, extra = {}) => ({ v: 1, pid: 4242, id: nextId++, datetime: new Date().toISOString(), permission, value, ...extra })
+const req = (permission, value, extra = {}) => ({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 4242, id: nextId++, datetime: new Date().toISOString(), permission, value, ...extra })
 
 async function setup(t, manifest, options = {}) {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-broker-test-')))
@@ -217,6 +217,39 @@ test('path scopes: Deno asks net and import without a path, so a path-scoped gra
   c.end()
 })
 
+test('net without a port asks for every port: only a :* grant admits it; pid and datetime are required; an async audit hook that rejects is isolated (red team 2, F9)', { skip }, async (t) => {
+  const { probe, broker } = await setup(t, { fetch: ['a.example.com', 'b.example.com:*', 'c.example.com:1', 'c.example.com:443'] }, { onDecision: async () => { throw new Error('audit sink down') } })
+  const c = client(broker.path)
+  await c.connected
+  const cases = [
+    [req('net', 'a.example.com'), 'fetch port_not_allowed'],
+    [req('net', 'b.example.com'), true],
+    [req('net', 'c.example.com'), 'fetch port_not_allowed'],
+    [req('net', 'a.example.com:443'), true],
+    [{ ...req('net', 'a.example.com:443'), pid: undefined }, 'unknown unknown_capability'],
+    [{ ...req('net', 'a.example.com:443'), pid: '4242' }, 'unknown unknown_capability'],
+    [{ ...req('net', 'a.example.com:443'), datetime: undefined }, 'unknown unknown_capability'],
+    [{ ...req('net', 'a.example.com:443'), datetime: 7 }, 'unknown unknown_capability'],
+  ]
+  let denials = 0
+  for (const [r, want] of cases) {
+    c.send(r)
+    const got = await c.reply()
+    assert.equal(got.id, r.id)
+    if (want === true) assert.equal(got.result, 'allow', JSON.stringify(r))
+    else {
+      denials++
+      assert.equal(got.result, 'deny', JSON.stringify(r))
+      const d = parseDenyText(got.reason)
+      assert.equal(`${d.capability} ${d.reason}`, want, JSON.stringify(r))
+    }
+  }
+  await new Promise((resolve) => setImmediate(resolve))
+  const counts = await probe.counts()
+  assert.equal(Object.values(counts).reduce((a, b) => a + b, 0), denials, JSON.stringify(counts))
+  c.end()
+})
+
 test('pipelined requests are answered in order', { skip }, async (t) => {
   const { broker } = await setup(t, { secrets: ['A'] })
   const c = client(broker.path)
@@ -244,12 +277,12 @@ test('malformed lines: invalid JSON, invalid UTF-8, not an object, unknown versi
     [JSON.stringify({ v: 2, pid: 1, id: 900001, permission: 'read', value: `${root}/a` }), 900001],
     [JSON.stringify({ pid: 1, id: 900002, permission: 'read', value: `${root}/a` }), 900002],
     [JSON.stringify({ v: '1', pid: 1, id: 900003, permission: 'read', value: `${root}/a` }), 900003],
-    [JSON.stringify({ v: 1, pid: 1, id: -1, permission: 'read', value: `${root}/a` }), null],
-    [JSON.stringify({ v: 1, pid: 1, id: 1.5, permission: 'read', value: `${root}/a` }), null],
-    [JSON.stringify({ v: 1, pid: 1, id: '900004', permission: 'read', value: `${root}/a` }), null],
-    [JSON.stringify({ v: 1, pid: 1, id: 900005, permission: ['read'], value: `${root}/a` }), 900005],
-    [JSON.stringify({ v: 1, pid: 1, id: 900006, permission: 'r'.repeat(65), value: `${root}/a` }), 900006],
-    [JSON.stringify({ v: 1, pid: 1, id: 900007, value: `${root}/a` }), 900007],
+    [JSON.stringify({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: -1, permission: 'read', value: `${root}/a` }), null],
+    [JSON.stringify({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: 1.5, permission: 'read', value: `${root}/a` }), null],
+    [JSON.stringify({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: '900004', permission: 'read', value: `${root}/a` }), null],
+    [JSON.stringify({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: 900005, permission: ['read'], value: `${root}/a` }), 900005],
+    [JSON.stringify({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: 900006, permission: 'r'.repeat(65), value: `${root}/a` }), 900006],
+    [JSON.stringify({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: 900007, value: `${root}/a` }), 900007],
   ]
   for (const [line, id] of bad) {
     c.send(line)
@@ -278,15 +311,15 @@ test('ids reused or going backwards are denied without a check', { skip }, async
   const { root, broker } = await setup(t, (root) => ({ fs: [`${root}/**`] }))
   const c = client(broker.path)
   await c.connected
-  c.send({ v: 1, pid: 1, id: 10, permission: 'read', value: `${root}/a` })
+  c.send({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: 10, permission: 'read', value: `${root}/a` })
   assert.equal((await c.reply()).result, 'allow')
   for (const id of [10, 9, 0]) {
-    c.send({ v: 1, pid: 1, id, permission: 'read', value: `${root}/a` })
+    c.send({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id, permission: 'read', value: `${root}/a` })
     const got = await c.reply()
     assert.deepEqual([got.id, got.result], [id, 'deny'])
     assert.match(got.reason, /id reused/)
   }
-  c.send({ v: 1, pid: 1, id: 11, permission: 'read', value: `${root}/a` })
+  c.send({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: 11, permission: 'read', value: `${root}/a` })
   assert.equal((await c.reply()).result, 'allow')
   c.end()
 })
@@ -296,7 +329,7 @@ test('a line over the limit (no newline in sight) is denied and the connection c
   const c = client(broker.path)
   await c.connected
   // A valid, allowed request padded past 64 KiB: never parsed, never allowed.
-  const big = JSON.stringify({ v: 1, pid: 1, id: 1, permission: 'read', value: `${root}/${'a'.repeat(70 * 1024)}` })
+  const big = JSON.stringify({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: 1, permission: 'read', value: `${root}/${'a'.repeat(70 * 1024)}` })
   for (let i = 0; i < big.length; i += 8192) c.raw(big.slice(i, i + 8192))
   const got = await c.reply()
   assert.deepEqual([got.id, got.result], [null, 'deny'])
@@ -312,7 +345,7 @@ test('a line at the limit with multi-byte characters is parsed; one byte over is
     [0, false],
     [1, true],
   ]) {
-    const head = JSON.stringify({ v: 1, pid: 1, id: 1, permission: 'read', value: `${root}/` }).slice(0, -2)
+    const head = JSON.stringify({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: 1, permission: 'read', value: `${root}/` }).slice(0, -2)
     // Fill with 3-byte characters (in segments under NAME_MAX, so the real path can be resolved), then 1-byte ones, to exactly 4096 + extra bytes.
     let pad = ''
     while (Buffer.byteLength(`${head}${pad}€/"}`) <= 4096 + extra) pad += pad.length % 60 === 59 ? '/' : '€'
@@ -343,7 +376,7 @@ test('a client that never reads is disconnected once its reply queue is full; me
   let closed = false
   sock.on('error', () => {})
   sock.on('close', () => (closed = true))
-  const line = `${JSON.stringify({ v: 1, pid: 1, id: 0, permission: 'read', value: `${root}/a` })}\n`
+  const line = `${JSON.stringify({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1, id: 0, permission: 'read', value: `${root}/a` })}\n`
   let id = 1
   const deadline = Date.now() + 10_000
   while (!closed && Date.now() < deadline) {
@@ -385,9 +418,9 @@ test('expectPid: a request naming another pid is denied', { skip }, async (t) =>
   broker.expectPid(1234)
   const c = client(broker.path)
   await c.connected
-  c.send({ v: 1, pid: 1235, id: 1, permission: 'read', value: `${root}/a` })
+  c.send({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1235, id: 1, permission: 'read', value: `${root}/a` })
   assert.match((await c.reply()).reason, /pid/)
-  c.send({ v: 1, pid: 1234, id: 2, permission: 'read', value: `${root}/a` })
+  c.send({ v: 1, datetime: '2026-12-02T00:00:00Z', pid: 1234, id: 2, permission: 'read', value: `${root}/a` })
   assert.equal((await c.reply()).result, 'allow')
   assert.throws(() => broker.expectPid(0), TypeError)
   c.end()

@@ -133,6 +133,15 @@ function decide(counting, silent, permission, value, viaNet = { counting, silent
         const url = urlOf('https', t)
         return { decision: viaNet.counting.checkFetch(url), capability: 'fetch', payload: { url } }
       }
+      // No port: Deno asks for every port of the host, which no grant but `:*` gives (fail closed: deny).
+      if (t.port === null && permission === 'net') {
+        // Every port: only a `:*` grant admits both ends of the port range under one scheme.
+        const ends = [1, 65535].map((port) => ({ host: t.host, port }))
+        const any = NET_SCHEMES.find((scheme) => ends.every((e) => viaNet.silent.checkFetch(urlOf(scheme, e)).allowed))
+        if (any !== undefined) return { decision: viaNet.counting.checkFetch(urlOf(any, ends[0])), capability: 'fetch', payload: { url: urlOf('https', t) } }
+        const first = viaNet.silent.checkFetch(urlOf('https', ends[0])).allowed ? ends[1] : ends[0]
+        return { decision: viaNet.counting.checkFetch(urlOf('https', first)), capability: 'fetch', payload: { url: urlOf('https', t) } }
+      }
       // Allowed when some grant admits the host with a scheme whose port rule admits the port.
       // A deny rule on any scheme denies the raw connection (it can speak that scheme).
       let best = null
@@ -239,7 +248,9 @@ async function serveDenoBroker(policy, options = {}) {
   const emit = (entry) => {
     if (onDecision === undefined) return
     try {
-      onDecision(entry)
+      const r = onDecision(entry)
+      // An async hook's rejection is isolated too (an unhandled rejection would end the host).
+      if (r !== null && typeof r === 'object' && typeof r.then === 'function') Promise.resolve(r).catch(() => {})
     } catch {
       // An audit hook never changes a verdict nor stops the broker.
     }
@@ -265,6 +276,8 @@ async function serveDenoBroker(policy, options = {}) {
         else if (id <= state.lastId) why = 'id reused or not increasing'
         else if (typeof msg.permission !== 'string' || msg.permission.length > 64) why = 'permission must be a short string'
         else if (msg.value !== null && typeof msg.value !== 'string') why = 'value must be a string or null'
+        else if (!Number.isSafeInteger(msg.pid) || msg.pid <= 0) why = 'pid must be a positive integer'
+        else if (typeof msg.datetime !== 'string' || msg.datetime.length > 64) why = 'datetime must be a short string'
         else if (expectedPid !== null && msg.pid !== expectedPid) why = 'pid is not the process this broker serves'
       }
     }

@@ -40,7 +40,7 @@ const NET = new Map([
   ['api.example.com:443', 'allow'],
   ['api.example.com:80', 'allow'],
   ['API.Example.COM:443', 'allow'],
-  ['api.example.com', 'allow'],
+  ['api.example.com', 'deny'], // no port: Deno asks for every port; only a :* grant gives that
   ['127.0.0.1:8082', 'deny'],
   ['127.0.0.1', 'deny'],
   ['api.example.com:8443', 'deny'],
