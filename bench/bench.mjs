@@ -176,7 +176,7 @@ function jsFetchMatcher(patterns) {
 }
 
 const results = []
-const want = (name) => !ONLY || name.includes(ONLY)
+const want = (name) => !ONLY || name.toLowerCase().includes(ONLY.toLowerCase())
 
 if (want('checkFs')) {
   for (const n of QUICK ? [10, 10000] : [10, 100, 1000, 10000]) {

@@ -314,6 +314,155 @@ pub struct AllowedUrl {
     pub host_match: HostMatch,
 }
 
+/// The parts of a URL a fetch decision reads, as the WHATWG parser gives
+/// them: from a parsed [`Url`] ([`Parts::of`]) or, for the simple shape
+/// [`fast_parts`] accepts, straight from the input text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parts<'a> {
+    /// `Url::scheme`.
+    pub scheme: &'a str,
+    /// `Url::host`.
+    pub host: Option<url::Host<&'a str>>,
+    /// `Url::port_or_known_default`.
+    pub port: Option<u16>,
+    /// `Url::path`.
+    pub path: &'a str,
+    /// `Url::cannot_be_a_base`.
+    pub opaque: bool,
+    /// A username or a password.
+    pub credentials: bool,
+    /// Read by [`fast_parts`]: every path segment is its own decoded form
+    /// and good (see [`PathTrie::any_clean_path`]).
+    pub clean: bool,
+}
+
+impl<'a> Parts<'a> {
+    pub fn of(url: &'a Url) -> Self {
+        Parts {
+            scheme: url.scheme(),
+            host: url.host(),
+            port: url.port_or_known_default(),
+            path: url.path(),
+            opaque: url.cannot_be_a_base(),
+            credentials: !url.username().is_empty() || url.password().is_some(),
+            clean: false,
+        }
+    }
+}
+
+/// The bytes a path segment may hold on the fast path: ASCII letters and
+/// digits and `-._~` (RFC 3986 unreserved), none of which WHATWG's path
+/// percent-encode set holds, and none a special-scheme parser rewrites
+/// (no `\`, `%`, whitespace or control). A segment that is exactly `.` or
+/// `..` (a dot segment) takes the full parse.
+const fn fast_path_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// Reads the decision parts of `input` without a URL parse when it has a
+/// shape on which the WHATWG parser is the identity, else `None` (the caller
+/// then takes the full parse). The shape, byte for byte:
+///
+/// - `http://` or `https://`, lower-case, at offset 0 (so no leading C0 or
+///   space to trim, no other scheme, no `\\` for `//`);
+/// - a host of labels `[a-z0-9-]{1,63}` joined by single dots, at most 253
+///   bytes: no empty label (so no trailing dot), no upper case, no label
+///   starting `xn--` (so UTS #46 maps nothing and decodes nothing), and a
+///   last label that starts with `a-z` (so the host never "ends in a number"
+///   and is never read as IPv4);
+/// - optionally `:` and 1 to 5 digits without a leading zero, at most 65535;
+/// - then the end, `?` or `#` (path `/`), or `/` and segments of
+///   [`fast_path_byte`]s separated by `/`, none `.` or `..`, up to the end,
+///   `?` or `#`. What follows `?` or `#` (query, fragment) is not read: no
+///   byte there changes the scheme, host, port or path the parser returns.
+///
+/// No `@` is accepted before the query, so no userinfo. The unit test
+/// `fast_parts_agree_with_url` compares this with `url::Url` on generated
+/// inputs of this shape and its near misses.
+pub fn fast_parts(input: &str) -> Option<Parts<'_>> {
+    let b = input.as_bytes();
+    let (scheme, default_port, mut i) = if b.starts_with(b"https://") {
+        ("https", 443u16, 8)
+    } else if b.starts_with(b"http://") {
+        ("http", 80u16, 7)
+    } else {
+        return None;
+    };
+    let host_start = i;
+    let mut label_start = i;
+    loop {
+        while i < b.len() && matches!(b[i], b'a'..=b'z' | b'0'..=b'9' | b'-') {
+            i += 1;
+        }
+        let label = &b[label_start..i];
+        if label.is_empty() || label.len() > 63 || label.starts_with(b"xn--") {
+            return None;
+        }
+        if i < b.len() && b[i] == b'.' {
+            i += 1;
+            label_start = i;
+            continue;
+        }
+        break;
+    }
+    if !b[label_start].is_ascii_lowercase() || i - host_start > 253 {
+        return None;
+    }
+    let host = &input[host_start..i];
+    let mut port = default_port;
+    if i < b.len() && b[i] == b':' {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() && i - start < 6 {
+            i += 1;
+        }
+        let digits = &b[start..i];
+        if digits.is_empty() || digits.len() > 5 || digits[0] == b'0' {
+            return None;
+        }
+        let n = digits.iter().fold(0u32, |a, &d| a * 10 + u32::from(d - b'0'));
+        port = u16::try_from(n).ok()?;
+    }
+    let ends_path = |i: usize| i == b.len() || b[i] == b'?' || b[i] == b'#';
+    let path = if ends_path(i) {
+        "/"
+    } else if b[i] == b'/' {
+        let start = i;
+        i += 1;
+        let mut seg = i;
+        loop {
+            if ends_path(i) || b[i] == b'/' {
+                let s = &b[seg..i];
+                if s == b"." || s == b".." {
+                    return None;
+                }
+                if ends_path(i) {
+                    break;
+                }
+                i += 1;
+                seg = i;
+                continue;
+            }
+            if !fast_path_byte(b[i]) {
+                return None;
+            }
+            i += 1;
+        }
+        &input[start..i]
+    } else {
+        return None;
+    };
+    Some(Parts {
+        scheme,
+        host: Some(url::Host::Domain(host)),
+        port: Some(port),
+        path,
+        opaque: false,
+        credentials: false,
+        clean: true,
+    })
+}
+
 /// The grants for one host key: every distinct scheme/port rule (for the
 /// host, scheme and port verdicts), the rules without a path scope, and the
 /// path scopes as a segment trie of rules.
@@ -366,12 +515,23 @@ struct Verdict<'u> {
     scheme: bool,
     port: bool,
     path: bool,
-    url: &'u Url,
+    /// The WHATWG-serialised path (`Url::path`) and whether it is opaque.
+    url_path: &'u str,
+    opaque: bool,
+    clean: bool,
 }
 
 impl<'u> Verdict<'u> {
-    fn new(url: &'u Url) -> Self {
-        Verdict { host: false, scheme: false, port: false, path: false, url }
+    fn new(parts: &Parts<'u>) -> Self {
+        Verdict {
+            host: false,
+            scheme: false,
+            port: false,
+            path: false,
+            url_path: parts.path,
+            opaque: parts.opaque,
+            clean: parts.clean,
+        }
     }
 
     fn add(&mut self, rules: &HostRules, scheme: Scheme, port: u16) {
@@ -395,7 +555,12 @@ impl<'u> Verdict<'u> {
             return;
         }
         if let Some(trie) = &rules.paths {
-            if trie.any_path(self.url.path(), self.url.cannot_be_a_base(), ok) {
+            let hit = if self.clean {
+                trie.any_clean_path(self.url_path, ok)
+            } else {
+                trie.any_path(self.url_path, self.opaque, ok)
+            };
+            if hit {
                 self.path = true;
             }
         }
@@ -433,8 +598,8 @@ impl FetchMatcher {
         m
     }
 
-    fn verdict_for_domain<'u>(&self, url: &'u Url, d: &str, scheme: Scheme, port: u16) -> Verdict<'u> {
-        let mut v = Verdict::new(url);
+    fn verdict_for_domain<'u>(&self, parts: &Parts<'u>, d: &str, scheme: Scheme, port: u16) -> Verdict<'u> {
+        let mut v = Verdict::new(parts);
         if let Some(r) = self.exact_domains.get(d) {
             v.add(r, scheme, port);
         }
@@ -480,22 +645,41 @@ impl FetchMatcher {
         self.check_url(url)
     }
 
+    /// The decision of [`FetchMatcher::check`] without the canonical URL:
+    /// inputs of the simple shape [`fast_parts`] reads are decided on their
+    /// text (no `Url` is built); every other input takes the full parse.
+    pub fn decide(&self, input: &str) -> Result<HostMatch, DenyReason> {
+        if input.len() > MAX_URL_BYTES {
+            return Err(DenyReason::InvalidUrl);
+        }
+        match fast_parts(input) {
+            Some(parts) => self.check_parts(&parts),
+            None => self.check(input).map(|a| a.host_match),
+        }
+    }
+
     /// The check of SPEC §3 on a parsed URL.
     pub fn check_url(&self, url: Url) -> Result<AllowedUrl, DenyReason> {
+        let host_match = self.check_parts(&Parts::of(&url))?;
+        Ok(AllowedUrl { url, host_match })
+    }
+
+    /// The check of SPEC §3 on the parts of a URL, however they were read.
+    fn check_parts(&self, parts: &Parts<'_>) -> Result<HostMatch, DenyReason> {
         // Deny wins (SPEC §10): before credentials and every grant.
-        if self.deny.matches(&url, None).is_some() {
+        if self.deny.matches(parts, None).is_some() {
             return Err(DenyReason::ExplicitlyDenied);
         }
-        if !url.username().is_empty() || url.password().is_some() {
+        if parts.credentials {
             return Err(DenyReason::CredentialsInUrl);
         }
-        let scheme = match Scheme::parse(url.scheme()) {
+        let scheme = match Scheme::parse(parts.scheme) {
             Some(s @ (Scheme::Http | Scheme::Https)) => s,
             Some(s) if self.extra_schemes.contains(&s) => s,
             _ => return Err(DenyReason::SchemeNotAllowed),
         };
-        let port = url.port_or_known_default().ok_or(DenyReason::InvalidUrl)?;
-        let (v, host_match) = match url.host() {
+        let port = parts.port.ok_or(DenyReason::InvalidUrl)?;
+        let (v, host_match) = match parts.host {
             None => return Err(DenyReason::InvalidUrl),
             Some(url::Host::Domain(d)) => {
                 let d = d.strip_suffix('.').unwrap_or(d);
@@ -504,14 +688,14 @@ impl FetchMatcher {
                 } else {
                     HostMatch::Name
                 };
-                (self.verdict_for_domain(&url, d, scheme, port), m)
+                (self.verdict_for_domain(parts, d, scheme, port), m)
             }
             Some(url::Host::Ipv4(a)) => {
-                (self.verdict_for_ip(&url, IpAddr::V4(a), scheme, port), HostMatch::IpLiteral(IpAddr::V4(a)))
+                (self.verdict_for_ip(parts, IpAddr::V4(a), scheme, port), HostMatch::IpLiteral(IpAddr::V4(a)))
             }
             Some(url::Host::Ipv6(a)) => {
                 let ip = canonical_ip(IpAddr::V6(a));
-                (self.verdict_for_ip(&url, ip, scheme, port), HostMatch::IpLiteral(ip))
+                (self.verdict_for_ip(parts, ip, scheme, port), HostMatch::IpLiteral(ip))
             }
         };
         if !v.host {
@@ -526,11 +710,11 @@ impl FetchMatcher {
         if !v.path {
             return Err(DenyReason::PathNotAllowed);
         }
-        Ok(AllowedUrl { url, host_match })
+        Ok(host_match)
     }
 
-    fn verdict_for_ip<'u>(&self, url: &'u Url, ip: IpAddr, scheme: Scheme, port: u16) -> Verdict<'u> {
-        let mut v = Verdict::new(url);
+    fn verdict_for_ip<'u>(&self, parts: &Parts<'u>, ip: IpAddr, scheme: Scheme, port: u16) -> Verdict<'u> {
+        let mut v = Verdict::new(parts);
         if let Some(r) = self.exact_ips.get(&ip) {
             v.add(r, scheme, port);
         }
@@ -542,7 +726,7 @@ impl FetchMatcher {
     pub fn check_address(&self, input: &str, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
         let allowed = self.check(input)?;
         let ip = parse_ip(resolved_ip).ok_or(DenyReason::AddressNotAllowed)?;
-        if self.deny.matches(&allowed.url, Some(ip)).is_some() {
+        if self.deny.matches(&Parts::of(&allowed.url), Some(ip)).is_some() {
             return Err(DenyReason::ExplicitlyDenied);
         }
         let ok = match allowed.host_match {
@@ -730,13 +914,13 @@ impl DenyIndex {
 
     /// The first deny rule (lowest index) that matches `url`, or with
     /// `resolved` the address the host resolved it to (IP rules only).
-    fn matches(&self, url: &Url, resolved: Option<IpAddr>) -> Option<usize> {
+    fn matches(&self, url: &Parts<'_>, resolved: Option<IpAddr>) -> Option<usize> {
         if self.rules.is_empty() {
             return None;
         }
         let mut candidates: Vec<usize> = Vec::new();
         let mut ips: Vec<IpAddr> = Vec::new();
-        match (resolved, url.host()) {
+        match (resolved, url.host.clone()) {
             (Some(ip), _) => ips = ip_candidates(ip),
             (None, Some(url::Host::Domain(d))) => {
                 let d = d.strip_suffix('.').unwrap_or(d);
@@ -785,8 +969,8 @@ impl DenyIndex {
         }
         candidates.sort_unstable();
         candidates.dedup();
-        let scheme = url.scheme();
-        let port = url.port_or_known_default();
+        let scheme = url.scheme;
+        let port = url.port;
         let mut req: Option<RequestPath<'_>> = None;
         candidates.into_iter().find(|&i| match &self.rules[i] {
             DenyFetch::Cidr { .. } => true,
@@ -799,7 +983,7 @@ impl DenyIndex {
                     && match &p.path {
                         None => true,
                         Some(pp) => {
-                            let r = req.get_or_insert_with(|| RequestPath::of(url.path(), url.cannot_be_a_base()));
+                            let r = req.get_or_insert_with(|| RequestPath::of(url.path, url.opaque));
                             deny_path_matches(pp, r)
                         }
                     }
@@ -826,7 +1010,7 @@ impl FetchMatcher {
     /// The index of the `deny.fetch` rule that denies `url` (or, with
     /// `resolved`, the address it resolved to), if any: for explain.
     pub fn denied_by(&self, url: &Url, resolved: Option<IpAddr>) -> Option<usize> {
-        self.deny.matches(url, resolved)
+        self.deny.matches(&Parts::of(url), resolved)
     }
 }
 
@@ -950,7 +1134,7 @@ fn is_special_v4(a: Ipv4Addr) -> bool {
 }
 
 /// The decision for a fetch check result.
-pub fn decision_of(r: &Result<AllowedUrl, DenyReason>) -> Decision {
+pub fn decision_of<T>(r: &Result<T, DenyReason>) -> Decision {
     match r {
         Ok(_) => Decision::Allowed,
         Err(reason) => Decision::deny(Capability::Fetch, *reason),
@@ -964,6 +1148,270 @@ mod tests {
     fn matcher(patterns: &[&str]) -> FetchMatcher {
         let p: Vec<_> = patterns.iter().map(|p| FetchPattern::parse(p, "/fetch/0").unwrap()).collect();
         FetchMatcher::compile(&p)
+    }
+
+    /// A small seeded generator (xorshift64*): the test is reproducible and
+    /// shares no code with the fast path.
+    struct Gen(u64);
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+            xs[(self.next() % xs.len() as u64) as usize]
+        }
+        fn chance(&mut self, percent: u64) -> bool {
+            self.next() % 100 < percent
+        }
+    }
+
+    /// Inputs of the fast-path shape and its near misses: each piece is a
+    /// valid one most of the time and a near miss (case, IPv4 and hex last
+    /// labels, IDNA, empty labels and trailing dots, odd ports, dot segments
+    /// plain and escaped, backslashes, whitespace and controls, userinfo,
+    /// query and fragment) the rest.
+    fn shaped_input(g: &mut Gen) -> String {
+        let mut s = String::new();
+        if g.chance(3) {
+            s.push_str(g.pick(&[" ", "\t", "\u{0}", "\n", "\u{1f}"]));
+        }
+        s.push_str(if g.chance(85) {
+            g.pick(&["http://", "https://"])
+        } else {
+            g.pick(&[
+                "HTTP://",
+                "Https://",
+                "ws://",
+                "wss://",
+                "ftp://",
+                "http:/",
+                "http:\\\\",
+                "http:",
+                "https:///",
+                "http:\\/",
+                "https:/\\",
+                "file://",
+                "htt://",
+                "http//",
+            ])
+        });
+        if g.chance(5) {
+            s.push_str(g.pick(&["user@", "u:p@", ":@", "@", "a.com@", "u%40@"]));
+        }
+        let good =
+            ["a", "example", "api-1", "cdn-22", "ab--cd", "-a", "a-", "z9", "localhost", "b0", "x", "com", "org"];
+        let bad = [
+            "xn--nxasmq6b",
+            "xn--a",
+            "XN--abc",
+            "Ab",
+            "A",
+            "0x7f",
+            "0X1",
+            "127",
+            "1",
+            "09",
+            "0",
+            "0x",
+            "0xg",
+            "1e",
+            "1a",
+            "",
+            "é",
+            "%61",
+            "a\tb",
+            "a\nb",
+            "a b",
+            "a_b",
+            "[::1]",
+            "ß",
+            "a\u{ad}b",
+            "ｅxample",
+            "a.",
+            "\u{0}",
+            "a\\b",
+            "255",
+            "4294967295",
+            "0.0",
+            "a*b",
+            "a%2eb",
+        ];
+        // Hosts the matcher of the test grants, a third of the time.
+        let labels = if g.chance(33) {
+            s.push_str(g.pick(&["api-1.example", "a.com", "localhost", "cdn-22.x", "ab--cd.org", "b0.com"]));
+            0
+        } else {
+            1 + g.next() % 4
+        };
+        for k in 0..labels {
+            if k > 0 {
+                s.push_str(if g.chance(95) { "." } else { g.pick(&["..", "。", "%2e"]) });
+            }
+            if g.chance(88) {
+                let l = g.pick(&good);
+                s.push_str(l);
+                if g.chance(2) {
+                    s.push_str(&"q".repeat(60));
+                }
+            } else {
+                s.push_str(g.pick(&bad));
+            }
+        }
+        if g.chance(4) {
+            s.push('.');
+        }
+        if g.chance(25) {
+            s.push_str(g.pick(&[
+                ":", ":80", ":443", ":080", ":0", ":1", ":65535", ":65536", ":99999", ":123456", ":8080", ":1a",
+                ": 80", ":00443", ":8443", ":21", "::", ":+1",
+            ]));
+        }
+        let segs = [
+            "v1", "Items", "A~_-", "a.png", ".", "..", "%2e", "%2E%2e", ".%2e", "%2e.", "a%2fb", "a\\b", "", "A~_-",
+            "a b", "a\tb", "é", "a;b", "a:b", "a@b", "...", ".a", "a.", "{x}", "^", "`", "|", "Items", "123", "a\"b",
+            "a<b", "a'b", "a!b", "a\nb", "%", "a%zz", "..\\", "c:", "C|",
+        ];
+        if g.chance(85) {
+            s.push_str(g.pick(&["/", "/", "/", "/", "\\", "//"]));
+            for k in 0..g.next() % 5 {
+                if k > 0 {
+                    s.push_str(if g.chance(95) { "/" } else { "\\" });
+                }
+                s.push_str(if g.chance(80) { g.pick(&segs[..4]) } else { g.pick(&segs) });
+                if g.chance(30) {
+                    s.push_str(g.pick(&segs));
+                }
+            }
+        }
+        if g.chance(40) {
+            s.push_str(g.pick(&[
+                "?x=1",
+                "?",
+                "?a b\t\n",
+                "#frag",
+                "?a#b",
+                "?é%zz",
+                "#",
+                "?/../..",
+                "?@evil.com",
+                "#\\x",
+                "?\u{0}",
+            ]));
+        }
+        if g.chance(3) {
+            s.push_str(g.pick(&[" ", "\n", "\u{0}", "\t", "\u{7f}"]));
+        }
+        s
+    }
+
+    #[test]
+    fn fast_parts_agree_with_url() {
+        let m = {
+            let grants: Vec<_> = [
+                "api-1.example",
+                "*.example",
+                "https://a.com:8443",
+                "http://localhost:*",
+                "cdn-22.x/v1/*/A~_-",
+                "cdn-22.x/v1/**",
+                "api-1.example/v1/*/A~_-",
+                "api-1.example/v1/Items/v1",
+                "api-1.example/Items/**",
+                "http://a.com/v1/",
+                "a.com/a.png/*/*",
+                "b0.com/",
+                "ab--cd.org/Items/*",
+            ]
+            .iter()
+            .map(|p| FetchPattern::parse(p, "/fetch/0").unwrap())
+            .collect();
+            let deny: Vec<_> = ["z9.example", "*.b0.example", "api-1.example/v1/A~_-/**", "127.0.0.0/8"]
+                .iter()
+                .map(|p| DenyFetch::parse(p, "/deny/fetch/0").unwrap())
+                .collect();
+            FetchMatcher::compile_with_deny(&grants, &deny)
+        };
+        let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+        let (mut fast, mut declined, mut allowed, mut path_denied) = (0usize, 0usize, 0usize, 0usize);
+        for _ in 0..200_000 {
+            let input = shaped_input(&mut g);
+            match fast_parts(&input) {
+                Some(p) => {
+                    fast += 1;
+                    let url = Url::parse(&input).unwrap_or_else(|e| panic!("{input:?}: fast path read it, url: {e}"));
+                    assert_eq!(p.scheme, url.scheme(), "{input:?}");
+                    assert_eq!(p.host, url.host(), "{input:?}");
+                    assert_eq!(p.port, url.port_or_known_default(), "{input:?}");
+                    assert_eq!(p.path, url.path(), "{input:?}");
+                    assert_eq!(p.path.split('/').collect::<Vec<_>>(), {
+                        let mut v = vec![""];
+                        v.extend(url.path_segments().unwrap());
+                        v
+                    });
+                    assert!(
+                        !url.cannot_be_a_base() && url.username().is_empty() && url.password().is_none(),
+                        "{input:?}"
+                    );
+                }
+                None => declined += 1,
+            }
+            let d = m.decide(&input);
+            assert_eq!(d, m.check(&input).map(|a| a.host_match), "{input:?}");
+            allowed += usize::from(d.is_ok());
+            path_denied += usize::from(d == Err(DenyReason::PathNotAllowed));
+        }
+        println!("fast_parts_agree_with_url: {fast} read on the fast path, {declined} declined; {allowed} allowed, {path_denied} path_not_allowed");
+        assert!(allowed > 1000 && path_denied > 1000, "{allowed} / {path_denied}");
+        assert!(fast > 30_000 && declined > 30_000, "{fast} / {declined}");
+    }
+
+    #[test]
+    fn fast_parts_declines_near_misses() {
+        for input in [
+            "HTTP://a.com/",
+            "http://A.com/",
+            "http://a.com./",
+            "http://a..com/",
+            "http://.a.com/",
+            "http://1.2.3.4/",
+            "http://a.0x7f/",
+            "http://a.1/",
+            "http://xn--nxasmq6b.com/",
+            "http://a.xn--nxasmq6b/",
+            "http://a.com:/",
+            "http://a.com:080/",
+            "http://a.com:0/",
+            "http://a.com:65536/",
+            "http://a.com/./x",
+            "http://a.com/x/..",
+            "http://a.com/%2e%2e/x",
+            "http://a.com\\x",
+            "http://a.com/x\\y",
+            "http://a.com/x\ty",
+            "http://a.com/x\ny",
+            " http://a.com/",
+            "http://a.com/ ",
+            "http://u@a.com/",
+            "http://u:p@a.com/",
+            "http://a.com:80@b.com/",
+            "http://a.com/x;y",
+            "http://a.com/x@y",
+            "http://a.com/x:y",
+            "http://a.com/é",
+            "http:///a.com/",
+            "http:/a.com/",
+            "ws://a.com/",
+        ] {
+            assert!(fast_parts(input).is_none(), "{input:?}");
+        }
+        let p = fast_parts("https://api-1.example.com:8443/v1/a.png?x=1#y").unwrap();
+        assert_eq!((p.scheme, p.port, p.path), ("https", Some(8443), "/v1/a.png"));
+        assert_eq!(fast_parts("http://a.com:80").unwrap().path, "/");
+        assert_eq!(fast_parts("http://a.com?x").unwrap().path, "/");
+        assert_eq!(fast_parts("http://a.com//x//").unwrap().path, "//x//");
     }
 
     #[test]

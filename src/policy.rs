@@ -481,7 +481,7 @@ impl PermissionPolicy {
 
     /// `checkFetch(url)` returning the decision only.
     pub fn check_fetch(&self, url: &str) -> Decision {
-        crate::fetch::decision_of(&self.fetch.check(url))
+        crate::fetch::decision_of(&self.fetch.decide(url))
     }
 
     /// `checkFetch(url)` with the canonical URL the host must fetch when allowed.

@@ -22,27 +22,55 @@ use std::fmt;
 /// The literal children of a trie node: a short list compared in order
 /// while there are few (most nodes have one or two: no hashing on the hot
 /// path), a hash map (std's keyed hasher) past [`FEW`]. The short list holds
-/// `(offset, length, child)` into the trie's text arena, so a lookup reads
-/// the list and one contiguous arena, and skips a literal of another length
-/// without touching its text.
+/// [`Lit`]s: a literal's length and first 8 bytes inline, the whole text in
+/// the trie's arena, so a lookup reads the list, skips a literal of another
+/// length or head without touching its text, and reads the arena only for
+/// the tail of a literal longer than 8 bytes.
 #[derive(Debug, Clone, Default)]
 enum Children {
     #[default]
     None,
-    Few(Vec<(u32, u32, u32)>),
+    Few(Vec<Lit>),
     Many(HashMap<String, u32>),
 }
 
-const FEW: usize = 8;
+/// One literal child in a short list.
+#[derive(Debug, Clone, Copy)]
+struct Lit {
+    /// The first 8 bytes of the literal, zero-padded ([`head`]).
+    head: u64,
+    off: u32,
+    len: u32,
+    child: u32,
+}
+
+/// The first 8 bytes of `k` as a little-endian `u64`, zero-padded: with the
+/// length, equal heads mean equal literals of up to 8 bytes.
+fn head(k: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = k.len().min(8);
+    b[..n].copy_from_slice(&k[..n]);
+    u64::from_le_bytes(b)
+}
+
+const FEW: usize = 16;
 
 impl Children {
     fn get(&self, arena: &str, k: &str) -> Option<u32> {
         match self {
             Children::None => None,
-            Children::Few(v) => v
-                .iter()
-                .find(|&&(off, len, _)| len as usize == k.len() && &arena[off as usize..(off + len) as usize] == k)
-                .map(|&(_, _, n)| n),
+            Children::Few(v) => {
+                let kb = k.as_bytes();
+                let h = head(kb);
+                let ab = arena.as_bytes();
+                v.iter()
+                    .find(|l| {
+                        l.len as usize == kb.len()
+                            && l.head == h
+                            && (kb.len() <= 8 || ab[l.off as usize + 8..(l.off + l.len) as usize] == kb[8..])
+                    })
+                    .map(|l| l.child)
+            }
             Children::Many(m) => m.get(k).copied(),
         }
     }
@@ -50,7 +78,7 @@ impl Children {
         match self {
             Children::Few(v) if v.len() >= FEW => {
                 let mut m: HashMap<String, u32> =
-                    v.iter().map(|&(off, len, c)| (arena[off as usize..(off + len) as usize].to_owned(), c)).collect();
+                    v.iter().map(|l| (arena[l.off as usize..(l.off + l.len) as usize].to_owned(), l.child)).collect();
                 m.insert(k.to_owned(), n);
                 *self = Children::Many(m);
             }
@@ -60,7 +88,7 @@ impl Children {
             _ => {
                 let off = arena.len() as u32;
                 arena.push_str(k);
-                let e = (off, k.len() as u32, n);
+                let e = Lit { head: head(k.as_bytes()), off, len: k.len() as u32, child: n };
                 match self {
                     Children::Few(v) => v.push(e),
                     _ => *self = Children::Few(vec![e]),
@@ -418,6 +446,45 @@ impl<R: PartialEq + Clone> PathTrie<R> {
     /// them (no allocation unless one holds a `%`), and the live node sets
     /// stay on the stack while they are small.
     pub fn any_path(&self, path: &str, opaque: bool, ok: impl Fn(&R) -> bool) -> bool {
+        self.walk(path, opaque, false, ok)
+    }
+
+    /// [`PathTrie::any_path`] for a path whose every segment is known to
+    /// decode to itself and to be good (no `%`, `\\`, control, non-ASCII,
+    /// `.` or `..` segment: what `fetch::fast_parts` accepts): the walk
+    /// compares the raw segments and skips the decode scan.
+    pub fn any_clean_path(&self, path: &str, ok: impl Fn(&R) -> bool) -> bool {
+        debug_assert!(path.split('/').all(|x| decode_segment(x).is_some_and(|d| d == x)));
+        let Some(mut body) = path.strip_prefix('/') else { return false };
+        // While one node is live (literal scopes, or a `*` where no literal
+        // sibling matches), follow it without the live-set bookkeeping.
+        let mut at = 0usize;
+        loop {
+            let node = &self.nodes[at];
+            if node.rest.iter().any(&ok) {
+                return true;
+            }
+            let (seg, tail) = match body.bytes().position(|b| b == b'/') {
+                Some(i) => (&body[..i], Some(&body[i + 1..])),
+                None => (body, None),
+            };
+            let lit = node.lit.get(&self.text, seg);
+            let one = node.one.filter(|_| !seg.is_empty());
+            let c = match (lit, one) {
+                (Some(c), None) | (None, Some(c)) => c,
+                (None, None) => return false,
+                // Two live nodes: the general walk, from the start.
+                (Some(_), Some(_)) => return self.walk(path, false, true, ok),
+            };
+            at = c as usize;
+            match tail {
+                Some(t) => body = t,
+                None => return self.nodes[at].end.iter().any(&ok),
+            }
+        }
+    }
+
+    fn walk(&self, path: &str, opaque: bool, clean: bool, ok: impl Fn(&R) -> bool) -> bool {
         const SMALL: usize = 8;
         let Some(body) = path.strip_prefix('/').filter(|_| !opaque) else { return false };
         let mut live = [0u32; SMALL];
@@ -433,13 +500,20 @@ impl<R: PartialEq + Clone> PathTrie<R> {
                 None => (r, None),
             };
             rest = tail;
-            let Some(seg) = decode_segment(raw) else { return false };
+            let seg = if clean {
+                Cow::Borrowed(raw)
+            } else {
+                match decode_segment(raw) {
+                    Some(s) => s,
+                    None => return false,
+                }
+            };
             let mut n_next = 0usize;
             for &at in &live[..n_live] {
                 let node = &self.nodes[at as usize];
                 // `**` covers this segment and every one after it: each must be good.
                 if !tail_bad && node.rest.iter().any(&ok) {
-                    if tail.is_none_or_all_good() {
+                    if clean || tail.is_none_or_all_good() {
                         return true;
                     }
                     tail_bad = true;
@@ -566,6 +640,9 @@ mod tests {
             }
             assert_eq!(want.is_some(), t.any(&r, |_| true), "{path}");
             assert_eq!(want.is_some(), t.any_path(path, false, |_| true), "{path}");
+            if path.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'/') {
+                assert_eq!(want.is_some(), t.any_clean_path(path, |_| true), "{path}");
+            }
             if let Some(i) = want {
                 assert!(t.any(&r, |&x| x == i), "{path}");
             }
@@ -582,9 +659,44 @@ mod tests {
             let p = format!("/k{i}/x");
             assert!(t.any_path(&p, false, |&r| r == i), "{p}");
             assert!(!t.any_path(&p, false, |&r| r != i), "{p}");
+            assert!(t.any_clean_path(&p, |&r| r == i), "{p}");
+            assert!(!t.any_clean_path(&p, |&r| r != i), "{p}");
         }
         assert!(!t.any_path("/k40/x", false, |_| true));
         assert!(!t.any_path("/k1", false, |_| true));
+    }
+
+    /// The clean walk (one live node followed without a live set) and the
+    /// general walk agree on every clean path over a small alphabet, on a
+    /// trie with literal and `*` siblings, `**` and ends at every depth.
+    #[test]
+    fn clean_walk_agrees_with_the_general_walk() {
+        let pats = ["/a/*/b", "/a/b/*", "/a/**", "/*/a", "/b/", "/b", "/*/*/*", "/a/b/c/**", "/", "/b/a/b"];
+        let mut t = PathTrie::default();
+        for (i, p) in pats.iter().enumerate() {
+            t.insert(&PathPattern::parse(p).unwrap(), i);
+        }
+        let alphabet = ["", "a", "b", "c"];
+        let mut n = 0;
+        let mut paths = vec![String::new()];
+        for _ in 0..4 {
+            let mut longer = Vec::new();
+            for p in &paths {
+                for a in alphabet {
+                    longer.push(format!("{p}/{a}"));
+                }
+            }
+            for p in &longer {
+                for (i, pat) in pats.iter().enumerate() {
+                    let clean = t.any_clean_path(p, |&r| r == i);
+                    assert_eq!(clean, t.any_path(p, false, |&r| r == i), "{p} vs {pat}");
+                    assert_eq!(clean, t.any(&req(p), |&r| r == i), "{p} vs {pat}");
+                    n += 1;
+                }
+            }
+            paths = longer;
+        }
+        assert!(n > 3000, "{n}");
     }
 
     #[test]
