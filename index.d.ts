@@ -20,7 +20,12 @@ export interface Budgets {
 export interface PermissionsManifest {
   /** Absolute globs; default grant mode `read`. */
   fs?: FsGrant[]
-  /** Host patterns `[scheme://]host[:port]`. */
+  /**
+   * Fetch patterns `[scheme://]host[:port][/path]`. A path scope is `/`-separated
+   * segments, each a literal, `*` (one whole non-empty segment) or, last, `**`
+   * (one or more segments): `'https://api.example.com/v1/repos/* /issues'`
+   * (without the space), `'api.example.com/public/**'`. No path covers every path.
+   */
   fetch?: string[]
   /** Per-request CPU, memory and wall-clock limits, enforced by `BudgetTracker`. */
   budgets?: Budgets
@@ -30,6 +35,19 @@ export interface PermissionsManifest {
   events?: { publishes?: string[]; subscribes?: string[] }
   /** The one database the plugin may query. */
   db?: { database: string }
+  /**
+   * Deny rules: a request one of them matches is denied `explicitly_denied`,
+   * whatever the grants say (SPEC §10).
+   * - `fs`: absolute globs (the `fs` grammar), every mode; matched against the
+   *   normalised path and, with `resolveSymlinks`, the real path too.
+   * - `fetch`: fetch patterns (a missing scheme means every scheme, a missing
+   *   port every port; a path scope matches broadly: case-insensitive, `//`
+   *   collapsed, `;params` cut, a final `**` also covers the directory), or
+   *   CIDR blocks `'10.0.0.0/8'`, `'[fd00::]/8'` that apply to IP-literal hosts,
+   *   to every IPv6 form embedding such an IPv4 address, and to the address
+   *   `checkFetchAddress` is given.
+   */
+  deny?: { fs?: string[]; fetch?: string[] }
 }
 
 /** Path flavour: `'posix'` (`/`, case-sensitive) or `'win32'` (`\` and `/`, drive letters, case-insensitive). */
@@ -64,6 +82,8 @@ export type DenyReason =
   | 'database_not_declared'
   | 'unknown_capability'
   | 'invalid_payload'
+  | 'explicitly_denied'
+  | 'path_not_allowed'
 
 /** Known capability ids. */
 export type CapabilityId = 'fs.read' | 'fs.write' | 'fetch' | 'secrets.get' | 'events.publish' | 'events.subscribe' | 'db.query'
@@ -114,6 +134,8 @@ export declare const DenyReason: {
   readonly DATABASE_NOT_DECLARED: 'database_not_declared'
   readonly UNKNOWN_CAPABILITY: 'unknown_capability'
   readonly INVALID_PAYLOAD: 'invalid_payload'
+  readonly EXPLICITLY_DENIED: 'explicitly_denied'
+  readonly PATH_NOT_ALLOWED: 'path_not_allowed'
 }
 /** Every deny reason, in registry order. */
 export declare const DENY_REASONS: readonly DenyReason[]
@@ -334,6 +356,8 @@ export interface FsExplanation {
   normalized: string | null
   /** Every grant whose glob matches the path, and whether it grants the mode. */
   matchedGrants: { index: number; pointer: string; path: string; mode: FsGrantMode; grantsMode: boolean }[]
+  /** The first `deny.fs` glob matching the normalised path when the decision is `explicitly_denied`, else null. */
+  deniedBy: { index: number; pointer: string; path: string } | null
   /** A one-line explanation. */
   why: string
 }
@@ -345,8 +369,10 @@ export interface FetchExplanation {
   decision: Decision
   /** The WHATWG parse of the URL, or null when it does not parse. */
   url: { canonical: string; scheme: string; host: string | null; port: number | null; hasCredentials: boolean } | null
-  /** Every pattern whose host matches, and whether its scheme and port do. */
-  hostMatches: { index: number; pointer: string; pattern: string; schemeOk: boolean; portOk: boolean }[]
+  /** Every pattern whose host matches, and whether its scheme, port and path scope do. */
+  hostMatches: { index: number; pointer: string; pattern: string; schemeOk: boolean; portOk: boolean; pathOk: boolean }[]
+  /** The first `deny.fetch` rule matching the URL, else null. */
+  deniedBy: { index: number; pointer: string; pattern: string } | null
   /** Present when this Node's URL reads the URL's host otherwise than the core (SPEC §3 parity): the decision is then `invalid_url`. `node` is null when Node rejects the URL. */
   parity?: { node: string | null; core: string | null }
 }
@@ -368,7 +394,7 @@ export interface LintWarning {
   /** JSON pointer of the grant. */
   pointer: string
   /** The warning kind. */
-  code: 'fs-root-wildcard' | 'fs-top-level-recursive' | 'fs-write-near-root' | 'fetch-public-suffix' | 'fetch-any-port' | 'fetch-plain-http' | 'fetch-internal-address' | 'events-wildcard-only' | 'budget-missing'
+  code: 'fs-root-wildcard' | 'fs-top-level-recursive' | 'fs-write-near-root' | 'fetch-public-suffix' | 'fetch-any-port' | 'fetch-plain-http' | 'fetch-internal-address' | 'events-wildcard-only' | 'budget-missing' | 'deny-unreachable'
   /** What is broad, and what to write instead. */
   message: string
 }

@@ -73,6 +73,20 @@ function fetchParsersAgree(s) {
   return redactedOrigin(s) === redactedOrigin(href)
 }
 
+/**
+ * Path parity (SPEC §11): for a URL that took the second parse and was
+ * allowed, Node's pathname of the input must equal its pathname of the
+ * canonical URL the core checked, so a host fetching the raw string reaches
+ * the path that was checked against path scopes and deny rules.
+ */
+function pathParity(s, canonical) {
+  try {
+    return new URL(s).pathname === new URL(canonical).pathname
+  } catch {
+    return false
+  }
+}
+
 /** `true` unless `s` is a URL the two parsers read differently (SPEC §3). */
 const fetchParity = (s) => !fetchNeedsSecondParse(s) || fetchParsersAgree(s)
 
@@ -515,11 +529,15 @@ class PermissionChecker {
   #fetchSlowCode(s) {
     if (!fetchParsersAgree(s)) return FETCH_INVALID_URL
     const r = this.#native.checkFetchUrl(s)
-    return typeof r === 'string' ? 0 : r
+    if (typeof r !== 'string') return r
+    return pathParity(s, r) ? 0 : FETCH_INVALID_URL
   }
 
   #fetchResult(r, s) {
-    if (typeof r === 'string') return r
+    if (typeof r === 'string') {
+      if (fetchNeedsSecondParse(s) && !pathParity(s, r)) throw this.#error(this.#deny('fetch', 'invalid_url'))
+      return r
+    }
     const d = this.#decide(r)
     throw this.#error(d, s)
   }
@@ -550,6 +568,7 @@ class PermissionChecker {
     const s = this.#addressArgs(url, resolvedIp)
     if (!s.isWellFormed() || !fetchParity(s)) return this.#deny('fetch', 'invalid_url')
     const r = this.#native.checkFetchAddress(s, resolvedIp)
+    if (typeof r === 'string' && fetchNeedsSecondParse(s) && !pathParity(s, r)) return this.#deny('fetch', 'invalid_url')
     return typeof r === 'string' ? ALLOW : this.#decide(r)
   }
 

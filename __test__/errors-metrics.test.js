@@ -25,7 +25,9 @@ test('registry, reasons and instruments are frozen data from Rust', () => {
   assert.equal(new Set(pkg.ERROR_REGISTRY.map((e) => e.id)).size, pkg.ERROR_REGISTRY.length)
   assert.ok(Object.isFrozen(pkg.DenyReason) && Object.isFrozen(pkg.DENY_REASONS))
   assert.equal(pkg.DenyReason.PATH_TRAVERSAL, 'path_traversal')
-  assert.equal(pkg.DENY_REASONS.length, 16)
+  // Reasons are only ever appended (SPEC §10 added explicitly_denied and path_not_allowed after the 16 of Part I).
+  assert.ok(pkg.DENY_REASONS.length >= 18)
+  assert.deepEqual(pkg.DENY_REASONS.slice(15, 18), ['invalid_payload', 'explicitly_denied', 'path_not_allowed'])
   assert.deepEqual(
     pkg.INSTRUMENTS.map((i) => [i.name, i.kind, [...i.attributeKeys]]),
     [

@@ -219,6 +219,67 @@ if (want('checkFetch')) {
   }
 }
 
+// SPEC §10, §11: the same URLs against 1,000 host-only grants and against
+// 1,000 path-scoped grants (100 hosts x 10 scopes, walked through the per-host
+// segment trie); the same paths with no deny globs and with 1,000.
+if (want('deny') || want('path')) {
+  const hostOnly = []
+  const scoped = []
+  for (let i = 0; i < 1000; i++) {
+    hostOnly.push(`https://api-${i}.example.com`)
+    scoped.push(`https://api-${i % 100}.example.com/v1/repos/r${Math.floor(i / 100)}/*/issues`)
+  }
+  const urls = (hosts) => {
+    const out = []
+    for (let j = 0; j < INPUTS; j++) out.push(`https://api-${(j * 7919) % hosts}.example.com/v1/repos/r${j % 10}/acme-${j}/issues?page=${j}`)
+    return out
+  }
+  const a = new PermissionChecker(PermissionPolicy.fromManifest({ fetch: hostOnly }, { plugin: 'bench', platform: 'posix' }))
+  const b = new PermissionChecker(PermissionPolicy.fromManifest({ fetch: scoped }, { plugin: 'bench', platform: 'posix' }))
+  const ua = urls(1000)
+  const ub = urls(100)
+  for (const u of ua.slice(0, 200)) if (!a.checkFetch(u).allowed) throw new Error(`host-only grant should allow ${u}`)
+  for (const u of ub.slice(0, 200)) if (!b.checkFetch(u).allowed) throw new Error(`path grant should allow ${u}`)
+  const miss = ub.map((u) => u.replace('/issues?', '/pulls?'))
+  for (const u of miss.slice(0, 200)) if (b.checkFetch(u).reason !== 'path_not_allowed') throw new Error(`path grant should deny ${u}`)
+  results.push(
+    await group(
+      'checkFetch: 1,000 path-scoped grants vs 1,000 host-only grants',
+      [batched('checkFetch 1000 host-only', (u) => a.checkFetch(u), ua), batched('checkFetch 1000 path-scoped', (u) => b.checkFetch(u), ub), batched('checkFetch 1000 path-scoped, path miss', (u) => b.checkFetch(u), miss)],
+      [['checkFetch 1000 path-scoped', 'checkFetch 1000 host-only', '<= 1.2']],
+    ),
+  )
+
+  const grants = fsPatterns(1000)
+  const deny = []
+  for (let i = 0; i < 1000; i++) deny.push(i % 2 ? `/srv/app-${3 * (i % 334)}/data/**/*.key${i}` : `/srv/app-${3 * (i % 334)}/data/private-${i}/**`)
+  const none = new PermissionChecker(PermissionPolicy.fromManifest({ fs: grants }, { plugin: 'bench', platform: 'posix' }))
+  const withDeny = new PermissionChecker(PermissionPolicy.fromManifest({ fs: grants, deny: { fs: deny } }, { plugin: 'bench', platform: 'posix' }))
+  const allowIn = fsInputs(1000, 'allow')
+  const denyIn = fsInputs(1000, 'deny')
+  for (const p of allowIn.slice(0, 200)) if (!withDeny.checkFs(p, 'read').allowed) throw new Error(`should allow ${p}`)
+  const denied = allowIn.map((p, j) => p.replace(/\/data\/dir-\d+\//, `/data/private-${2 * (j % 500)}/`))
+  let hits = 0
+  for (const p of denied.slice(0, 200)) hits += withDeny.checkFs(p, 'read').reason === 'explicitly_denied' ? 1 : 0
+  if (hits === 0) throw new Error('deny globs never matched')
+  results.push(
+    await group(
+      'checkFs: 1,000 deny globs vs none',
+      [
+        batched('checkFs allow, no deny', (p) => none.checkFs(p, 'read'), allowIn),
+        batched('checkFs allow, 1000 deny', (p) => withDeny.checkFs(p, 'read'), allowIn),
+        batched('checkFs not granted, no deny', (p) => none.checkFs(p, 'read'), denyIn),
+        batched('checkFs not granted, 1000 deny', (p) => withDeny.checkFs(p, 'read'), denyIn),
+        batched('checkFs denied by a deny glob', (p) => withDeny.checkFs(p, 'read'), denied),
+      ],
+      [
+        ['checkFs allow, 1000 deny', 'checkFs allow, no deny', '<= 1.2'],
+        ['checkFs not granted, 1000 deny', 'checkFs not granted, no deny', '<= 1.2'],
+      ],
+    ),
+  )
+}
+
 if (want('compile')) {
   const patterns = fsPatterns(10000)
   const tasks = [

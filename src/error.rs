@@ -78,6 +78,12 @@ closed_enum! {
         UnknownCapability => "unknown_capability",
         /// The payload has the wrong shape or an over-long string.
         InvalidPayload => "invalid_payload",
+        /// fs, fetch: a `deny` rule matches the request (SPEC §10); deny wins over every grant.
+        /// Appended: the reasons before it keep their index (and decision code).
+        ExplicitlyDenied => "explicitly_denied",
+        /// fetch: a grant matches scheme, host and port, but none of the grants
+        /// for that host covers the request's path (SPEC §11).
+        PathNotAllowed => "path_not_allowed",
     }
 }
 
@@ -342,6 +348,17 @@ mod tests {
         for c in ["PERMISSION_DENIED", "BUDGET_EXCEEDED", "INVALID_MANIFEST", "INVALID_SAMPLE"] {
             assert!(ErrorCode::parse(c).is_some(), "{c}");
         }
+    }
+
+    #[test]
+    fn appended_reasons_keep_existing_codes() {
+        // Decision codes are `1 + capability * 64 + reason index`: appending a
+        // reason must never shift an existing one.
+        assert_eq!(DenyReason::InvalidPayload.index(), 15);
+        assert_eq!(DenyReason::ExplicitlyDenied.index(), 16);
+        assert_eq!(DenyReason::PathNotAllowed.index(), 17);
+        assert!(DenyReason::ALL.len() < 64);
+        assert_eq!(Decision::deny(Capability::Fetch, DenyReason::HostNotAllowlisted).code(), 1 + 2 * 64 + 8);
     }
 
     #[test]

@@ -6,9 +6,10 @@ use url::Url;
 
 use crate::capability::{Segment, TopicPattern};
 use crate::error::{Capability, Decision, DenyReason};
-use crate::fetch::{is_special_address, HostPattern, PortRule, Scheme};
-use crate::fs::{grant_matches, normalize, FsMode, GrantMode};
+use crate::fetch::{is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
+use crate::fs::{deny_matches, grant_matches, normalize, FsMode, GrantMode};
 use crate::policy::{PermissionPolicy, Platform};
+use crate::urlpath::{grant_path_matches, RequestPath};
 
 fn decision_json(d: Decision) -> Value {
     match d {
@@ -58,13 +59,26 @@ impl PermissionPolicy {
             Some(DenyReason::PathTraversal) => "a '..' climbs above the root or out of every grant".into(),
             Some(DenyReason::ModeNotGranted) => "a grant matches the path, but none grants this mode".into(),
             Some(DenyReason::NotAllowlisted) => "no grant matches the normalised path".into(),
+            Some(DenyReason::ExplicitlyDenied) => {
+                "a deny rule matches the normalised path; deny wins over every grant".into()
+            }
             Some(r) => r.as_str().into(),
+        };
+        let denied_by = match &normalized {
+            Ok(n) if decision.reason() == Some(DenyReason::ExplicitlyDenied) => self
+                .deny_fs()
+                .iter()
+                .enumerate()
+                .find(|(_, g)| deny_matches(g, &n.path, self.platform()))
+                .map(|(i, g)| json!({ "index": i, "pointer": format!("/deny/fs/{i}"), "path": g })),
+            _ => None,
         };
         json!({
             "query": { "kind": "fs", "mode": if mode == FsMode::Read { "read" } else { "write" } },
             "decision": decision_json(decision),
             "normalized": normalized.ok().map(|n| n.path),
             "matchedGrants": matched,
+            "deniedBy": denied_by,
             "why": why,
         })
     }
@@ -87,6 +101,7 @@ impl PermissionPolicy {
             });
             if let (Some(h), Some(port)) = (host, port) {
                 let scheme = Scheme::parse(u.scheme());
+                let req = RequestPath::of(u.path(), u.cannot_be_a_base());
                 for (i, p) in self.fetch_patterns().iter().enumerate() {
                     if p.host_matches(&h) {
                         matched.push(json!({
@@ -95,12 +110,22 @@ impl PermissionPolicy {
                             "pattern": p.to_string(),
                             "schemeOk": scheme.is_some_and(|s| p.scheme_ok(s)),
                             "portOk": scheme.is_some_and(|s| p.port_ok(s, port)),
+                            "pathOk": p.path.as_ref().is_none_or_match(&req),
                         }));
                     }
                 }
             }
         }
-        json!({ "query": { "kind": "fetch" }, "decision": decision_json(decision), "url": parts, "hostMatches": matched })
+        let denied_by = parsed.as_ref().and_then(|u| self.fetch_denied_by(u, None)).map(|i| {
+            json!({ "index": i, "pointer": format!("/deny/fetch/{i}"), "pattern": self.deny_fetch()[i].to_string() })
+        });
+        json!({
+            "query": { "kind": "fetch" },
+            "decision": decision_json(decision),
+            "url": parts,
+            "hostMatches": matched,
+            "deniedBy": denied_by,
+        })
     }
 
     /// `explain cap`: the decision and the declarations that decided it.
@@ -232,6 +257,7 @@ impl PermissionPolicy {
                 }
             }
         }
+        self.lint_deny(&mut warn);
         let b = self.budgets();
         if b.wall_clock_ms.is_none() {
             warn(
@@ -244,6 +270,112 @@ impl PermissionPolicy {
             warn("/budgets".into(), "budget-missing", "no cpuPercent or memoryMb budget".into());
         }
         out
+    }
+}
+
+trait PathOk {
+    fn is_none_or_match(&self, req: &RequestPath<'_>) -> bool;
+}
+
+impl PathOk for Option<&crate::urlpath::PathPattern> {
+    fn is_none_or_match(&self, req: &RequestPath<'_>) -> bool {
+        match self {
+            None => true,
+            Some(p) => grant_path_matches(p, req),
+        }
+    }
+}
+
+/// The literal directory segments of a normalised glob before its first
+/// wildcard, folded like the matcher (win32: NTFS upper case).
+fn literal_dirs(glob: &str, platform: Platform) -> Vec<String> {
+    let root_len = if platform == Platform::Win32 { 2 } else { 0 };
+    let body = &glob[root_len..];
+    let mut out: Vec<String> = body
+        .split('/')
+        .skip(1)
+        .take_while(|s| !s.contains(['*', '?', '[', '{', '\\']))
+        .filter(|s| !s.is_empty())
+        .map(|s| if platform == Platform::Win32 { crate::glob::fold_str(s) } else { s.to_owned() })
+        .collect();
+    if platform == Platform::Win32 {
+        out.insert(0, glob[..root_len].to_ascii_uppercase());
+    }
+    out
+}
+
+/// Whether two fetch hosts can name one host.
+fn hosts_overlap(a: &HostPattern, b: &HostPattern) -> bool {
+    let under =
+        |d: &str, s: &str| d.len() > s.len() + 1 && d.ends_with(s) && d.as_bytes()[d.len() - s.len() - 1] == b'.';
+    match (a, b) {
+        (HostPattern::Exact(x), HostPattern::Exact(y)) => x == y,
+        (HostPattern::Suffix(s), HostPattern::Exact(Host::Domain(d)))
+        | (HostPattern::Exact(Host::Domain(d)), HostPattern::Suffix(s)) => under(d, s),
+        (HostPattern::Suffix(s), HostPattern::Suffix(t)) => s == t || under(s, t) || under(t, s),
+        _ => false,
+    }
+}
+
+/// Whether a deny pattern and a grant can both match one request (scheme,
+/// host and port; path scopes are assumed to overlap).
+fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
+    let grant_schemes: &[Scheme] = match &g.scheme {
+        None => &[Scheme::Http, Scheme::Https],
+        Some(s) => std::slice::from_ref(s),
+    };
+    let schemes: Vec<Scheme> =
+        grant_schemes.iter().copied().filter(|s| d.scheme.is_none() || d.scheme == Some(*s)).collect();
+    let ports = schemes.iter().any(|s| match (d.port, g.port) {
+        (PortRule::Exact(x), PortRule::Exact(y)) => x == y,
+        (PortRule::Exact(x), PortRule::Default) => x == s.default_port(),
+        _ => true,
+    });
+    !schemes.is_empty() && ports && hosts_overlap(&d.host, &g.host)
+}
+
+impl PermissionPolicy {
+    /// `deny-unreachable` warnings: deny rules that no grant could reach
+    /// (a deny still denies; the warning says it decides nothing today).
+    fn lint_deny(&self, warn: &mut impl FnMut(String, &str, String)) {
+        let platform = self.platform();
+        let grant_dirs: Vec<Vec<String>> = self.fs_grants().iter().map(|g| literal_dirs(&g.glob, platform)).collect();
+        for (i, d) in self.deny_fs().iter().enumerate() {
+            let dd = literal_dirs(d, platform);
+            let reached = grant_dirs.iter().any(|g| {
+                let n = g.len().min(dd.len());
+                g[..n] == dd[..n]
+            });
+            if !reached {
+                warn(
+                    format!("/deny/fs/{i}"),
+                    "deny-unreachable",
+                    format!("no fs grant could reach '{d}': the deny rule decides nothing"),
+                );
+            }
+        }
+        for (i, d) in self.deny_fetch().iter().enumerate() {
+            let reached = match d {
+                DenyFetch::Cidr { net, len } => self.fetch_patterns().iter().any(|g| match &g.host {
+                    HostPattern::Exact(Host::Ipv4(a)) => {
+                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V4(*a))
+                    }
+                    HostPattern::Exact(Host::Ipv6(a)) => {
+                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V6(*a))
+                    }
+                    // A name can resolve to any address (checkFetchAddress).
+                    _ => true,
+                }),
+                DenyFetch::Pattern(p) => self.fetch_patterns().iter().any(|g| deny_reaches(p, g)),
+            };
+            if !reached {
+                warn(
+                    format!("/deny/fetch/{i}"),
+                    "deny-unreachable",
+                    format!("no fetch grant could reach '{d}': the deny rule decides nothing"),
+                );
+            }
+        }
     }
 }
 

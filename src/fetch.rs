@@ -9,6 +9,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use url::Url;
 
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
+use crate::urlpath::{deny_path_matches, PathPattern, PathTrie, RequestPath};
 
 /// Longest fetch pattern a manifest may hold, in bytes.
 pub const MAX_HOST_PATTERN_BYTES: usize = 1024;
@@ -113,13 +114,16 @@ pub enum HostPattern {
     Suffix(String),
 }
 
-/// One parsed fetch pattern `[scheme://]host[:port]`.
+/// One parsed fetch pattern `[scheme://]host[:port][/path]`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FetchPattern {
-    /// `None`: `http` and `https`.
+    /// `None`: `http` and `https` (in a deny rule: every scheme).
     pub scheme: Option<Scheme>,
     pub host: HostPattern,
+    /// In a deny rule, `Default` (no port written) means every port.
     pub port: PortRule,
+    /// A path scope (SPEC §11); `None` covers every path.
+    pub path: Option<PathPattern>,
 }
 
 impl fmt::Display for FetchPattern {
@@ -132,15 +136,19 @@ impl fmt::Display for FetchPattern {
             HostPattern::Suffix(s) => write!(f, "*.{s}")?,
         }
         match self.port {
-            PortRule::Default => Ok(()),
-            PortRule::Any => f.write_str(":*"),
-            PortRule::Exact(p) => write!(f, ":{p}"),
+            PortRule::Default => {}
+            PortRule::Any => f.write_str(":*")?,
+            PortRule::Exact(p) => write!(f, ":{p}")?,
+        }
+        match &self.path {
+            Some(p) => write!(f, "{p}"),
+            None => Ok(()),
         }
     }
 }
 
 const PATTERN_GRAMMAR: &str =
-    "a fetch pattern `[scheme://]host[:port]`: scheme http, https, ws, wss or ftp; host a DNS name, `*.suffix`, an IPv4 literal or a bracketed IPv6 literal; port 1-65535 or `*`";
+    "a fetch pattern `[scheme://]host[:port][/path]`: scheme http, https, ws, wss or ftp; host a DNS name, `*.suffix`, an IPv4 literal or a bracketed IPv6 literal; port 1-65535 or `*`; path '/'-separated literals, `*` segments and a last `**`";
 
 impl FetchPattern {
     /// Parses one pattern; `pointer` locates it in the manifest for the error.
@@ -158,6 +166,14 @@ impl FetchPattern {
                 }
             }
             None => (None, raw),
+        };
+        // The path scope starts at the first '/' after the authority.
+        let (rest, path) = match rest.find('/') {
+            Some(i) => {
+                let p = PathPattern::parse(&rest[i..]).map_err(|why| ManifestError::new(pointer, why))?;
+                (&rest[..i], Some(p))
+            }
+            None => (rest, None),
         };
         if rest.chars().any(|c| c.is_whitespace() || c.is_control() || matches!(c, '/' | '\\' | '?' | '#' | '@' | '%'))
         {
@@ -232,7 +248,7 @@ impl FetchPattern {
                 Err(_) => return Err(err("invalid host")),
             }
         };
-        Ok(FetchPattern { scheme, host, port })
+        Ok(FetchPattern { scheme, host, port, path })
     }
 }
 
@@ -298,14 +314,41 @@ pub struct AllowedUrl {
     pub host_match: HostMatch,
 }
 
+/// The grants for one host key: every distinct scheme/port rule (for the
+/// host, scheme and port verdicts), the rules without a path scope, and the
+/// path scopes as a segment trie of rules.
+#[derive(Debug, Clone, Default)]
+struct HostRules {
+    all: Vec<Rule>,
+    pathless: Vec<Rule>,
+    paths: Option<Box<PathTrie<Rule>>>,
+}
+
+impl HostRules {
+    fn add(&mut self, rule: Rule, path: Option<&PathPattern>) {
+        if !self.all.contains(&rule) {
+            self.all.push(rule);
+        }
+        match path {
+            None => {
+                if !self.pathless.contains(&rule) {
+                    self.pathless.push(rule);
+                }
+            }
+            Some(p) => self.paths.get_or_insert_with(Default::default).insert(p, rule),
+        }
+    }
+}
+
 /// The compiled fetch grants: exact-host hash maps and a suffix map looked up
 /// label by label, so a check costs O(labels), not O(patterns), and allocates
-/// nothing beyond the URL parse.
+/// nothing beyond the URL parse (and, for hosts with path scopes, the
+/// request's path segments, walked once through a per-host trie).
 #[derive(Debug, Clone, Default)]
 pub struct FetchMatcher {
-    exact_domains: HashMap<String, Vec<Rule>>,
-    exact_ips: HashMap<IpAddr, Vec<Rule>>,
-    suffix: HashMap<String, Vec<Rule>>,
+    exact_domains: HashMap<String, HostRules>,
+    exact_ips: HashMap<IpAddr, HostRules>,
+    suffix: HashMap<String, HostRules>,
     /// The distinct byte lengths of the suffixes in `suffix`, ascending: a
     /// host is looked up only at these lengths, so a check hashes at most
     /// `suffix_lens.len()` suffixes of at most `MAX_HOST_PATTERN_BYTES` each,
@@ -313,25 +356,47 @@ pub struct FetchMatcher {
     suffix_lens: Vec<usize>,
     /// Schemes some pattern names beyond http/https.
     extra_schemes: Vec<Scheme>,
+    /// The deny rules (SPEC §10).
+    deny: DenyIndex,
 }
 
 /// What the rules for one host say about a request.
-#[derive(Default)]
-struct Verdict {
+struct Verdict<'u> {
     host: bool,
     scheme: bool,
     port: bool,
+    path: bool,
+    url: &'u Url,
 }
 
-impl Verdict {
-    fn add(&mut self, rules: &[Rule], scheme: Scheme, port: u16) {
-        for r in rules {
+impl<'u> Verdict<'u> {
+    fn new(url: &'u Url) -> Self {
+        Verdict { host: false, scheme: false, port: false, path: false, url }
+    }
+
+    fn add(&mut self, rules: &HostRules, scheme: Scheme, port: u16) {
+        let mut port_ok = false;
+        for r in &rules.all {
             self.host = true;
             if r.scheme_ok(scheme) {
                 self.scheme = true;
                 if r.port_ok(scheme, port) {
                     self.port = true;
+                    port_ok = true;
                 }
+            }
+        }
+        if !port_ok || self.path {
+            return;
+        }
+        let ok = |r: &Rule| r.scheme_ok(scheme) && r.port_ok(scheme, port);
+        if rules.pathless.iter().any(ok) {
+            self.path = true;
+            return;
+        }
+        if let Some(trie) = &rules.paths {
+            if trie.any_path(self.url.path(), self.url.cannot_be_a_base(), ok) {
+                self.path = true;
             }
         }
     }
@@ -339,7 +404,12 @@ impl Verdict {
 
 impl FetchMatcher {
     pub fn compile(patterns: &[FetchPattern]) -> Self {
-        let mut m = FetchMatcher::default();
+        Self::compile_with_deny(patterns, &[])
+    }
+
+    /// Compiles grants and deny rules.
+    pub fn compile_with_deny(patterns: &[FetchPattern], deny: &[DenyFetch]) -> Self {
+        let mut m = FetchMatcher { deny: DenyIndex::compile(deny), ..Default::default() };
         for p in patterns {
             let rule = Rule { scheme: p.scheme, port: p.port };
             let list = match &p.host {
@@ -348,9 +418,7 @@ impl FetchMatcher {
                 HostPattern::Exact(Host::Ipv6(a)) => m.exact_ips.entry(IpAddr::V6(*a)).or_default(),
                 HostPattern::Suffix(s) => m.suffix.entry(s.clone()).or_default(),
             };
-            if !list.contains(&rule) {
-                list.push(rule);
-            }
+            list.add(rule, p.path.as_ref());
             if let HostPattern::Suffix(s) = &p.host {
                 if let Err(i) = m.suffix_lens.binary_search(&s.len()) {
                     m.suffix_lens.insert(i, s.len());
@@ -365,8 +433,8 @@ impl FetchMatcher {
         m
     }
 
-    fn verdict_for_domain(&self, d: &str, scheme: Scheme, port: u16) -> Verdict {
-        let mut v = Verdict::default();
+    fn verdict_for_domain<'u>(&self, url: &'u Url, d: &str, scheme: Scheme, port: u16) -> Verdict<'u> {
+        let mut v = Verdict::new(url);
         if let Some(r) = self.exact_domains.get(d) {
             v.add(r, scheme, port);
         }
@@ -383,7 +451,7 @@ impl FetchMatcher {
     /// never `example.com` or `evilexample.com`); returns how many suffixes it
     /// hashed. Only the lengths some grant has are tried, so the work is
     /// bounded by the manifest, not by the length of `d`.
-    fn each_suffix_candidate(&self, d: &str, mut f: impl FnMut(&[Rule])) -> usize {
+    fn each_suffix_candidate(&self, d: &str, mut f: impl FnMut(&HostRules)) -> usize {
         let bytes = d.as_bytes();
         let mut hashed = 0;
         for &len in &self.suffix_lens {
@@ -414,6 +482,10 @@ impl FetchMatcher {
 
     /// The check of SPEC §3 on a parsed URL.
     pub fn check_url(&self, url: Url) -> Result<AllowedUrl, DenyReason> {
+        // Deny wins (SPEC §10): before credentials and every grant.
+        if self.deny.matches(&url, None).is_some() {
+            return Err(DenyReason::ExplicitlyDenied);
+        }
         if !url.username().is_empty() || url.password().is_some() {
             return Err(DenyReason::CredentialsInUrl);
         }
@@ -432,14 +504,14 @@ impl FetchMatcher {
                 } else {
                     HostMatch::Name
                 };
-                (self.verdict_for_domain(d, scheme, port), m)
+                (self.verdict_for_domain(&url, d, scheme, port), m)
             }
             Some(url::Host::Ipv4(a)) => {
-                (self.verdict_for_ip(IpAddr::V4(a), scheme, port), HostMatch::IpLiteral(IpAddr::V4(a)))
+                (self.verdict_for_ip(&url, IpAddr::V4(a), scheme, port), HostMatch::IpLiteral(IpAddr::V4(a)))
             }
             Some(url::Host::Ipv6(a)) => {
                 let ip = canonical_ip(IpAddr::V6(a));
-                (self.verdict_for_ip(ip, scheme, port), HostMatch::IpLiteral(ip))
+                (self.verdict_for_ip(&url, ip, scheme, port), HostMatch::IpLiteral(ip))
             }
         };
         if !v.host {
@@ -451,11 +523,14 @@ impl FetchMatcher {
         if !v.port {
             return Err(DenyReason::PortNotAllowed);
         }
+        if !v.path {
+            return Err(DenyReason::PathNotAllowed);
+        }
         Ok(AllowedUrl { url, host_match })
     }
 
-    fn verdict_for_ip(&self, ip: IpAddr, scheme: Scheme, port: u16) -> Verdict {
-        let mut v = Verdict::default();
+    fn verdict_for_ip<'u>(&self, url: &'u Url, ip: IpAddr, scheme: Scheme, port: u16) -> Verdict<'u> {
+        let mut v = Verdict::new(url);
         if let Some(r) = self.exact_ips.get(&ip) {
             v.add(r, scheme, port);
         }
@@ -467,6 +542,9 @@ impl FetchMatcher {
     pub fn check_address(&self, input: &str, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
         let allowed = self.check(input)?;
         let ip = parse_ip(resolved_ip).ok_or(DenyReason::AddressNotAllowed)?;
+        if self.deny.matches(&allowed.url, Some(ip)).is_some() {
+            return Err(DenyReason::ExplicitlyDenied);
+        }
         let ok = match allowed.host_match {
             HostMatch::IpLiteral(lit) => canonical_ip(lit) == canonical_ip(ip),
             HostMatch::Localhost => is_loopback(ip),
@@ -477,6 +555,266 @@ impl FetchMatcher {
         } else {
             Err(DenyReason::AddressNotAllowed)
         }
+    }
+}
+
+/// One `deny.fetch` rule (SPEC §10): a fetch pattern (a missing scheme means
+/// every scheme, a missing port every port) or a CIDR block.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DenyFetch {
+    Pattern(FetchPattern),
+    /// `10.0.0.0/8`, `[fd00::]/8`: every IP host and resolved address inside,
+    /// including the IPv6 forms that carry an IPv4 address inside it.
+    Cidr {
+        net: IpAddr,
+        len: u8,
+    },
+}
+
+impl fmt::Display for DenyFetch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DenyFetch::Pattern(p) => write!(f, "{p}"),
+            DenyFetch::Cidr { net: IpAddr::V4(a), len } => write!(f, "{a}/{len}"),
+            DenyFetch::Cidr { net: IpAddr::V6(a), len } => write!(f, "[{a}]/{len}"),
+        }
+    }
+}
+
+const CIDR_GRAMMAR: &str =
+    "a CIDR block: a dotted-quad IPv4 network or a bracketed IPv6 network, '/', a prefix length (0-32 or 0-128) without leading zeros, no host bits set, no scheme or port";
+
+impl DenyFetch {
+    /// Parses one `deny.fetch` entry. An IP host followed by `/` and digits
+    /// only is a CIDR block (never a path scope).
+    pub fn parse(raw: &str, pointer: &str) -> Result<Self, ManifestError> {
+        let err = |why: &str| ManifestError::new(pointer, format!("{CIDR_GRAMMAR} ({why})"));
+        if let Some((host, len)) = raw.rsplit_once('/') {
+            let digits = !len.is_empty() && len.bytes().all(|b| b.is_ascii_digit());
+            let host_is_ip = {
+                let h = host.rsplit_once("://").map_or(host, |(_, h)| h);
+                !h.contains('/')
+                    && (h.starts_with('[')
+                        || matches!(url::Host::parse(h), Ok(url::Host::Ipv4(_) | url::Host::Ipv6(_))))
+            };
+            if digits && host_is_ip {
+                if host.contains("://") {
+                    return Err(err("a CIDR block takes no scheme"));
+                }
+                let net = if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+                    inner.parse::<Ipv6Addr>().map(IpAddr::V6).map_err(|_| err("not an IPv6 network"))?
+                } else {
+                    host.parse::<Ipv4Addr>().map(IpAddr::V4).map_err(|_| err("not a dotted-quad IPv4 network"))?
+                };
+                let bits = if net.is_ipv4() { 32 } else { 128 };
+                if len.len() > 3 || (len.len() > 1 && len.starts_with('0')) {
+                    return Err(err("prefix length"));
+                }
+                let len: u8 = len.parse().map_err(|_| err("prefix length"))?;
+                if len > bits {
+                    return Err(err("prefix length"));
+                }
+                let x = match net {
+                    IpAddr::V4(a) => u128::from(u32::from(a)),
+                    IpAddr::V6(a) => u128::from(a),
+                };
+                let host_bits = if len == bits { 0 } else { x & ((1u128 << (bits - len)) - 1) };
+                if host_bits != 0 {
+                    return Err(err("host bits set: write the network address"));
+                }
+                return Ok(DenyFetch::Cidr { net, len });
+            }
+        }
+        FetchPattern::parse(raw, pointer).map(DenyFetch::Pattern)
+    }
+
+    /// For a CIDR block: whether it holds `ip` or an IPv4 address `ip` carries.
+    /// `false` for a pattern.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match *self {
+            DenyFetch::Cidr { net, len } => ip_candidates(ip).into_iter().any(|c| Self::cidr_contains(net, len, c)),
+            DenyFetch::Pattern(_) => false,
+        }
+    }
+
+    fn cidr_contains(net: IpAddr, len: u8, ip: IpAddr) -> bool {
+        match (net, ip) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => in_block(u32::from(a), u32::from(n), len, 32),
+            (IpAddr::V6(n), IpAddr::V6(a)) => in_block(u128::from(a), u128::from(n), len, 128),
+            _ => false,
+        }
+    }
+}
+
+/// Every IPv4 address an IPv6 address may carry on the wire: IPv4-mapped,
+/// -compatible and -translated, NAT64 `64:ff9b::/96`, the local-use NAT64
+/// prefix `64:ff9b:1::/48` at each RFC 6052 position it allows, 6to4
+/// `2002::/16`, Teredo `2001::/32` (server and client), and ISATAP interface
+/// ids. A deny of an IPv4 address or block applies to each (fail closed).
+pub fn embedded_v4(a: Ipv6Addr) -> Vec<Ipv4Addr> {
+    let x = u128::from(a);
+    let low = x as u32;
+    let mut out = Vec::new();
+    if x >> 32 == 0 || x >> 32 == 0xffff || x >> 32 == 0xffff_0000 || x >> 32 == 0x0064_ff9b_u128 << 64 {
+        out.push(low);
+    }
+    if x >> 80 == 0x0064_ff9b_0001 {
+        out.push(low); // /96
+        out.push((x >> 24) as u32); // /64
+        out.push(((((x >> 64) & 0xff) as u32) << 24) | ((x >> 32) & 0xff_ffff) as u32); // /56
+        out.push(((((x >> 64) & 0xffff) as u32) << 16) | ((x >> 40) & 0xffff) as u32);
+        // /48
+    }
+    if x >> 112 == 0x2002 {
+        out.push((x >> 80) as u32);
+    }
+    if x >> 96 == 0x2001_0000 {
+        out.push((x >> 64) as u32);
+        out.push(!low);
+    }
+    let iid_high = (x >> 32) as u32;
+    if iid_high == 0x0000_5efe || iid_high == 0x0200_5efe {
+        out.push(low);
+    }
+    out.into_iter().map(Ipv4Addr::from).collect()
+}
+
+/// The addresses a deny of an IP address or block is compared with: the
+/// address itself (IPv4-mapped folded to IPv4), its IPv4-mapped IPv6 form,
+/// and every IPv4 address it embeds.
+fn ip_candidates(ip: IpAddr) -> Vec<IpAddr> {
+    let ip = canonical_ip(ip);
+    let mut v = vec![ip];
+    match ip {
+        IpAddr::V4(a) => v.push(IpAddr::V6(a.to_ipv6_mapped())),
+        IpAddr::V6(a) => v.extend(embedded_v4(a).into_iter().map(IpAddr::V4)),
+    }
+    v
+}
+
+/// The compiled deny rules: hash lookups by host like the grants, and a list
+/// of CIDR blocks.
+#[derive(Debug, Clone, Default)]
+struct DenyIndex {
+    rules: Vec<DenyFetch>,
+    domains: HashMap<String, Vec<usize>>,
+    suffix: HashMap<String, Vec<usize>>,
+    ips: HashMap<IpAddr, Vec<usize>>,
+    cidrs: Vec<usize>,
+}
+
+impl DenyIndex {
+    fn compile(rules: &[DenyFetch]) -> Self {
+        let mut d = DenyIndex { rules: rules.to_vec(), ..Default::default() };
+        for (i, r) in rules.iter().enumerate() {
+            match r {
+                DenyFetch::Cidr { .. } => d.cidrs.push(i),
+                DenyFetch::Pattern(p) => match &p.host {
+                    HostPattern::Exact(Host::Domain(h)) => d.domains.entry(h.clone()).or_default().push(i),
+                    HostPattern::Exact(Host::Ipv4(a)) => d.ips.entry(IpAddr::V4(*a)).or_default().push(i),
+                    HostPattern::Exact(Host::Ipv6(a)) => d.ips.entry(canonical_ip(IpAddr::V6(*a))).or_default().push(i),
+                    HostPattern::Suffix(s) => d.suffix.entry(s.clone()).or_default().push(i),
+                },
+            }
+        }
+        d
+    }
+
+    /// The first deny rule (lowest index) that matches `url`, or with
+    /// `resolved` the address the host resolved it to (IP rules only).
+    fn matches(&self, url: &Url, resolved: Option<IpAddr>) -> Option<usize> {
+        if self.rules.is_empty() {
+            return None;
+        }
+        let mut candidates: Vec<usize> = Vec::new();
+        let mut ips: Vec<IpAddr> = Vec::new();
+        match (resolved, url.host()) {
+            (Some(ip), _) => ips = ip_candidates(ip),
+            (None, Some(url::Host::Domain(d))) => {
+                let d = d.strip_suffix('.').unwrap_or(d);
+                if let Some(v) = self.domains.get(d) {
+                    candidates.extend(v);
+                }
+                if !self.suffix.is_empty() {
+                    // Every '.' boundary with a non-empty head.
+                    for (i, _) in d.match_indices('.') {
+                        if i > 0 {
+                            if let Some(v) = self.suffix.get(&d[i + 1..]) {
+                                candidates.extend(v);
+                            }
+                        }
+                    }
+                }
+                // `localhost` names are loopback (WHATWG and every resolver that
+                // follows RFC 6761): IP and CIDR denies of loopback catch them.
+                if d == "localhost" || d.ends_with(".localhost") {
+                    ips = vec![IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)];
+                    ips.push(IpAddr::V6(Ipv4Addr::LOCALHOST.to_ipv6_mapped()));
+                }
+            }
+            (None, Some(url::Host::Ipv4(a))) => ips = ip_candidates(IpAddr::V4(a)),
+            (None, Some(url::Host::Ipv6(a))) => ips = ip_candidates(IpAddr::V6(a)),
+            (None, None) => {}
+        }
+        for ip in &ips {
+            if let Some(v) = self.ips.get(ip) {
+                candidates.extend(v);
+            }
+            for &i in &self.cidrs {
+                if let DenyFetch::Cidr { net, len } = self.rules[i] {
+                    if DenyFetch::cidr_contains(net, len, *ip) {
+                        candidates.push(i);
+                    }
+                }
+            }
+        }
+        if candidates.is_empty() {
+            return None;
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let scheme = url.scheme();
+        let port = url.port_or_known_default();
+        let mut req: Option<RequestPath<'_>> = None;
+        candidates.into_iter().find(|&i| match &self.rules[i] {
+            DenyFetch::Cidr { .. } => true,
+            DenyFetch::Pattern(p) => {
+                p.scheme.is_none_or_eq(scheme)
+                    && match p.port {
+                        PortRule::Default | PortRule::Any => true,
+                        PortRule::Exact(x) => port == Some(x),
+                    }
+                    && match &p.path {
+                        None => true,
+                        Some(pp) => {
+                            let r = req.get_or_insert_with(|| RequestPath::of(url.path(), url.cannot_be_a_base()));
+                            deny_path_matches(pp, r)
+                        }
+                    }
+            }
+        })
+    }
+}
+
+trait SchemeEq {
+    fn is_none_or_eq(&self, scheme: &str) -> bool;
+}
+
+impl SchemeEq for Option<Scheme> {
+    /// A deny without a scheme covers every scheme.
+    fn is_none_or_eq(&self, scheme: &str) -> bool {
+        match self {
+            None => true,
+            Some(s) => s.as_str() == scheme,
+        }
+    }
+}
+
+impl FetchMatcher {
+    /// The index of the `deny.fetch` rule that denies `url` (or, with
+    /// `resolved`, the address it resolved to), if any: for explain.
+    pub fn denied_by(&self, url: &Url, resolved: Option<IpAddr>) -> Option<usize> {
+        self.deny.matches(url, resolved)
     }
 }
 

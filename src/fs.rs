@@ -288,6 +288,11 @@ fn parse_glob(glob: &str, platform: Platform) -> Result<Vec<glob::ParsedGlob>, g
 pub struct FsMatcher {
     platform: Platform,
     index: GlobIndex,
+    /// Whether `index` holds `deny.fs` globs (mode bit [`glob::DENY`], SPEC §10),
+    /// matched in the same walk as the grants.
+    has_deny: bool,
+    /// win32: the deny variants, for the 8.3 alias walk.
+    deny_variants: Vec<glob::ParsedGlob>,
     /// Brace variants and compiled size added so far (for the policy-wide caps).
     variants: usize,
     size: usize,
@@ -312,12 +317,47 @@ impl FsMatcher {
     /// A matcher with no grants (it denies everything).
     pub fn new(platform: Platform) -> Self {
         let root_len = if platform == Platform::Win32 { 2 } else { 0 };
-        Self { platform, index: GlobIndex::new(platform == Platform::Win32, root_len), variants: 0, size: 0 }
+        Self {
+            platform,
+            index: GlobIndex::new(platform == Platform::Win32, root_len),
+            has_deny: false,
+            deny_variants: Vec::new(),
+            variants: 0,
+            size: 0,
+        }
+    }
+
+    /// Parses one normalised `deny.fs` glob and adds it; a bad glob is an
+    /// error at `pointer`. Deny globs count toward the policy-wide caps.
+    pub fn add_deny(&mut self, glob: &str, pointer: &str) -> Result<(), ManifestError> {
+        let variants = self.parse_counted(glob, pointer)?;
+        self.has_deny = true;
+        for v in variants {
+            if self.platform == Platform::Win32 {
+                self.deny_variants.push(v.clone());
+            }
+            self.index.add(v, glob::DENY);
+        }
+        Ok(())
+    }
+
+    /// Whether a `deny.fs` glob matches the normalised path.
+    pub fn denied(&self, path: &str) -> bool {
+        self.has_deny && self.index.decide(path, 1, &self.deny_variants).1
     }
 
     /// Parses one normalised grant and adds it; a bad glob is an error at `pointer`.
     pub fn add(&mut self, grant: &FsGrant, pointer: &str) -> Result<(), ManifestError> {
-        let variants = parse_glob(&grant.glob, self.platform).map_err(|e| {
+        let variants = self.parse_counted(&grant.glob, pointer)?;
+        for v in variants {
+            self.index.add(v, grant_bits(grant.mode));
+        }
+        Ok(())
+    }
+
+    /// Parses a glob, checks it against the policy-wide caps and counts it.
+    fn parse_counted(&mut self, glob: &str, pointer: &str) -> Result<Vec<glob::ParsedGlob>, ManifestError> {
+        let variants = parse_glob(glob, self.platform).map_err(|e| {
             ManifestError::new(
                 pointer,
                 format!(
@@ -337,10 +377,7 @@ impl FsMatcher {
         }
         self.variants += variants.len();
         self.size += size;
-        for v in variants {
-            self.index.add(v, grant_bits(grant.mode));
-        }
-        Ok(())
+        Ok(variants)
     }
 
     /// Compiles validated grants. Errors carry the pointer `/fs/<i>`.
@@ -359,7 +396,16 @@ impl FsMatcher {
 
     fn match_str(&self, path: &str, had_dotdot: bool, mode: FsMode) -> Decision {
         let cap = mode.capability();
-        let modes = self.index.modes(path, mode_bit(mode));
+        let modes = if self.has_deny {
+            // Deny wins (SPEC §10), whatever the grants say, in every mode.
+            let (modes, denied) = self.index.decide(path, mode_bit(mode), &self.deny_variants);
+            if denied {
+                return Decision::deny(cap, DenyReason::ExplicitlyDenied);
+            }
+            modes
+        } else {
+            self.index.modes(path, mode_bit(mode))
+        };
         if modes & mode_bit(mode) != 0 {
             return Decision::Allowed;
         }
@@ -652,4 +698,11 @@ fn real_path_components(path: &Path) -> std::io::Result<PathBuf> {
         }
     }
     Ok(resolved)
+}
+
+/// Whether one normalised `deny.fs` glob matches a normalised path (for
+/// explain and lint; the checker uses the compiled deny index).
+pub fn deny_matches(glob: &str, path: &str, platform: Platform) -> bool {
+    let mut m = FsMatcher::new(platform);
+    m.add_deny(glob, "").is_ok() && m.denied(path)
 }

@@ -58,12 +58,14 @@ pub const MATCH_STEPS_PER_CHAR: usize = 8;
 pub const MAX_FREE_WILD_RUN: usize = 64;
 
 /// The match steps one check may still spend (see [`MAX_MATCH_STEPS`]).
+/// It also remembers whether it ever ran out, so a deny index can treat an
+/// unfinished match as a match (fail closed).
 #[derive(Debug)]
-pub struct Budget(std::cell::Cell<usize>);
+pub struct Budget(std::cell::Cell<usize>, std::cell::Cell<bool>);
 
 impl Budget {
     pub fn new(steps: usize) -> Self {
-        Self(std::cell::Cell::new(steps))
+        Self(std::cell::Cell::new(steps), std::cell::Cell::new(false))
     }
 
     fn left(&self) -> usize {
@@ -74,7 +76,15 @@ impl Budget {
     fn spend(&self, n: usize) -> bool {
         let left = self.0.get();
         self.0.set(left.saturating_sub(n));
+        if left < n {
+            self.1.set(true);
+        }
         left >= n
+    }
+
+    /// Whether some match gave up because this budget (or a pattern's own) ran out.
+    pub fn ran_out(&self) -> bool {
+        self.1.get()
     }
 }
 
@@ -239,6 +249,9 @@ impl SegPattern {
         let own = (self.rate * (name.len() + self.atoms.len()) + 64).min(budget.left());
         let local = Budget::new(own);
         let hit = local.spend(1) && self.matches_within(name, &local);
+        if !hit && local.ran_out() {
+            budget.1.set(true);
+        }
         let spent = own - local.left();
         #[cfg(test)]
         STEPS.with(|w| w.set(w.get() + spent as u64));
@@ -580,6 +593,14 @@ pub fn parse(glob: &str, escapes: bool, fold: bool) -> Result<Vec<ParsedGlob>, G
 fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool], budget: &Budget) -> bool {
     count_work(1);
     let is_short = |j: usize| short.get(j).copied().unwrap_or(false);
+    // `**/name-pattern` (the common "any depth below" shape): the last
+    // segment decides, no position sets.
+    if let ([Seg::Rec, Seg::Pat(p)], true) = (pattern, short.is_empty()) {
+        return match path.last() {
+            Some(name) => p.matches(name, budget),
+            None => false,
+        };
+    }
     if !pattern.contains(&Seg::Rec) {
         // One segment each: no position sets, no allocation.
         return pattern.len() == path.len()
@@ -624,12 +645,61 @@ fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool], budget: &Budget) -
     cur[n]
 }
 
+/// Whether `g` matches `path` (folded like the index) when every 8.3-shaped
+/// path segment may stand for any name: it matches any pattern segment, and
+/// `**` may span it. For deny rules only (a grant never matches more).
+pub fn matches_aliasing(g: &ParsedGlob, path: &str, root_len: usize, budget: &Budget) -> bool {
+    if !path.starts_with(&g.prefix[..root_len.min(g.prefix.len())]) {
+        return false;
+    }
+    let lits: Vec<Seg> = g.prefix[root_len..]
+        .split('/')
+        .skip(1)
+        .map(|l| Seg::Pat(SegPattern::new(l.chars().map(Atom::Char).collect())))
+        .collect();
+    let pattern: Vec<&Seg> = lits.iter().chain(g.rest.iter()).collect();
+    let segs: Vec<&str> = path[root_len..].split('/').skip(1).collect();
+    let n = segs.len();
+    let mut cur = vec![false; n + 1];
+    cur[0] = true;
+    for (k, seg) in pattern.iter().enumerate() {
+        if !budget.spend(n + 1) {
+            return false;
+        }
+        let last = k + 1 == pattern.len();
+        let mut next = vec![false; n + 1];
+        match seg {
+            Seg::Rec => {
+                let mut open = false;
+                for j in 0..=n {
+                    let via = j > 0 && open;
+                    let reached = via || cur[j];
+                    next[j] = if last { via } else { reached };
+                    open = reached;
+                }
+            }
+            Seg::Pat(p) => {
+                for j in 0..n {
+                    if cur[j] && (is_short_name_shape(segs[j]) || p.matches(segs[j], budget)) {
+                        next[j + 1] = true;
+                    }
+                }
+            }
+        }
+        cur = next;
+    }
+    cur[n]
+}
+
 const fn depth_bit(d: usize) -> u128 {
     1u128 << if d > 127 { 127 } else { d }
 }
 
-/// Mode bits: 1 read, 2 write.
+/// Mode bits: 1 read, 2 write, [`DENY`] a deny glob.
 pub type Modes = u8;
+
+/// The mode bit of a `deny.fs` glob in an index that holds grants and denies.
+pub const DENY: Modes = 4;
 
 #[derive(Debug, Clone, Default)]
 struct Entry {
@@ -638,6 +708,9 @@ struct Entry {
     in_dir: HashMap<SegPattern, Modes>,
     /// Multi-segment patterns whose last segment is a literal name, by that name.
     by_last: HashMap<String, HashMap<Vec<Seg>, Modes>>,
+    /// `**/name-pattern` (a wildcard name at any depth below): matched on
+    /// the last path segment alone, without splitting the path.
+    below: HashMap<Vec<Seg>, Modes>,
     /// Other multi-segment patterns.
     general: HashMap<Vec<Seg>, Modes>,
 }
@@ -686,6 +759,7 @@ impl GlobIndex {
                 Some(Seg::Pat(p)) if p.is_literal() => {
                     *e.by_last.entry(p.literal()).or_default().entry(rest).or_default() |= modes;
                 }
+                _ if matches!(&rest[..], [Seg::Rec, Seg::Pat(_)]) => *e.below.entry(rest).or_default() |= modes,
                 _ => *e.general.entry(rest).or_default() |= modes,
             },
         }
@@ -708,17 +782,57 @@ impl GlobIndex {
         // Grants giving the wanted mode get the match budget first; the others
         // are tried after, only to tell `mode_not_granted` from `not_allowlisted`.
         let budget = Budget::new(MAX_MATCH_STEPS);
-        let got = self.scan(path, wanted, &budget);
+        let got = self.scan(path, wanted, wanted, &budget);
         if got & wanted != 0 {
             return got;
         }
-        got | self.scan(path, !wanted, &budget)
+        got | self.scan(path, !wanted, !wanted, &budget)
+    }
+
+    /// For an index that holds deny globs (mode bit [`DENY`]) beside the
+    /// grants: the grant modes matching `path` (as [`Self::modes`]) and
+    /// whether a deny glob matches it, in one walk over its ancestors. A
+    /// match that could not be finished within the step budget while deny
+    /// globs were still being tried counts as a deny (fail closed). On win32
+    /// an 8.3-shaped segment can alias any long name, so a path holding one
+    /// is also compared with every deny variant in `deny_globs` with that
+    /// segment matching any pattern segment ([`matches_aliasing`]).
+    pub fn decide(&self, path: &str, wanted: Modes, deny_globs: &[ParsedGlob]) -> (Modes, bool) {
+        let folded;
+        let path = if self.fold {
+            folded = fold_str(path);
+            folded.as_str()
+        } else {
+            path
+        };
+        if path.ends_with('/') {
+            let m = self.roots.iter().filter(|(r, _)| r == path).fold(0, |m, (_, x)| m | x);
+            return (m & !DENY, m & DENY != 0);
+        }
+        let budget = Budget::new(MAX_MATCH_STEPS);
+        // One walk over every ancestor (it stops only at a deny), trying the
+        // grant wildcards of every mode, so `mode_not_granted` needs no second walk.
+        let got = self.scan(path, !0, DENY, &budget);
+        if got & DENY != 0 || budget.ran_out() {
+            return (got & !DENY, true);
+        }
+        if self.fold
+            && path[self.root_len..].split('/').any(is_short_name_shape)
+            && (deny_globs.iter().any(|g| matches_aliasing(g, path, self.root_len, &budget)) || budget.ran_out())
+        {
+            return (got & !DENY, true);
+        }
+        let _ = wanted;
+        (got & !DENY, false)
     }
 
     /// The modes of the grants matching `path` (already folded), trying
     /// wildcard grants only when they give a mode in `filter`; stops at one.
-    fn scan(&self, path: &str, filter: Modes, budget: &Budget) -> Modes {
-        let wanted = filter;
+    /// `stop`: the bits whose discovery ends the walk (a deny pass walks every
+    /// ancestor until a deny glob matches, trying grant wildcards only until
+    /// a grant is found).
+    fn scan(&self, path: &str, filter: Modes, stop: Modes, budget: &Budget) -> Modes {
+        let wanted = stop;
         let mut got: Modes = 0;
         let bytes = path.as_bytes();
         let full_depth = bytes.iter().filter(|&&b| b == b'/').count();
@@ -766,12 +880,24 @@ impl GlobIndex {
                         }
                     }
                 }
+                if !short_below {
+                    for (g, m) in &e.below {
+                        if let (true, [Seg::Rec, Seg::Pat(p)]) = (*m & filter & !got != 0, &g[..]) {
+                            if p.matches(name, budget) {
+                                got |= m;
+                            }
+                        }
+                    }
+                }
                 let by_last = e.by_last.get(name);
-                if !e.general.is_empty() || by_last.is_some() {
+                let below_short = if short_below { Some(&e.below) } else { None };
+                if !e.general.is_empty() || by_last.is_some() || below_short.is_some_and(|b| !b.is_empty()) {
                     let segs: Vec<&str> = path[at + 1..].split('/').collect();
                     let short: Vec<bool> =
                         if short_below { segs.iter().map(|s| is_short_name_shape(s)).collect() } else { Vec::new() };
-                    for (g, m) in e.general.iter().chain(by_last.into_iter().flatten()) {
+                    for (g, m) in
+                        e.general.iter().chain(by_last.into_iter().flatten()).chain(below_short.into_iter().flatten())
+                    {
                         if *m & filter & !got != 0 && segs_match(g, &segs, &short, budget) {
                             got |= m;
                         }

@@ -19,6 +19,7 @@ pub mod ntfs_upcase;
 pub mod policy;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod urlpath;
 
 /// The Node-API binding (feature `napi`). Not a Rust API: use the core modules.
 #[cfg(feature = "napi")]

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::capability::{TopicPattern, MAX_PAYLOAD_STRING_BYTES};
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
-use crate::fetch::{AllowedUrl, FetchMatcher, FetchPattern};
+use crate::fetch::{AllowedUrl, DenyFetch, FetchMatcher, FetchPattern};
 use crate::fs::{self, FsGrant, FsMatcher, FsMode, GrantMode};
 
 /// Most entries one manifest list (`fs`, `fetch`, `secrets`, `events.publishes`,
@@ -83,6 +83,10 @@ pub struct PermissionPolicy {
     fs: FsMatcher,
     fetch_patterns: Vec<FetchPattern>,
     fetch: FetchMatcher,
+    /// `deny.fs` globs, normalised (SPEC §10).
+    deny_fs: Vec<String>,
+    /// `deny.fetch` rules (SPEC §10).
+    deny_fetch: Vec<DenyFetch>,
     budgets: Budgets,
     secrets: Vec<String>,
     secret_set: HashSet<String>,
@@ -101,6 +105,9 @@ struct Present {
     fetch: bool,
     budgets: bool,
     secrets: bool,
+    deny: bool,
+    deny_fs: bool,
+    deny_fetch: bool,
 }
 
 /// Escapes a key for a JSON pointer (RFC 6901).
@@ -192,8 +199,12 @@ impl PermissionPolicy {
                 "options.plugin: a plugin id of 1 to 256 bytes without control characters",
             ));
         }
-        let top =
-            expect_object(manifest, "", "a manifest object", &["fs", "fetch", "budgets", "secrets", "events", "db"])?;
+        let top = expect_object(
+            manifest,
+            "",
+            "a manifest object",
+            &["fs", "fetch", "budgets", "secrets", "events", "db", "deny"],
+        )?;
         let mut policy = PermissionPolicy {
             plugin,
             platform,
@@ -202,6 +213,8 @@ impl PermissionPolicy {
             fs: FsMatcher::new(platform),
             fetch_patterns: Vec::new(),
             fetch: FetchMatcher::default(),
+            deny_fs: Vec::new(),
+            deny_fetch: Vec::new(),
             budgets: Budgets::default(),
             secrets: Vec::new(),
             secret_set: HashSet::new(),
@@ -255,8 +268,32 @@ impl PermissionPolicy {
                 let s = expect_str(p, &ptr, "a host pattern string")?;
                 policy.fetch_patterns.push(FetchPattern::parse(s, &ptr)?);
             }
-            policy.fetch = FetchMatcher::compile(&policy.fetch_patterns);
         }
+
+        if let Some(v) = top.get("deny") {
+            policy.present.deny = true;
+            let o = expect_object(v, "/deny", "a deny object { fs?, fetch? }", &["fs", "fetch"])?;
+            if let Some(a) = o.get("fs") {
+                policy.present.deny_fs = true;
+                for (i, g) in expect_array(a, "/deny/fs", "absolute glob strings")?.iter().enumerate() {
+                    let ptr = format!("/deny/fs/{i}");
+                    let raw = expect_str(g, &ptr, "an absolute glob string")?;
+                    let glob = fs::normalize_grant(raw, platform, &ptr)?;
+                    policy.fs.add_deny(&glob, &ptr)?;
+                    policy.deny_fs.push(glob);
+                }
+            }
+            if let Some(a) = o.get("fetch") {
+                policy.present.deny_fetch = true;
+                let what = "fetch pattern or CIDR strings";
+                for (i, p) in expect_array(a, "/deny/fetch", what)?.iter().enumerate() {
+                    let ptr = format!("/deny/fetch/{i}");
+                    let s = expect_str(p, &ptr, "a fetch pattern or CIDR block string")?;
+                    policy.deny_fetch.push(DenyFetch::parse(s, &ptr)?);
+                }
+            }
+        }
+        policy.fetch = FetchMatcher::compile_with_deny(&policy.fetch_patterns, &policy.deny_fetch);
 
         if let Some(v) = top.get("budgets") {
             policy.present.budgets = true;
@@ -334,6 +371,23 @@ impl PermissionPolicy {
     pub fn fetch_patterns(&self) -> &[FetchPattern] {
         &self.fetch_patterns
     }
+    /// The `deny.fs` globs, normalised.
+    pub fn deny_fs(&self) -> &[String] {
+        &self.deny_fs
+    }
+    /// The `deny.fetch` rules.
+    pub fn deny_fetch(&self) -> &[DenyFetch] {
+        &self.deny_fetch
+    }
+    /// Whether a `deny.fs` glob matches this normalised path.
+    pub fn fs_denied(&self, normalized: &str) -> bool {
+        self.fs.denied(normalized)
+    }
+    /// The index of the `deny.fetch` rule that denies this URL (with
+    /// `resolved`: this resolved address), if any.
+    pub fn fetch_denied_by(&self, url: &url::Url, resolved: Option<std::net::IpAddr>) -> Option<usize> {
+        self.fetch.denied_by(url, resolved)
+    }
     pub fn secrets(&self) -> &[String] {
         &self.secrets
     }
@@ -390,6 +444,17 @@ impl PermissionPolicy {
         }
         if let Some(d) = &self.database {
             m.insert("db".into(), serde_json::json!({ "database": d }));
+        }
+        if self.present.deny {
+            let mut d = Map::new();
+            if self.present.deny_fs {
+                d.insert("fs".into(), Value::Array(self.deny_fs.iter().cloned().map(Value::String).collect()));
+            }
+            if self.present.deny_fetch {
+                let list = self.deny_fetch.iter().map(|r| Value::String(r.to_string())).collect();
+                d.insert("fetch".into(), Value::Array(list));
+            }
+            m.insert("deny".into(), Value::Object(d));
         }
         Value::Object(m)
     }

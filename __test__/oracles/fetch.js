@@ -209,7 +209,237 @@ function generators(rnd) {
   return { url, anyCodePoint, int, pick }
 }
 
+
+// ---- Deny rules and path scopes (SPEC §10, §11) ----------------------------
+// A second manifest with path-scoped grants and deny rules. The model reads
+// each URL with Node's URL, splits its pathname and decodes each segment with
+// a fatal UTF-8 decoder; it reads CIDR blocks and the IPv6 forms that embed an
+// IPv4 address from the SPEC, with BigInt arithmetic. Property: whatever a
+// check allows, the model grants and no deny rule of the model matches (a deny
+// that fails to deny, or a path outside every scope admitted, is a wrong allow).
+
+const DENY_MANIFEST = {
+  fetch: ['https://api.example.com/v1/repos/*/issues', 'api.example.com/public/**', 'https://api.example.com/v1/', '*.example.org', '10.0.0.1', '[2001:db8::1]:*', 'docs.example.com', 'https://static.example.net'],
+  deny: { fetch: ['evil.example.org', '*.internal.example.org', '10.0.0.0/8', '[fd00::]/8', '192.168.0.0/16', 'https://static.example.net:8443', 'docs.example.com/admin/**', 'api.example.com/public/secret/*'] },
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** Percent-decodes one segment to a string, or null when not UTF-8. */
+function decodeSegment(seg) {
+  const bytes = []
+  for (let i = 0; i < seg.length; i++) {
+    const c = seg[i]
+    if (c === '%' && /^[0-9a-fA-F]{2}$/.test(seg.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(seg.slice(i + 1, i + 3), 16))
+      i += 2
+    } else for (const b of Buffer.from(c)) bytes.push(b)
+  }
+  try {
+    return utf8.decode(Uint8Array.from(bytes))
+  } catch {
+    return null
+  }
+}
+
+/** A decoded segment that never matches a path scope (SPEC §11, plus '%': double encoding). */
+const badSegment = (d) => d === null || d === '.' || d === '..' || /[/\\%\u0000-\u001f\u007f-\u009f]/.test(d)
+
+/** `[scheme://]host[:port][/path]` or a CIDR block, as the SPEC states it. */
+function naiveRule(p, isDeny) {
+  const cidr = /^(\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:.]+\])\/(\d+)$/.exec(p)
+  if (isDeny && cidr) return { cidr: true, net: ipToBig(cidr[1]), v6: cidr[1].startsWith('['), len: Number(cidr[2]) }
+  let scheme = null
+  let rest = p
+  const i = p.indexOf('://')
+  if (i >= 0) {
+    scheme = p.slice(0, i).toLowerCase()
+    rest = p.slice(i + 3)
+  }
+  let path = null
+  const slash = rest.indexOf('/')
+  if (slash >= 0) {
+    path = rest.slice(slash + 1).split('/').map((s) => (s === '*' || s === '**' ? s : { lit: decodeSegment(s) }))
+    rest = rest.slice(0, slash)
+  }
+  const hp = naivePattern(rest)
+  return { ...hp, scheme, path }
+}
+
+/** An IP literal (`1.2.3.4` or `[v6]`, Node's serialisation) as a BigInt, or null. */
+function ipToBig(h) {
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(h)) return h.split('.').reduce((a, x) => (a << 8n) | BigInt(Number(x)), 0n)
+  if (!h.startsWith('[')) return null
+  let s = h.slice(1, -1)
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(s)
+  if (v4) {
+    const n = ipToBig(v4[1])
+    s = s.slice(0, -v4[1].length) + (n >> 16n).toString(16) + ':' + (n & 0xffffn).toString(16)
+  }
+  const [head, tail] = s.includes('::') ? s.split('::') : [s, null]
+  const hs = head === '' ? [] : head.split(':')
+  const ts = tail === null || tail === '' ? [] : tail.split(':')
+  const parts = tail === null ? hs : [...hs, ...Array(8 - hs.length - ts.length).fill('0'), ...ts]
+  return parts.reduce((a, x) => (a << 16n) | BigInt(parseInt(x, 16)), 0n)
+}
+
+/** The IPv4 addresses (BigInt) an IPv6 address carries, per SPEC §3's list of embedding forms. */
+function embeddedV4(x) {
+  const out = []
+  const low = x & 0xffffffffn
+  const top96 = x >> 32n
+  if (top96 === 0n || top96 === 0xffffn || top96 === 0xffff0000n || top96 === 0x64ff9bn << 64n) out.push(low)
+  if (x >> 80n === 0x64ff9b0001n) {
+    out.push(low, (x >> 24n) & 0xffffffffn, (((x >> 64n) & 0xffn) << 24n) | ((x >> 32n) & 0xffffffn), (((x >> 64n) & 0xffffn) << 16n) | ((x >> 40n) & 0xffffn))
+  }
+  if (x >> 112n === 0x2002n) out.push((x >> 80n) & 0xffffffffn)
+  if (x >> 96n === 0x20010000n) out.push((x >> 64n) & 0xffffffffn, low ^ 0xffffffffn)
+  if (top96 === 0x5efen || top96 === 0x02005efen) out.push(low)
+  return out
+}
+
+/** Every (family, address) a deny of an IP is compared with. */
+function ipForms(host) {
+  const n = ipToBig(host)
+  if (n === null) return []
+  if (!host.startsWith('[')) return [{ v6: false, n }, { v6: true, n: (0xffffn << 32n) | n }]
+  return [{ v6: true, n }, ...embeddedV4(n).map((v) => ({ v6: false, n: v }))]
+}
+
+const inCidr = (r, f) => r.v6 === f.v6 && (r.len === 0 || f.n >> BigInt((r.v6 ? 128 : 32) - r.len) === r.net >> BigInt((r.v6 ? 128 : 32) - r.len))
+
+function hostMatches(r, host) {
+  if (r.suffix) {
+    if (host.startsWith('[') || /^\d+\.\d+\.\d+\.\d+$/.test(host)) return false
+    return host.endsWith(`.${r.host}`) && host.length > r.host.length + 1
+  }
+  if (r.host === host) return true
+  // An IP deny also catches the IPv6 forms that carry it.
+  const want = ipToBig(r.host)
+  return want !== null && ipForms(host).some((f) => f.v6 === r.host.startsWith('[') && f.n === want)
+}
+
+/** The model: `{ denied, granted, why }` for one URL (and optionally the address it resolved to). */
+function naiveDecide(rules, denies, input, resolved) {
+  let u
+  try {
+    u = new URL(input)
+  } catch {
+    return { denied: false, granted: false, why: 'node rejects' }
+  }
+  const scheme = u.protocol.slice(0, -1)
+  const port = u.port === '' ? DEFAULT_PORT[scheme] : Number(u.port)
+  const host = naiveHost(u.hostname)
+  const rawSegs = u.pathname.startsWith('/') ? u.pathname.slice(1).split('/') : null
+  const segs = rawSegs === null ? null : rawSegs.map(decodeSegment)
+  const bad = segs === null || segs.some(badSegment)
+  const hostForms = resolved === undefined ? (host === 'localhost' || host.endsWith('.localhost') ? ipForms('127.0.0.1') : ipForms(host)) : ipForms(resolved.includes(':') ? `[${resolved}]` : resolved)
+  for (const d of denies) {
+    if (d.cidr) {
+      if (hostForms.some((f) => inCidr(d, f))) return { denied: true, why: 'cidr deny' }
+      continue
+    }
+    if (d.scheme !== null && d.scheme !== scheme) continue
+    if (d.port !== null && d.port !== '*' && Number(d.port) !== port) continue
+    const hostHit = resolved === undefined ? hostMatches(d, host) : d.host !== undefined && hostForms.some((f) => ipToBig(d.host) === f.n && f.v6 === d.host.startsWith('['))
+    if (!hostHit) continue
+    if (d.path === null || bad) return { denied: true, why: 'deny' }
+    // Broad: empty segments dropped, ;params cut, case-insensitive, last ** covers zero or more.
+    const req = segs.map((s) => s.split(';')[0].toLowerCase()).filter((s) => s !== '')
+    const pat = d.path.filter((p) => !(typeof p === 'object' && p.lit === ''))
+    let ok = true
+    let k = 0
+    for (; k < pat.length; k++) {
+      if (pat[k] === '**') break
+      if (k >= req.length || (pat[k] !== '*' && req[k] !== pat[k].lit.toLowerCase())) {
+        ok = false
+        break
+      }
+    }
+    if (ok && (k < pat.length || req.length === pat.length)) return { denied: true, why: 'path deny' }
+  }
+  if (u.username !== '' || u.password !== '') return { denied: false, granted: false, why: 'credentials' }
+  if (!(scheme in DEFAULT_PORT)) return { denied: false, granted: false, why: 'scheme' }
+  for (const r of rules) {
+    if (r.scheme === null ? scheme !== 'http' && scheme !== 'https' : r.scheme !== scheme) continue
+    if (r.port === null ? port !== DEFAULT_PORT[scheme] : r.port !== '*' && Number(r.port) !== port) continue
+    if (r.suffix ? !hostMatches(r, host) || host.slice(0, -r.host.length - 1).split('.').includes('') : host !== r.host) continue
+    if (r.path === null) return { denied: false, granted: true }
+    if (bad) continue
+    const n = r.path.length
+    let ok = true
+    for (let k = 0; k < n; k++) {
+      const p = r.path[k]
+      if (p === '**') {
+        ok = segs.length > k
+        break
+      }
+      if (k >= segs.length || (p === '*' ? segs[k] === '' : segs[k] !== p.lit)) ok = false
+      if (k === n - 1 && segs.length !== n) ok = false
+      if (!ok) break
+    }
+    if (ok) return { denied: false, granted: true }
+  }
+  return { denied: false, granted: false, why: 'no grant' }
+}
+
+const PATH_SEGS = ['v1', 'repos', 'acme', 'issues', 'pulls', 'public', 'secret', 'SECRET', 'admin', 'ADMIN', 'Admin', 'guide', '', '.', '..', '%2e', '%2E%2e', '.%2e', '%2f', '..%2f', 'a%2fb', '%5c', 'a\\b', '%00', '%09', '%ff', '%C3%A9', 'é', '%252f', '%25', 'a;b', 'admin;x=1', '%69ssues', '%61dmin', '*', 'x', '\u{1f600}', '%F0%9F%98%80', '%E2%82', '?q', '#f']
+const DENY_HOSTS = ['api.example.com', 'API.example.com.', 'docs.example.com', 'evil.example.org', 'EVIL.example.org.', 'a.evil.example.org', 'x.internal.example.org', 'internal.example.org', 'a.example.org', '10.0.0.1', '0xa000001', '167772161', '10.0.0.1.', '[::ffff:10.0.0.1]', '[::ffff:a00:1]', '[::a00:1]', '[64:ff9b::a00:1]', '[64:ff9b:1:a00:0:100::]', '[2002:a00:1::1]', '[2001:0:4136:e378:8000:63bf:f5ff:fffe]', '[fd00::1]', '[2001:db8::1]', '[::ffff:c0a8:101]', 'static.example.net', 'localhost']
+
+async function runDeny({ seconds, seed, log }) {
+  const rules = DENY_MANIFEST.fetch.map((p) => naiveRule(p, false))
+  const denies = DENY_MANIFEST.deny.fetch.map((p) => naiveRule(p, true))
+  const checker = createChecker(DENY_MANIFEST, { plugin: 'oracle-fetch-deny' })
+  const rnd = prng(seed ^ 0x9e3779b9)
+  const g = generators(rnd)
+  const { int, pick } = g
+  const wrongAllows = []
+  let cases = 0
+  let allowed = 0
+  let denied = 0
+  const deadline = Date.now() + seconds * 1000
+  const wrong = (entry, input, extra) => {
+    if (wrongAllows.length < 50) wrongAllows.push({ entry, input, ...extra })
+  }
+  while (Date.now() < deadline) {
+    for (let k = 0; k < 200; k++) {
+      cases++
+      const segs = [...Array(int(6))].map(() => (int(8) === 0 ? g.anyCodePoint() : pick(PATH_SEGS)))
+      const sep = () => pick(['/', '/', '/', '/', '\\', '//'])
+      const path = segs.map((s) => sep() + s).join('') + (int(4) === 0 ? '/' : '')
+      const input = `${pick(['https', 'https', 'http', 'ws', 'HTTPS'])}://${int(12) === 0 ? 'u@' : ''}${pick(DENY_HOSTS)}${int(6) === 0 ? pick([':8443', ':443', ':80', ':1']) : ''}${path}${int(5) === 0 ? '?x=/admin#/y' : ''}`
+      const model = naiveDecide(rules, denies, input)
+      const d = checker.checkFetch(input)
+      if (d.allowed) allowed++
+      if (d.reason === 'explicitly_denied') denied++
+      if (d.allowed && (model.denied || !model.granted)) wrong('checkFetch', input, { model })
+      let canonical = null
+      try {
+        canonical = checker.authorizeFetch(input)
+      } catch (e) {
+        if (e.code !== 'PERMISSION_DENIED') wrong('authorizeFetch threw', input, { error: String(e) })
+      }
+      if (canonical !== null) {
+        if (model.denied || !model.granted) wrong('authorizeFetch', input, { model })
+        const again = naiveDecide(rules, denies, canonical)
+        if (again.denied || !again.granted) wrong('authorizeFetch canonical', input, { canonical, again })
+      }
+      const ip = pick(['8.8.8.8', '10.2.3.4', '::ffff:10.2.3.4', '64:ff9b::a02:304', '2002:a02:304::1', 'fd00::9', '192.168.7.7', '2606:4700::1111', '93.184.216.34'])
+      const a = checker.checkFetchAddress(input, ip)
+      if (a.allowed) {
+        const m2 = naiveDecide(rules, denies, input, ip)
+        if (model.denied || !model.granted || m2.denied) wrong('checkFetchAddress', input, { ip, model, m2 })
+      }
+    }
+  }
+  log(`fetch deny/path oracle: ${cases} cases, ${allowed} allowed, ${denied} explicitly denied, ${wrongAllows.length} wrong allows`)
+  return { cases, wrongAllows }
+}
+
 async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
+  // A third of the time for deny rules and path scopes.
+  const second = await runDeny({ seconds: seconds / 3, seed, log })
+  seconds -= seconds / 3
   const patterns = MANIFEST.map(naivePattern)
   const checker = createChecker({ fetch: MANIFEST }, { plugin: 'oracle-fetch' })
   const rnd = prng(seed)
@@ -260,7 +490,7 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
     }
   }
   log(`fetch oracle: ${cases} cases, ${modelGrants} granted by the model, ${mismatches} denied that the model grants, ${wrongAllows.length} wrong allows`)
-  return { cases, wrongAllows, mismatches, mismatchSamples }
+  return { cases: cases + second.cases, wrongAllows: [...wrongAllows, ...second.wrongAllows], mismatches, mismatchSamples }
 }
 
-module.exports = { run, naiveGrant, naivePattern, MANIFEST }
+module.exports = { run, naiveGrant, naivePattern, naiveDecide, naiveRule, MANIFEST, DENY_MANIFEST }

@@ -339,6 +339,56 @@ function genLongPath(r, platform, delta) {
   return p
 }
 
+
+// ---- deny.fs (SPEC §10) -----------------------------------------------------
+// A broad grant (with literal 8.3 names granted too on win32) and one
+// generated deny glob. Property: whatever checkFs allows, the reference
+// deny match rejects, and on win32 so does every reading of each 8.3-shaped
+// segment as a long name the deny glob spells (an 8.3 name can alias any
+// long name in its directory). A deny that fails to deny is a wrong allow.
+
+/** Long names an 8.3-shaped segment may stand for: the deny glob's literal segments, and one more. */
+function aliasNames(glob) {
+  return [...new Set(glob.split(/[\\/]/).filter((s) => s !== '' && !/[*?[\]{}\\]/.test(s) && !/^[A-Za-z]:$/.test(s))), 'zz']
+}
+
+function denyRound(r, platform, stats) {
+  const deny = genGlob(r, platform)
+  const root = platform === 'win32' ? 'C:' : ''
+  const grants = [{ path: `${root}/**`, mode: 'readwrite' }]
+  if (platform === 'win32') for (const n of ['SECRET~1.TXT', 'AB~1', '*/AB~1', '*/SECRET~1.TXT']) grants.push({ path: `${root}/${n}/**`, mode: 'readwrite' }, { path: `${root}/${n}`, mode: 'readwrite' })
+  let policy
+  try {
+    policy = PermissionPolicy.fromManifest({ fs: grants, deny: { fs: [deny] } }, { plugin: 'oracle-deny', platform })
+  } catch (e) {
+    if (e.code !== 'INVALID_MANIFEST') stats.mismatches.push({ platform, deny, error: String(e) })
+    return
+  }
+  const names = aliasNames(deny)
+  for (let k = 0; k < 25; k++) {
+    const p = genPath(r, platform)
+    const got = policy.checkFs(p, r(2) ? 'read' : 'write')
+    stats.cases++
+    if (got.reason === 'explicitly_denied') stats.denied++
+    if (!got.allowed) continue
+    const norm = normalizePath(p, platform)
+    let hit
+    try {
+      hit = norm !== null && globMatches(deny, platform, norm)
+      if (!hit && norm !== null && platform === 'win32') {
+        norm.segs.forEach((seg, i) => {
+          if (!hit && shortShaped(seg)) hit = names.some((n) => globMatches(deny, platform, { root: norm.root, segs: norm.segs.map((x, j) => (j === i ? n : x)) }))
+        })
+      }
+    } catch (e) {
+      if (!(e instanceof GlobSyntax)) throw e
+      stats.mismatches.push({ platform, deny, path: p, note: 'checker accepts a deny glob the reference rejects' })
+      return
+    }
+    if (hit) stats.wrongAllows.push({ platform, deny, path: p, bytes: Buffer.byteLength(p), got, note: 'deny failed to deny' })
+  }
+}
+
 async function run({ seconds = 3, seed = 0x5eed, log = () => {} } = {}) {
   const r = rng(seed)
   const deadline = Date.now() + seconds * 1000
@@ -350,7 +400,9 @@ async function run({ seconds = 3, seed = 0x5eed, log = () => {} } = {}) {
   let rejected = 0
   let longPaths = 0
   const counts = { posix: 0, win32: 0 }
+  const denyStats = { cases: 0, denied: 0, wrongAllows, mismatches }
   while (Date.now() < deadline) {
+    for (const platform of ['posix', 'win32']) denyRound(r, platform, denyStats)
     for (const platform of ['posix', 'win32']) {
       const glob = genGlob(r, platform)
       let policy
@@ -390,8 +442,9 @@ async function run({ seconds = 3, seed = 0x5eed, log = () => {} } = {}) {
     await new Promise(setImmediate)
   }
   log(`glob oracle: ${cases} checks (${counts.posix} posix, ${counts.win32} win32, ${longPaths} near 4096 bytes) on ${globs} globs, ${rejected} globs rejected as manifests (${validity.length} of them valid to the reference), ${wrongAllows.length} wrong allows, ${mismatches.length} other mismatches`)
+  log(`glob oracle (deny.fs): ${denyStats.cases} checks, ${denyStats.denied} explicitly denied`)
   if (validity.length) log(`glob oracle: rejected but valid to the reference, e.g. ${JSON.stringify(validity.slice(0, 3))}`)
-  return { cases, wrongAllows, mismatches, validity }
+  return { cases: cases + denyStats.cases, wrongAllows, mismatches, validity }
 }
 
 module.exports = { run, globMatches, normalizePath, parseGlob, shortShaped, up }

@@ -1,0 +1,597 @@
+//! Path scopes of fetch patterns (SPEC §11): the restricted URLPattern
+//! pathname subset, the request path as compared (WHATWG-parsed, split into
+//! percent-decoded segments), and the per-host segment trie that keeps a
+//! check flat in the number of grants.
+//!
+//! Grammar: `/`-separated segments, each a literal, `*` (exactly one whole,
+//! non-empty segment) or, last, `**` (one or more segments: `/v1/**` covers
+//! `/v1/` and `/v1/a/b`, never `/v1`). Every other URLPattern construct
+//! (`:name`, `(regex)`, `{...}`, `?`, `+`, `*` inside a segment, `\` escapes)
+//! is rejected, and so is a literal that percent-decodes to `/`, `\`, `%`, a
+//! control character, non-UTF-8, `.` or `..`, and an empty segment anywhere
+//! but last (`/v1//x`: servers that collapse slashes read another path).
+//!
+//! Literals and request segments are compared decoded to decoded, exactly
+//! (case-sensitive): `/caf%C3%A9`, `/café` and a request for `/caf%c3%a9`
+//! are one segment.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+
+/// The literal children of a trie node: a short list compared in order
+/// while there are few (most nodes have one or two: no hashing on the hot
+/// path), a hash map (std's keyed hasher) past [`FEW`]. The short list holds
+/// `(offset, length, child)` into the trie's text arena, so a lookup reads
+/// the list and one contiguous arena, and skips a literal of another length
+/// without touching its text.
+#[derive(Debug, Clone, Default)]
+enum Children {
+    #[default]
+    None,
+    Few(Vec<(u32, u32, u32)>),
+    Many(HashMap<String, u32>),
+}
+
+const FEW: usize = 8;
+
+impl Children {
+    fn get(&self, arena: &str, k: &str) -> Option<u32> {
+        match self {
+            Children::None => None,
+            Children::Few(v) => v
+                .iter()
+                .find(|&&(off, len, _)| len as usize == k.len() && &arena[off as usize..(off + len) as usize] == k)
+                .map(|&(_, _, n)| n),
+            Children::Many(m) => m.get(k).copied(),
+        }
+    }
+    fn insert(&mut self, arena: &mut String, k: &str, n: u32) {
+        match self {
+            Children::Few(v) if v.len() >= FEW => {
+                let mut m: HashMap<String, u32> =
+                    v.iter().map(|&(off, len, c)| (arena[off as usize..(off + len) as usize].to_owned(), c)).collect();
+                m.insert(k.to_owned(), n);
+                *self = Children::Many(m);
+            }
+            Children::Many(m) => {
+                m.insert(k.to_owned(), n);
+            }
+            _ => {
+                let off = arena.len() as u32;
+                arena.push_str(k);
+                let e = (off, k.len() as u32, n);
+                match self {
+                    Children::Few(v) => v.push(e),
+                    _ => *self = Children::Few(vec![e]),
+                }
+            }
+        }
+    }
+}
+
+/// One segment of a path pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PathSeg {
+    /// A literal segment, percent-decoded.
+    Lit(String),
+    /// `*`: exactly one non-empty segment.
+    One,
+    /// `**`, last only: one or more segments.
+    Rest,
+}
+
+/// A parsed path scope (`/v1/repos/*/issues`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PathPattern {
+    pub segs: Vec<PathSeg>,
+}
+
+/// Bytes a literal keeps as they are in the canonical (`toJSON`) form: the
+/// RFC 3986 unreserved characters and the sub-delimiters that are not
+/// URLPattern syntax. Everything else is percent-encoded, so the canonical
+/// form re-parses to the same pattern.
+fn keep_raw(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(b, b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b',' | b';' | b'=' | b'@')
+}
+
+impl fmt::Display for PathPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for s in &self.segs {
+            f.write_str("/")?;
+            match s {
+                PathSeg::One => f.write_str("*")?,
+                PathSeg::Rest => f.write_str("**")?,
+                PathSeg::Lit(l) => {
+                    for &b in l.as_bytes() {
+                        if keep_raw(b) {
+                            write!(f, "{}", b as char)?;
+                        } else {
+                            write!(f, "%{b:02X}")?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Percent-decodes `s` (a `%` not followed by two hex digits stays as it is,
+/// as WHATWG's percent-decode does); borrows when there is nothing to decode.
+pub fn percent_decode(s: &str) -> Cow<'_, [u8]> {
+    if !s.as_bytes().contains(&b'%') {
+        return Cow::Borrowed(s.as_bytes());
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h * 16 + l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    Cow::Owned(out)
+}
+
+/// Whether a decoded segment can never match a path-scoped grant: it holds
+/// `/` or `\` (servers decode `%2F` differently), `%` (a double-encoded
+/// escape a second decode would turn into anything), a control character,
+/// or is `.` or `..`.
+fn is_bad_decoded(s: &str) -> bool {
+    s == "." || s == ".." || s.chars().any(|c| matches!(c, '/' | '\\' | '%') || c.is_control())
+}
+
+/// Decodes one segment; `None` when it is not UTF-8 or [`is_bad_decoded`].
+pub fn decode_segment(raw: &str) -> Option<Cow<'_, str>> {
+    // Fast path: an ASCII segment without '%' (what WHATWG serialises for
+    // plain paths) decodes to itself; one byte loop decides it.
+    let b = raw.as_bytes();
+    if b.iter().all(|&c| c > 0x20 && c < 0x7f && c != b'%' && c != b'\\' && c != b'/') {
+        return (raw != "." && raw != "..").then_some(Cow::Borrowed(raw));
+    }
+    let s = match percent_decode(raw) {
+        Cow::Borrowed(_) => Cow::Borrowed(raw),
+        Cow::Owned(v) => Cow::Owned(String::from_utf8(v).ok()?),
+    };
+    (!is_bad_decoded(&s)).then_some(s)
+}
+
+const PATH_GRAMMAR: &str = "a path of '/'-separated segments, each a literal, '*' (one whole segment) or, last, '**' (one or more segments); no ':name', '(regex)', '{...}', '?', '+', '\\\\', '*' inside a segment, empty segments but a trailing '/', or literals that decode to '/', '\\\\', '%', '.', '..', control characters or non-UTF-8";
+
+impl PathPattern {
+    /// Parses the path part of a fetch pattern (`raw` starts with `/`).
+    /// The error text says what would be valid (never echoes the input).
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let err = |why: &str| format!("{PATH_GRAMMAR} ({why})");
+        let Some(body) = raw.strip_prefix('/') else { return Err(err("it must start with '/'")) };
+        let parts: Vec<&str> = body.split('/').collect();
+        let mut segs = Vec::with_capacity(parts.len());
+        for (i, p) in parts.iter().enumerate() {
+            let last = i + 1 == parts.len();
+            let seg = match *p {
+                "*" => PathSeg::One,
+                "**" if last => PathSeg::Rest,
+                "**" => return Err(err("'**' only as the last segment")),
+                "" if last => PathSeg::Lit(String::new()),
+                "" => return Err(err("no empty segments ('//') but a trailing '/'")),
+                lit => {
+                    if lit.chars().any(|c| {
+                        matches!(
+                            c,
+                            ':' | '('
+                                | ')'
+                                | '{'
+                                | '}'
+                                | '?'
+                                | '+'
+                                | '*'
+                                | '\\'
+                                | '#'
+                                | '"'
+                                | '<'
+                                | '>'
+                                | '`'
+                                | '^'
+                                | '|'
+                        ) || c.is_whitespace()
+                            || c.is_control()
+                    }) {
+                        return Err(err("URLPattern syntax, or a character to percent-encode"));
+                    }
+                    let b = lit.as_bytes();
+                    for (j, _) in lit.match_indices('%') {
+                        if j + 2 >= b.len() || hex(b[j + 1]).is_none() || hex(b[j + 2]).is_none() {
+                            return Err(err("'%' must start a percent-escape '%XX'"));
+                        }
+                    }
+                    let decoded = String::from_utf8(percent_decode(lit).into_owned())
+                        .map_err(|_| err("a literal that decodes to non-UTF-8"))?;
+                    if is_bad_decoded(&decoded) || decoded.is_empty() {
+                        return Err(err(
+                            "a literal that is, or decodes to, '.', '..', '/', '\\\\', '%' or a control character",
+                        ));
+                    }
+                    PathSeg::Lit(decoded)
+                }
+            };
+            segs.push(seg);
+        }
+        Ok(PathPattern { segs })
+    }
+
+    /// Whether the pattern is only literals (no `*` or `**`).
+    pub fn is_literal(&self) -> bool {
+        self.segs.iter().all(|s| matches!(s, PathSeg::Lit(_)))
+    }
+}
+
+/// A request path as compared: its decoded segments, or why none can match.
+#[derive(Debug)]
+pub struct RequestPath<'a> {
+    /// The decoded segments after the leading `/` (`/v1/` is `["v1", ""]`).
+    pub segs: Vec<Cow<'a, str>>,
+    /// A segment is not UTF-8 or [`is_bad_decoded`]: no path-scoped grant matches.
+    pub bad: bool,
+    /// An opaque path (a URL that cannot be a base): no path-scoped grant matches.
+    pub opaque: bool,
+}
+
+impl<'a> RequestPath<'a> {
+    /// Splits a WHATWG-serialised path (`url.path()`; dot segments already removed).
+    pub fn of(path: &'a str, opaque: bool) -> Self {
+        let mut rp = RequestPath { segs: Vec::new(), bad: false, opaque };
+        let Some(body) = path.strip_prefix('/').filter(|_| !opaque) else {
+            rp.opaque = true;
+            return rp;
+        };
+        for raw in body.split('/') {
+            match decode_segment(raw) {
+                Some(s) => rp.segs.push(s),
+                None => {
+                    rp.bad = true;
+                    return rp;
+                }
+            }
+        }
+        rp
+    }
+}
+
+/// Matches one pattern against a request path with the grant semantics
+/// (used by explain and the deny rules' exact part; the checker uses [`PathTrie`]).
+pub fn grant_path_matches(p: &PathPattern, req: &RequestPath<'_>) -> bool {
+    if req.bad || req.opaque {
+        return false;
+    }
+    let n = p.segs.len();
+    for (i, s) in p.segs.iter().enumerate() {
+        match s {
+            PathSeg::Rest => return req.segs.len() > i,
+            PathSeg::One => {
+                if !matches!(req.segs.get(i), Some(r) if !r.is_empty()) {
+                    return false;
+                }
+            }
+            PathSeg::Lit(l) => {
+                if !matches!(req.segs.get(i), Some(r) if r.as_ref() == l.as_str()) {
+                    return false;
+                }
+            }
+        }
+    }
+    req.segs.len() == n
+}
+
+/// Whether a deny path scope matches, read broadly (a deny is never narrower
+/// than it reads): empty segments are dropped (servers that collapse `//`),
+/// `;params` are cut from each segment (servlet path parameters), literals
+/// compare case-insensitively (case-insensitive servers), a trailing `**`
+/// also covers the directory itself, and a path that no grant could match
+/// (a bad or undecodable segment, an opaque path) is always denied.
+pub fn deny_path_matches(p: &PathPattern, req: &RequestPath<'_>) -> bool {
+    if req.bad || req.opaque {
+        return true;
+    }
+    let norm = |s: &str| -> String {
+        let s = s.split(';').next().unwrap_or("");
+        s.to_lowercase()
+    };
+    let segs: Vec<String> = req.segs.iter().map(|s| norm(s)).filter(|s| !s.is_empty()).collect();
+    let pat: Vec<&PathSeg> = p.segs.iter().filter(|s| !matches!(s, PathSeg::Lit(l) if l.is_empty())).collect();
+    for (i, s) in pat.iter().enumerate() {
+        match s {
+            PathSeg::Rest => return true,
+            PathSeg::One => {
+                if segs.get(i).is_none() {
+                    return false;
+                }
+            }
+            PathSeg::Lit(l) => {
+                if !matches!(segs.get(i), Some(r) if *r == norm(l)) {
+                    return false;
+                }
+            }
+        }
+    }
+    segs.len() == pat.len()
+}
+
+trait AllGood {
+    fn is_none_or_all_good(&self) -> bool;
+}
+
+impl AllGood for Option<&str> {
+    /// Every `/`-separated segment of the rest of a path decodes to a good segment.
+    fn is_none_or_all_good(&self) -> bool {
+        match self {
+            None => true,
+            Some(t) => t.split('/').all(|x| decode_segment(x).is_some()),
+        }
+    }
+}
+
+/// One node of a [`PathTrie`]: literal children, the `*` child, and the rule
+/// sets of patterns ending here (`end`) or with a `**` here (`rest`).
+#[derive(Debug, Clone, Default)]
+struct Node<R> {
+    lit: Children,
+    one: Option<u32>,
+    end: Vec<R>,
+    rest: Vec<R>,
+}
+
+/// The path scopes of one host's grants, as a segment trie: a request walks
+/// it once, following the literal child and the `*` child of each live node,
+/// so a check costs O(path segments × live nodes), not O(patterns).
+#[derive(Debug, Clone)]
+pub struct PathTrie<R> {
+    nodes: Vec<Node<R>>,
+    /// The literals of the short child lists, back to back.
+    text: String,
+}
+
+impl<R: PartialEq + Clone> Default for PathTrie<R> {
+    fn default() -> Self {
+        Self {
+            nodes: vec![Node { lit: Children::None, one: None, end: Vec::new(), rest: Vec::new() }],
+            text: String::new(),
+        }
+    }
+}
+
+impl<R: PartialEq + Clone> PathTrie<R> {
+    pub fn insert(&mut self, p: &PathPattern, rule: R) {
+        let mut at = 0usize;
+        for s in &p.segs {
+            let next = match s {
+                PathSeg::Rest => {
+                    let list = &mut self.nodes[at].rest;
+                    if !list.contains(&rule) {
+                        list.push(rule);
+                    }
+                    return;
+                }
+                PathSeg::One => self.nodes[at].one,
+                PathSeg::Lit(l) => self.nodes[at].lit.get(&self.text, l),
+            };
+            at = match next {
+                Some(n) => n as usize,
+                None => {
+                    let n = self.nodes.len() as u32;
+                    self.nodes.push(Node { lit: Children::None, one: None, end: Vec::new(), rest: Vec::new() });
+                    match s {
+                        PathSeg::One => self.nodes[at].one = Some(n),
+                        PathSeg::Lit(l) => {
+                            self.nodes[at].lit.insert(&mut self.text, l, n);
+                        }
+                        PathSeg::Rest => unreachable!(),
+                    }
+                    n as usize
+                }
+            };
+        }
+        let list = &mut self.nodes[at].end;
+        if !list.contains(&rule) {
+            list.push(rule);
+        }
+    }
+
+    /// Whether some pattern matching the WHATWG-serialised `path` has a rule
+    /// for which `ok` holds: the segments are decoded as the walk reaches
+    /// them (no allocation unless one holds a `%`), and the live node sets
+    /// stay on the stack while they are small.
+    pub fn any_path(&self, path: &str, opaque: bool, ok: impl Fn(&R) -> bool) -> bool {
+        const SMALL: usize = 8;
+        let Some(body) = path.strip_prefix('/').filter(|_| !opaque) else { return false };
+        let mut live = [0u32; SMALL];
+        let mut next = [0u32; SMALL];
+        let mut n_live = 1usize;
+        let mut rest = Some(body);
+        while let Some(r) = rest {
+            let (raw, tail) = match r.bytes().position(|b| b == b'/') {
+                Some(i) => (&r[..i], Some(&r[i + 1..])),
+                None => (r, None),
+            };
+            rest = tail;
+            let Some(seg) = decode_segment(raw) else { return false };
+            let mut n_next = 0usize;
+            for &at in &live[..n_live] {
+                let node = &self.nodes[at as usize];
+                // `**` covers this segment and every one after it: each must be good.
+                if node.rest.iter().any(&ok) && tail.is_none_or_all_good() {
+                    return true;
+                }
+                for c in
+                    [node.lit.get(&self.text, seg.as_ref()), node.one.filter(|_| !seg.is_empty())].into_iter().flatten()
+                {
+                    if n_next == SMALL {
+                        // Many live nodes: the general walk.
+                        return self.any(&RequestPath::of(path, opaque), ok);
+                    }
+                    next[n_next] = c;
+                    n_next += 1;
+                }
+            }
+            if n_next == 0 {
+                return false;
+            }
+            std::mem::swap(&mut live, &mut next);
+            n_live = n_next;
+        }
+        live[..n_live].iter().any(|&at| self.nodes[at as usize].end.iter().any(&ok))
+    }
+
+    /// Whether some pattern matching `req` has a rule for which `ok` holds.
+    pub fn any(&self, req: &RequestPath<'_>, ok: impl Fn(&R) -> bool) -> bool {
+        if req.bad || req.opaque {
+            return false;
+        }
+        let mut live: Vec<u32> = vec![0];
+        let mut next: Vec<u32> = Vec::new();
+        let n = req.segs.len();
+        for (i, seg) in req.segs.iter().enumerate() {
+            next.clear();
+            for &at in &live {
+                let node = &self.nodes[at as usize];
+                // `**` here covers segments i.. (one or more remain).
+                if i < n && node.rest.iter().any(&ok) {
+                    return true;
+                }
+                if let Some(c) = node.lit.get(&self.text, seg.as_ref()) {
+                    next.push(c);
+                }
+                if let Some(c) = node.one.filter(|_| !seg.is_empty()) {
+                    next.push(c);
+                }
+            }
+            if next.is_empty() {
+                return false;
+            }
+            std::mem::swap(&mut live, &mut next);
+        }
+        live.iter().any(|&at| self.nodes[at as usize].end.iter().any(&ok))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(p: &str) -> RequestPath<'_> {
+        RequestPath::of(p, false)
+    }
+
+    #[test]
+    fn grammar() {
+        for ok in
+            ["/", "/v1", "/v1/", "/v1/*", "/v1/**", "/v1/repos/*/issues", "/caf%C3%A9", "/café", "/a%2A", "/*/x/**"]
+        {
+            assert!(PathPattern::parse(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "v1", "/v1/:id", "/v1/(.*)", "/v1/{a}", "/v1/a?", "/v1/a+", "/v1/a*", "/v1/*a", "/v1/**/x", "/v1//x", "//",
+            "/a%2Fb", "/a%2fb", "/a%5Cb", "/%2e", "/%2E%2e", "/.", "/..", "/a%", "/a%4", "/a%zz", "/a%00", "/a%ff",
+            "/a b", "/a#b", "/a\\b", "/a%25b", "/***",
+        ] {
+            assert!(PathPattern::parse(bad).is_err(), "{bad}");
+        }
+        // Canonical form round-trips.
+        for p in ["/caf%C3%A9", "/café", "/a%2A", "/v1/*/x/**", "/v1/", "/a%3Ab"] {
+            let a = PathPattern::parse(p).unwrap();
+            assert_eq!(PathPattern::parse(&a.to_string()).unwrap(), a, "{p}");
+        }
+        assert_eq!(PathPattern::parse("/café").unwrap(), PathPattern::parse("/caf%c3%a9").unwrap());
+    }
+
+    #[test]
+    fn trie_matches_like_the_naive_walk() {
+        let pats = ["/v1/repos/*/issues", "/public/**", "/v1/", "/", "/x/*", "/caf%C3%A9/*"];
+        let mut t = PathTrie::default();
+        for (i, p) in pats.iter().enumerate() {
+            t.insert(&PathPattern::parse(p).unwrap(), i);
+        }
+        for (path, want) in [
+            ("/v1/repos/acme/issues", Some(0)),
+            ("/v1/repos//issues", None),
+            ("/v1/repos/acme%2Fother/issues", None),
+            ("/v1/repos/..%2f..%2fadmin/issues", None),
+            ("/v1/repos/a/b/issues", None),
+            ("/v1/repos/acme/issues/", None),
+            ("/public", None),
+            ("/public/", Some(1)),
+            ("/public/a/b", Some(1)),
+            ("/public/a%2fb", None),
+            ("/public/x/a%2fb", None),
+            ("/public/x/y/%ff", None),
+            ("/public/x/y/%2e%2e%2f", None),
+            ("/public/%25", None),
+            ("/v1/", Some(2)),
+            ("/v1", None),
+            ("/", Some(3)),
+            ("/x/", None),
+            ("/x/y", Some(4)),
+            ("/caf%C3%A9/x", Some(5)),
+            ("/caf%c3%a9/x", Some(5)),
+            ("/CAF%C3%A9/x", None),
+            ("/caf%E9/x", None),
+            ("/x/%01", None),
+        ] {
+            let r = req(path);
+            for (i, p) in pats.iter().enumerate() {
+                let pp = PathPattern::parse(p).unwrap();
+                assert_eq!(t.any(&r, |&x| x == i), grant_path_matches(&pp, &r), "{path} vs {p}");
+            }
+            assert_eq!(want.is_some(), t.any(&r, |_| true), "{path}");
+            assert_eq!(want.is_some(), t.any_path(path, false, |_| true), "{path}");
+            if let Some(i) = want {
+                assert!(t.any(&r, |&x| x == i), "{path}");
+            }
+        }
+    }
+
+    #[test]
+    fn many_children_switch_to_a_map() {
+        let mut t = PathTrie::default();
+        for i in 0..40 {
+            t.insert(&PathPattern::parse(&format!("/k{i}/*")).unwrap(), i);
+        }
+        for i in 0..40 {
+            let p = format!("/k{i}/x");
+            assert!(t.any_path(&p, false, |&r| r == i), "{p}");
+            assert!(!t.any_path(&p, false, |&r| r != i), "{p}");
+        }
+        assert!(!t.any_path("/k40/x", false, |_| true));
+        assert!(!t.any_path("/k1", false, |_| true));
+    }
+
+    #[test]
+    fn deny_reads_broadly() {
+        let d = PathPattern::parse("/admin/**").unwrap();
+        for p in ["/admin", "/admin/", "/admin/x", "//admin/x", "/ADMIN/x", "/admin;x=1/secret", "/a%2Fb", "/x/..%2f"] {
+            let r = req(p);
+            assert!(deny_path_matches(&d, &r) || !p.contains("admin") && !r.bad, "{p}");
+        }
+        assert!(deny_path_matches(&d, &req("/a%2Fb")));
+        assert!(!deny_path_matches(&d, &req("/public/x")));
+        let e = PathPattern::parse("/admin").unwrap();
+        assert!(deny_path_matches(&e, &req("/admin/")));
+        assert!(!deny_path_matches(&e, &req("/admin/x")));
+    }
+}
