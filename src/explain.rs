@@ -258,6 +258,7 @@ impl PermissionPolicy {
             }
         }
         self.lint_deny(&mut warn);
+        self.lint_bound_secrets(&mut warn);
         let b = self.budgets();
         if b.wall_clock_ms.is_none() {
             warn(
@@ -337,6 +338,35 @@ fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
 impl PermissionPolicy {
     /// `deny-unreachable` warnings: deny rules that no grant could reach
     /// (a deny still denies; the warning says it decides nothing today).
+    /// SPEC §13: a bound secret's hosts pattern that no fetch grant covers
+    /// (scheme and host; ports and paths are not compared) can never be sent.
+    fn lint_bound_secrets(&self, warn: &mut impl FnMut(String, &str, String)) {
+        fn host_covers(g: &HostPattern, h: &HostPattern) -> bool {
+            match (g, h) {
+                (HostPattern::Exact(a), HostPattern::Exact(b)) => a == b,
+                (HostPattern::Suffix(s), HostPattern::Exact(Host::Domain(d))) => d.ends_with(&format!(".{s}")),
+                (HostPattern::Suffix(s), HostPattern::Suffix(t)) => t == s || t.ends_with(&format!(".{s}")),
+                _ => false,
+            }
+        }
+        for (i, name) in self.secrets().iter().enumerate() {
+            let Some(b) = self.bound_secret(name) else { continue };
+            for (j, h) in b.hosts.iter().enumerate() {
+                let covered = self
+                    .fetch_patterns()
+                    .iter()
+                    .any(|g| (g.scheme.is_none() || g.scheme == h.scheme) && host_covers(&g.host, &h.host));
+                if !covered {
+                    warn(
+                        format!("/secrets/{i}/hosts/{j}"),
+                        "secret-host-not-granted",
+                        format!("no fetch grant covers '{h}': the bound secret can never be sent there"),
+                    );
+                }
+            }
+        }
+    }
+
     fn lint_deny(&self, warn: &mut impl FnMut(String, &str, String)) {
         let platform = self.platform();
         let grant_dirs: Vec<Vec<String>> = self.fs_grants().iter().map(|g| literal_dirs(&g.glob, platform)).collect();

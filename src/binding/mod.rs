@@ -52,8 +52,15 @@ pub fn export_data() -> String {
             json!({ "name": d.name, "kind": d.kind, "unit": d.unit, "description": d.description, "attributeKeys": d.attribute_keys })
         })
         .collect();
-    let capabilities: Vec<_> =
-        Capability::ALL.iter().filter_map(|c| c.payload_field().map(|f| json!([c.as_str(), f]))).collect();
+    let capabilities: Vec<_> = Capability::ALL
+        .iter()
+        .filter_map(|c| {
+            c.payload_field().map(|f| match c.second_payload_field() {
+                Some(f2) => json!([c.as_str(), f, f2]),
+                None => json!([c.as_str(), f]),
+            })
+        })
+        .collect();
     json!({
         "registry": registry,
         "denyReasons": DenyReason::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
