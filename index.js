@@ -406,6 +406,8 @@ const FS_OPTION_KEYS = Object.freeze(['resolveSymlinks'])
 const CHECKER_OPTION_KEYS = Object.freeze(['meter', 'shadow', 'onShadow'])
 /** Set only while a checker builds its shadow checker: the shadow counter it records to. */
 let shadowCounterInit = null
+/** A throwing `onShadow` is reported once per process (process.emitWarning), then ignored. */
+let shadowCallbackWarned = false
 /** `PermissionPolicy.fromManifest` options that `createChecker` forwards. */
 const POLICY_OPTION_KEYS = Object.freeze(['plugin', 'platform'])
 
@@ -429,7 +431,6 @@ class PermissionChecker {
   /** The shadow (report-only) checker, SPEC §12; `undefined` on the hot path. */
   #shadow
   #onShadow
-  #warned = false
 
   /**
    * @param {PermissionPolicy} policy
@@ -496,8 +497,8 @@ class PermissionChecker {
     try {
       this.#onShadow(Object.freeze(event))
     } catch (e) {
-      if (!this.#warned) {
-        this.#warned = true
+      if (!shadowCallbackWarned) {
+        shadowCallbackWarned = true
         try {
           process.emitWarning('api-sandbox-permissions: options.onShadow threw; the error is ignored (the shadow never changes a decision)', { code: 'SAND_PERM_SHADOW_CALLBACK' })
         } catch {}
