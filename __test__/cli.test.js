@@ -302,3 +302,56 @@ test('lint: *.suffix on any entry of the full Public Suffix List (private sectio
   for (const s of ['r2.dev', 'deno.dev', 'supabase.co', 'github.dev', 'co.uk', 'github.io', 's3.amazonaws.com', 'com']) assert.ok(warned(s), s)
   for (const s of ['example.com', 'cdn.example.net', 'my-bucket.r2.dev', 'api.example.co.uk']) assert.ok(!warned(s), s)
 })
+
+test('diff: what a manifest change widens and narrows, exit 1 when it widens, --json', (t) => {
+  const dir = tmp(t)
+  const write = (name, m) => {
+    const f = path.join(dir, name)
+    fs.writeFileSync(f, JSON.stringify(m))
+    return f
+  }
+  const old = write('old.json', {
+    fs: ['/srv/**', { path: '/out/*', mode: 'write' }],
+    fetch: ['https://api.example.com'],
+    secrets: ['A', { name: 'T', hosts: ['https://api.example.com/v1/**'] }],
+    budgets: { wallClockMs: 1000, cpuPercent: 50 },
+    deny: { fs: ['/srv/secret/**'] },
+  })
+  const wider = write('new.json', {
+    fs: [{ path: '/srv/**', mode: 'readwrite' }],
+    fetch: ['https://api.example.com', 'https://api.example.com:8443', 'http://api.example.com', 'evil.example.org'],
+    secrets: [{ name: 'A', hosts: ['https://api.example.com'] }, { name: 'T', hosts: ['https://api.example.com/v1/**', 'https://x.example.org'] }],
+    budgets: { wallClockMs: 5000 },
+    db: { database: 'd' },
+  })
+  let r = cli(['diff', old, wider, '--json'])
+  assert.equal(r.status, 1, r.stderr)
+  const d = JSON.parse(r.stdout)
+  assert.deepEqual(d.widens.map((x) => `${x.kind} ${x.pointer}`), [
+    'mode /fs/0',
+    'port /fetch/1',
+    'scheme /fetch/2',
+    'host /fetch/3',
+    'secret-host /secrets/1',
+    'db /db/database',
+    'budget /budgets/cpuPercent',
+    'budget /budgets/wallClockMs',
+    'deny /deny/fs/0',
+  ])
+  assert.deepEqual(d.narrows.map((x) => `${x.kind} ${x.pointer}`), ['fs /fs/1', 'secret /secrets/0'])
+  // The reverse change narrows most of it, and widens what the new one bound (A readable again).
+  r = cli(['diff', wider, old])
+  assert.equal(r.status, 1)
+  assert.match(r.stdout, /\+ widens {2}secret {6}secret A is now readable \(was bound\)/)
+  assert.match(r.stdout, /- narrows host {8}fetch grant removed: evil\.example\.org/)
+  // No change: exit 0.
+  r = cli(['diff', old, old])
+  assert.equal(r.status, 0)
+  assert.match(r.stdout, /0 widening, 0 narrowing changes/)
+  // An invalid manifest: exit 2 with its pointer; a usage error: exit 2.
+  const bad = write('bad.json', { fs: ['relative'] })
+  r = cli(['diff', old, bad])
+  assert.equal(r.status, 2)
+  assert.match(r.stdout, /INVALID_MANIFEST at \/fs\/0/)
+  assert.equal(cli(['diff', old]).status, 2)
+})

@@ -42,6 +42,15 @@ const COMMANDS = {
       from: { type: 'string', help: '--from <audit.jsonl>       learn from a recorded log instead of running a plugin' },
     },
   },
+  diff: {
+    usage: `${NAME} diff <old.json> <new.json> [--platform posix|win32] [--json]`,
+    about:
+      'Lists what a manifest change widens and narrows: fs grants and modes, fetch hosts, schemes, ports and\n' +
+      '  paths, secrets (readable, bound, their hosts), topics, db, budgets, and deny rules removed. Compared on\n' +
+      '  the normalised manifests; a rewritten grant counts as added plus removed. Exit 1 when anything widens.',
+    positionals: 2,
+    options: { ...COMMON },
+  },
   deno: {
     usage: `${NAME} deno <manifest.json> [--plugin <id>] [--shadow <candidate.json>] [--audit <log.jsonl>] [--json] -- <deno args>`,
     about:
@@ -71,6 +80,7 @@ function usage() {
     '  lint      validate a manifest and warn about broad grants',
     '  explain   show the decision for one call, and why',
     '  learn     print the minimal manifest for the calls a plugin makes',
+    '  diff      list what a manifest change widens and narrows (exit 1 when it widens)',
     '  deno      run deno under the manifest (its permission broker)',
     '',
     `${NAME} <command> --help    help for one command`,
@@ -230,6 +240,25 @@ async function learn(args, flags, out) {
   return misses.length ? 1 : 0
 }
 
+function diff(args, flags, out) {
+  if (args.length !== 2) throw new UsageError('diff takes the old and the new manifest file', 'diff')
+  const sub = { text: [], notes: [], result: null }
+  const a = load(args[0], flags, sub)
+  const b = a && load(args[1], flags, sub)
+  if (!a || !b) {
+    out.result = sub.result
+    out.text.push(...sub.text)
+    return 2
+  }
+  const { diffManifests } = require('../lib/diff.js')
+  const r = diffManifests(a.toJSON(), b.toJSON())
+  out.result = r
+  for (const x of r.widens) out.text.push(`+ widens  ${x.kind.padEnd(11)} ${x.what}`)
+  for (const x of r.narrows) out.text.push(`- narrows ${x.kind.padEnd(11)} ${x.what}`)
+  out.text.push(`${r.widens.length} widening, ${r.narrows.length} narrowing change${r.narrows.length === 1 ? '' : 's'}`)
+  return r.widens.length ? 1 : 0
+}
+
 async function deno(args, flags, out, denoArgs) {
   if (args.length !== 1) throw new UsageError('deno takes one manifest file, then -- and the deno arguments', 'deno')
   if (denoArgs === null || denoArgs.length === 0) throw new UsageError('give the deno arguments after --, e.g. -- run script.ts', 'deno')
@@ -313,7 +342,7 @@ async function main(argv) {
       process.stdout.write(`${commandHelp(cmd)}\n`)
       return 0
     }
-    const code = cmd === 'lint' ? lint(args, flags, out) : cmd === 'explain' ? explain(args, flags, out) : cmd === 'deno' ? await deno(args, flags, out, denoArgs) : await learn(args, flags, out)
+    const code = cmd === 'lint' ? lint(args, flags, out) : cmd === 'explain' ? explain(args, flags, out) : cmd === 'diff' ? diff(args, flags, out) : cmd === 'deno' ? await deno(args, flags, out, denoArgs) : await learn(args, flags, out)
     if (json) process.stdout.write(`${JSON.stringify(out.result)}\n`)
     else {
       if (!out.quiet) process.stdout.write(`${out.text.join('\n')}\n`)
