@@ -355,3 +355,41 @@ test('diff: what a manifest change widens and narrows, exit 1 when it widens, --
   assert.match(r.stdout, /INVALID_MANIFEST at \/fs\/0/)
   assert.equal(cli(['diff', old]).status, 2)
 })
+
+test('learn --generalize: a glob per cluster of 3+ exact fs grants, with what it widens; still allows every call', (t) => {
+  const dir = tmp(t)
+  const log = path.join(dir, 'audit.jsonl')
+  const call = (capability, p) => JSON.stringify({ capability, payload: { path: p } })
+  const lines = []
+  for (let i = 0; i < 12; i++) lines.push(call('fs.read', `/srv/x/cache/item-${i}.json`))
+  lines.push(call('fs.read', '/srv/x/cache/notes.txt'), call('fs.read', '/srv/x/cache/odd[1].json'))
+  for (const n of ['a', 'b', 'c']) lines.push(call('fs.write', `/srv/x/out/${n}.log`))
+  lines.push(call('fs.read', '/srv/x/out/readme.md'))
+  fs.writeFileSync(log, `${lines.join('\n')}\n`)
+  let r = cli(['learn', '--from', log, '--generalize', '--platform', 'posix', '--json'])
+  assert.equal(r.status, 0, r.stderr + r.stdout)
+  const g = JSON.parse(r.stdout).generalized
+  assert.deepEqual(
+    g.proposals.map((p) => [p.glob, p.mode, p.count, p.note]),
+    [
+      ['/srv/x/cache/*.json', 'read', 12, '12 reads under /srv/x/cache/*.json'],
+      ['/srv/x/out/*.log', 'write', 3, '3 writes under /srv/x/out/*.log'],
+    ],
+  )
+  assert.match(g.proposals[0].widens, /any other \.json file directly in \/srv\/x\/cache \(not below it\)/)
+  // What is not in a cluster stays exact (an escaped name, a lone .txt, a lone .md).
+  assert.deepEqual(g.manifest.fs, [
+    { path: '/srv/x/cache/*.json', mode: 'read' },
+    { path: '/srv/x/cache/notes.txt', mode: 'read' },
+    { path: '/srv/x/cache/odd[[]1[]].json', mode: 'read' },
+    { path: '/srv/x/out/*.log', mode: 'write' },
+    { path: '/srv/x/out/readme.md', mode: 'read' },
+  ])
+  r = cli(['learn', '--from', log, '--generalize', '--platform', 'posix'])
+  assert.equal(r.status, 0)
+  assert.match(r.stderr, /proposed: 12 reads under \/srv\/x\/cache\/\*\.json \(replaces 12 exact grants\); widens: /)
+  assert.ok(!/not allowed by the generalized manifest/.test(r.stderr))
+  // Without --generalize: exact grants only, as before.
+  r = cli(['learn', '--from', log, '--platform', 'posix', '--json'])
+  assert.equal(JSON.parse(r.stdout).manifest.fs.length, 18)
+})

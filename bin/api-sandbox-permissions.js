@@ -29,7 +29,7 @@ const COMMANDS = {
     options: { ...COMMON },
   },
   learn: {
-    usage: `${NAME} learn <plugin.js> [--config <config.json>] [--platform posix|win32] [--json]\n  ${NAME} learn --from <audit.jsonl> [--platform posix|win32] [--json]`,
+    usage: `${NAME} learn <plugin.js> [--config <config.json>] [--generalize] [--platform posix|win32] [--json]\n  ${NAME} learn --from <audit.jsonl> [--generalize] [--platform posix|win32] [--json]`,
     about:
       'Prints the minimal manifest (exact grants only) for the calls a plugin makes. With <plugin.js> it runs\n' +
       '  the plugin in the example vm-host in AUDIT mode: every call allowed, performed and recorded, so only\n' +
@@ -40,6 +40,7 @@ const COMMANDS = {
       ...COMMON,
       config: { type: 'string', help: '--config <config.json>     the plugin\'s config object' },
       from: { type: 'string', help: '--from <audit.jsonl>       learn from a recorded log instead of running a plugin' },
+      generalize: { type: 'boolean', help: '--generalize               propose globs for clusters of 3+ exact fs grants (dir/*.ext), each with what it widens' },
     },
   },
   diff: {
@@ -234,6 +235,19 @@ async function learn(args, flags, out) {
   // Every learned call must be allowed by the learned manifest.
   const misses = calls.filter((c, i) => !skipped.has(i) && !checker.checkCapability(c.capability, c.payload).allowed)
   out.result = { manifest: policy.toJSON(), calls: calls.length, unlearned, misses }
+  if (flags.generalize) {
+    const { generalizeManifest } = require('../lib/learn.js')
+    const g = generalizeManifest(manifest, { platform: flags.platform || (process.platform === 'win32' ? 'win32' : 'posix') })
+    // The proposal is a manifest too: validated, and it still allows every learned call.
+    const gChecker = createChecker(g.manifest, { plugin: 'learned', platform: flags.platform })
+    const gMisses = calls.filter((c, i) => !skipped.has(i) && !gChecker.checkCapability(c.capability, c.payload).allowed)
+    out.result.generalized = { manifest: gChecker.policy.toJSON(), proposals: g.proposals }
+    out.text.push(JSON.stringify(g.manifest, null, 2))
+    for (const p of g.proposals) out.notes.push(`proposed: ${p.note} (replaces ${p.count} exact grants); widens: ${p.widens}`)
+    if (g.proposals.length === 0) out.notes.push('proposed: nothing (no 3 or more exact fs grants share a directory, extension and mode)')
+    for (const m of gMisses) out.notes.push(`not allowed by the generalized manifest: ${m.capability} ${JSON.stringify(m.payload)}`)
+    return misses.length || gMisses.length ? 1 : 0
+  }
   out.text.push(JSON.stringify(manifest, null, 2))
   for (const u of unlearned) out.notes.push(`not learned: call ${u.call + 1} ${u.capability}: ${u.why}`)
   for (const m of misses) out.notes.push(`not allowed by the learned manifest: ${m.capability} ${JSON.stringify(m.payload)}`)

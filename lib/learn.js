@@ -217,4 +217,57 @@ function learnManifest(calls, options) {
   }
 }
 
-module.exports = { learnManifest, literalGlob, hasUnescapedWildcard }
+const VERB = { read: 'read', write: 'write', readwrite: 'read/write' }
+
+/**
+ * `learn --generalize`: proposes a glob for each cluster of at least `min`
+ * exact fs grants with the same mode, directory and extension
+ * (`/srv/x/cache/a.json`, `b.json`, ... -> `/srv/x/cache/*.json`), each with
+ * a note of what it widens. Grants holding an escaped metacharacter or a
+ * backslash are left exact. Returns `{ manifest, proposals }`: the manifest
+ * with each cluster replaced by its glob (the input is not changed), and
+ * `[{ glob, mode, count, replaces, note, widens }]`.
+ */
+function generalizeManifest(manifest, options = {}) {
+  const platform = options.platform === 'win32' ? 'win32' : 'posix'
+  const min = options.min === undefined ? 3 : options.min
+  const fsList = Array.isArray(manifest.fs) ? manifest.fs : []
+  const clusters = new Map()
+  fsList.forEach((g, i) => {
+    const glob = typeof g === 'string' ? g : g.path
+    const mode = typeof g === 'string' ? 'read' : g.mode || 'read'
+    // Escaped metacharacters (`[c]`) and posix backslashes (escapes) stay exact.
+    if (glob.includes('[') || (platform === 'posix' && glob.includes('\\'))) return
+    const sep = platform === 'win32' ? Math.max(glob.lastIndexOf('/'), glob.lastIndexOf('\\')) : glob.lastIndexOf('/')
+    if (sep <= 0) return
+    const dir = glob.slice(0, sep)
+    const base = glob.slice(sep + 1)
+    const dot = base.lastIndexOf('.')
+    const ext = dot > 0 ? base.slice(dot) : ''
+    const key = `${mode}\0${dir}\0${ext}`
+    if (!clusters.has(key)) clusters.set(key, { dir, ext, mode, sep: glob[sep], members: [] })
+    clusters.get(key).members.push(i)
+  })
+  const proposals = []
+  const replaced = new Map()
+  for (const c of clusters.values()) {
+    if (c.members.length < min) continue
+    const glob = `${c.dir}${c.sep}*${c.ext}`
+    const replaces = c.members.map((i) => (typeof fsList[i] === 'string' ? fsList[i] : fsList[i].path))
+    const what = c.ext ? `any other ${c.ext} file` : 'any other file or directory name'
+    proposals.push({
+      glob,
+      mode: c.mode,
+      count: c.members.length,
+      replaces,
+      note: `${c.members.length} ${VERB[c.mode]}s under ${glob}`,
+      widens: `${what} directly in ${c.dir} (not below it), ${VERB[c.mode]}, including files created later`,
+    })
+    c.members.forEach((i, n) => replaced.set(i, n === 0 ? (c.mode === 'read' ? glob : { path: glob, mode: c.mode }) : null))
+  }
+  const out = { ...manifest }
+  if (Array.isArray(manifest.fs)) out.fs = fsList.map((g, i) => (replaced.has(i) ? replaced.get(i) : g)).filter((g) => g !== null)
+  return { manifest: out, proposals }
+}
+
+module.exports = { learnManifest, literalGlob, hasUnescapedWildcard, generalizeManifest }
