@@ -193,6 +193,8 @@ function ownValue(obj, key) {
 }
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom')
+/** A meter that records nothing, for explain views (which count no metric). */
+const NOOP_METER = require('@opentelemetry/api').createNoopMeter()
 
 /** What `util.inspect` shows of a policy: plugin, platform, grant counts and budgets (never the grants). */
 function policySummary(policy) {
@@ -300,7 +302,21 @@ class PermissionPolicy {
   explainCapability(capabilityId, payload) {
     if (typeof capabilityId !== 'string') throw new TypeError('capabilityId must be a string')
     const field = CAPABILITY_FIELDS.get(capabilityId)
-    const value = field !== undefined && payload !== null && typeof payload === 'object' && !types.isProxy(payload) ? ownValue(payload, field) : undefined
+    const plain = payload !== null && typeof payload === 'object' && !types.isProxy(payload) && !Array.isArray(payload)
+    const second = CAPABILITY_SECOND_FIELDS.get(capabilityId)
+    if (second !== undefined) {
+      // Two fields (secrets.use): the own string values only, as the checks read them.
+      const p = {}
+      for (const k of [field, second]) {
+        const v = plain ? ownValue(payload, k) : undefined
+        if (typeof v === 'string' && v.isWellFormed()) p[k] = v
+      }
+      const explained = JSON.parse(this.#native.explain('cap-json', capabilityId, JSON.stringify(p)))
+      // The decision the checks make (SPEC §3 parity included).
+      explained.decision = new PermissionChecker(this, { meter: NOOP_METER }).checkCapability(capabilityId, payload)
+      return explained
+    }
+    const value = field !== undefined && plain ? ownValue(payload, field) : undefined
     return JSON.parse(this.#native.explain('cap', capabilityId, typeof value === 'string' ? value : null))
   }
 

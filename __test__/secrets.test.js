@@ -96,3 +96,18 @@ test('lint warns about a bound secret whose hosts no fetch grant covers', () => 
   assert.deepEqual(w.map((x) => x.pointer), ['/secrets/0/hosts/2', '/secrets/0/hosts/3'])
   assert.ok(w.every((x) => !x.message.includes('"T"')))
 })
+
+test('explainCapability on secrets.use: the decision the checks make and the hosts pattern that matched', async () => {
+  const h = meterHarness()
+  const p = pol(manifest)
+  const ok = p.explainCapability('secrets.use', { name: 'API_TOKEN', url: 'https://api.example.com/v1/x' })
+  assert.deepEqual(ok.decision, { allowed: true })
+  assert.deepEqual(ok.matched, [{ pointer: '/secrets/1/hosts/0', pattern: 'https://api.example.com/v1/**' }])
+  const no = p.explainCapability('secrets.use', { name: 'API_TOKEN', url: 'https://other.example.com/v1/x' })
+  assert.equal(no.decision.reason, 'secret_destination_not_allowed')
+  assert.deepEqual(no.matched, [])
+  assert.equal(no.fetch.decision.allowed, true)
+  assert.equal(p.explainCapability('secrets.use', { name: 'API_TOKEN' }).decision.reason, 'invalid_payload')
+  assert.equal(p.explainCapability('secrets.use', { name: 'API_TOKEN', url: 'https://аpi.example.com/v1/x' }).decision.reason, 'secret_destination_not_allowed')
+  await h.shutdown()
+})

@@ -168,6 +168,41 @@ impl PermissionPolicy {
         json!({ "query": { "kind": "capability", "id": id }, "decision": decision_json(decision), "matched": matched })
     }
 
+    /// `explain cap` on a whole JSON payload: for `secrets.use` (two fields)
+    /// the decision, the bound secret's `hosts` patterns that match the URL
+    /// (by pointer), and the fetch explanation of the URL; for every other
+    /// capability the same as [`Self::explain_capability`] on its field.
+    pub fn explain_capability_payload(&self, id: &str, payload: &Value) -> Value {
+        let cap = Capability::from_id(id);
+        if cap != Some(Capability::SecretsUse) {
+            let field = cap.and_then(|c| c.payload_field()).and_then(|k| payload.get(k)).and_then(Value::as_str);
+            return self.explain_capability(id, field);
+        }
+        let decision = self.check_capability(id, payload);
+        let query = json!({ "kind": "capability", "id": id });
+        let (Some(name), Some(url)) =
+            (payload.get("name").and_then(Value::as_str), payload.get("url").and_then(Value::as_str))
+        else {
+            return json!({ "query": query, "decision": decision_json(decision), "matched": [] });
+        };
+        let mut matched = Vec::new();
+        if let Some(i) = self.secrets().iter().position(|s| s == name) {
+            match self.bound_secret(name) {
+                Some(b) => {
+                    for (j, h) in b.hosts.iter().enumerate() {
+                        if crate::fetch::FetchMatcher::compile(std::slice::from_ref(h)).check(url).is_ok() {
+                            matched.push(
+                                json!({ "pointer": format!("/secrets/{i}/hosts/{j}"), "pattern": h.to_string() }),
+                            );
+                        }
+                    }
+                }
+                None => matched.push(json!({ "pointer": format!("/secrets/{i}"), "readable": true })),
+            }
+        }
+        json!({ "query": query, "decision": decision_json(decision), "matched": matched, "fetch": self.explain_fetch(url) })
+    }
+
     /// Warnings for grants that widen authority more than they likely mean to.
     /// Each is `{ pointer, code, message }`.
     pub fn lint(&self) -> Vec<Value> {
