@@ -125,3 +125,43 @@ fn bound_secrets() {
     assert_eq!(d("secrets.use", json!({ "name": "T" })), Some(DenyReason::InvalidPayload));
     assert_eq!(p.to_json()["secrets"], json!(["R", { "name": "T", "hosts": ["https://api.example.com/v1/**"] }]));
 }
+
+#[test]
+fn budget_shadow_counts_each_breach_kind_once_and_never_raises() {
+    use api_sandbox_permissions::budget::{BudgetTracker, Sample, TrackerOptions};
+    use api_sandbox_permissions::metrics::Instruments;
+    let exporter = InMemoryMetricExporter::default();
+    let provider = SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
+    let meter = provider.meter("test");
+    let enforced = policy(json!({ "budgets": { "wallClockMs": 1000 } }));
+    let candidate = policy(json!({ "budgets": { "wallClockMs": 100, "memoryMb": 10 } }));
+    let now = Arc::new(Mutex::new(0.0f64));
+    let clock_now = now.clone();
+    let mut t = BudgetTracker::new(
+        &enforced,
+        move || *clock_now.lock().unwrap(),
+        TrackerOptions {
+            instruments: Some(Instruments::new(&meter)),
+            unmeasured: vec![api_sandbox_permissions::BudgetKind::MemoryMb],
+            shadow: Some(candidate.budgets()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    *now.lock().unwrap() = 150.0;
+    assert!(t.check().unwrap().is_ok());
+    assert!(t.assert_within().is_ok());
+    assert!(t.record(Sample { now_ms: 160.0, cpu_time_ms: None, rss_mb: Some(50.0) }).unwrap().is_ok());
+    assert!(t.check().unwrap().is_ok());
+    let tt = totals(&provider, &exporter);
+    assert_eq!(
+        tt.get(&("plugin.budget_shadow_exceeded_total".into(), "request".into(), "wall_clock".into())),
+        Some(&1)
+    );
+    assert_eq!(tt.get(&("plugin.budget_shadow_exceeded_total".into(), "request".into(), "memory".into())), Some(&1));
+    assert!(!tt.keys().any(|k| k.0 == "plugin.budget_exceeded_total"));
+    // A shadow budget with no sampler is refused like an enforced one.
+    let cpu = policy(json!({ "budgets": { "cpuPercent": 5 } }));
+    let r = BudgetTracker::new(&enforced, || 0.0, TrackerOptions { shadow: Some(cpu.budgets()), ..Default::default() });
+    assert!(r.is_err());
+}
