@@ -424,6 +424,13 @@ const CHECKER_OPTION_KEYS = Object.freeze(['meter', 'shadow', 'onShadow'])
 let shadowCounterInit = null
 /** A throwing `onShadow` is reported once per process (process.emitWarning), then ignored. */
 let shadowCallbackWarned = false
+function warnShadowCallback() {
+  if (shadowCallbackWarned) return
+  shadowCallbackWarned = true
+  try {
+    process.emitWarning('api-sandbox-permissions: options.onShadow threw; the error is ignored (the shadow never changes a decision)', { code: 'SAND_PERM_SHADOW_CALLBACK' })
+  } catch {}
+}
 /** `PermissionPolicy.fromManifest` options that `createChecker` forwards. */
 const POLICY_OPTION_KEYS = Object.freeze(['plugin', 'platform'])
 
@@ -511,14 +518,11 @@ class PermissionChecker {
       if (origin !== null) event.target = redact(origin)
     }
     try {
-      this.#onShadow(Object.freeze(event))
-    } catch (e) {
-      if (!shadowCallbackWarned) {
-        shadowCallbackWarned = true
-        try {
-          process.emitWarning('api-sandbox-permissions: options.onShadow threw; the error is ignored (the shadow never changes a decision)', { code: 'SAND_PERM_SHADOW_CALLBACK' })
-        } catch {}
-      }
+      const r = this.#onShadow(Object.freeze(event))
+      // An async callback's rejection is isolated too (never an unhandled rejection).
+      if (r !== null && (typeof r === 'object' || typeof r === 'function') && typeof r.then === 'function') r.then(undefined, warnShadowCallback)
+    } catch {
+      warnShadowCallback()
     }
   }
 

@@ -121,3 +121,21 @@ test('BudgetTracker shadow: its breaches count once per kind, never thrown or in
   assert.throws(() => new BudgetTracker(pol({}), { shadow: pol({ budgets: { cpuPercent: 5 } }) }), /shadow policy's cpuPercent budget has no sampler/)
   await h.shutdown()
 })
+
+test('an async onShadow that rejects, or a result whose then throws, is isolated (no unhandled rejection)', async () => {
+  const unhandled = []
+  const on = (e) => unhandled.push(e)
+  process.on('unhandledRejection', on)
+  try {
+    const p = pol(enforcedManifest)
+    const results = [async () => { throw new Error('async boom') }, () => ({ get then() { throw new Error('then getter') } })]
+    for (const onShadow of results) {
+      const c = new PermissionChecker(p, { shadow: pol(candidateManifest), onShadow })
+      assert.deepEqual(c.checkFs('/srv/other/x', 'read'), { allowed: true })
+    }
+    await new Promise((r) => setTimeout(r, 20))
+    assert.deepEqual(unhandled, [])
+  } finally {
+    process.off('unhandledRejection', on)
+  }
+})
