@@ -135,3 +135,26 @@ test('win32 deny folds case like the grants and catches 8.3 aliases', () => {
   assert.equal(p.checkFs('C:\\data\\PROGRA~1\\x', 'read').reason, 'explicitly_denied')
   assert.equal(p.checkFs('C:\\data\\other\\x', 'read').allowed, true)
 })
+
+test('hostile inputs stay linear: long hosts against suffix denies, long paths against nested ** scopes', () => {
+  const deep = []
+  for (let i = 1; i <= 200; i++) deep.push(`api.example.com/${'a/'.repeat(i)}**`)
+  const p = posix({ fetch: ['*.example.org', ...deep], deny: { fetch: ['*.example.org', '*.b.example.org', 'api.example.com/x/**'] } })
+  const longHost = `http://${'a.'.repeat(32_000)}example.org/`
+  const longPath = `https://api.example.com/${'a/'.repeat(30_000)}%2f`
+  let worst = 0
+  for (const [u, want] of [
+    [longHost, 'explicitly_denied'],
+    [longPath, 'explicitly_denied'], // a path-scoped deny on the host, and an encoded '/': fail closed
+  ]) {
+    const t0 = process.hrtime.bigint()
+    assert.equal(p.checkFetch(u).reason, want)
+    worst = Math.max(worst, Number(process.hrtime.bigint() - t0) / 1e6)
+  }
+  const q = posix({ fetch: deep })
+  const t0 = process.hrtime.bigint()
+  assert.equal(q.checkFetch(longPath).reason, 'path_not_allowed')
+  assert.equal(q.checkFetch(longPath.slice(0, -3)).allowed, true)
+  worst = Math.max(worst, Number(process.hrtime.bigint() - t0) / 1e6)
+  assert.ok(worst < 250, `${worst} ms`)
+})

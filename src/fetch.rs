@@ -699,6 +699,9 @@ struct DenyIndex {
     rules: Vec<DenyFetch>,
     domains: HashMap<String, Vec<usize>>,
     suffix: HashMap<String, Vec<usize>>,
+    /// The distinct byte lengths of the keys of `suffix`, ascending: a host is
+    /// looked up only at these lengths (linear in the host, as for grants).
+    suffix_lens: Vec<usize>,
     ips: HashMap<IpAddr, Vec<usize>>,
     cidrs: Vec<usize>,
 }
@@ -713,7 +716,12 @@ impl DenyIndex {
                     HostPattern::Exact(Host::Domain(h)) => d.domains.entry(h.clone()).or_default().push(i),
                     HostPattern::Exact(Host::Ipv4(a)) => d.ips.entry(IpAddr::V4(*a)).or_default().push(i),
                     HostPattern::Exact(Host::Ipv6(a)) => d.ips.entry(canonical_ip(IpAddr::V6(*a))).or_default().push(i),
-                    HostPattern::Suffix(s) => d.suffix.entry(s.clone()).or_default().push(i),
+                    HostPattern::Suffix(s) => {
+                        d.suffix.entry(s.clone()).or_default().push(i);
+                        if let Err(at) = d.suffix_lens.binary_search(&s.len()) {
+                            d.suffix_lens.insert(at, s.len());
+                        }
+                    }
                 },
             }
         }
@@ -735,13 +743,17 @@ impl DenyIndex {
                 if let Some(v) = self.domains.get(d) {
                     candidates.extend(v);
                 }
-                if !self.suffix.is_empty() {
-                    // Every '.' boundary with a non-empty head.
-                    for (i, _) in d.match_indices('.') {
-                        if i > 0 {
-                            if let Some(v) = self.suffix.get(&d[i + 1..]) {
-                                candidates.extend(v);
-                            }
+                // Each suffix length some deny has, at a '.' boundary with a
+                // non-empty head: bounded by the manifest, not by the host.
+                let b = d.as_bytes();
+                for &len in &self.suffix_lens {
+                    if len + 1 >= b.len() {
+                        break;
+                    }
+                    let start = b.len() - len;
+                    if b[start - 1] == b'.' {
+                        if let Some(v) = self.suffix.get(&d[start..]) {
+                            candidates.extend(v);
                         }
                     }
                 }
@@ -952,6 +964,24 @@ mod tests {
     fn matcher(patterns: &[&str]) -> FetchMatcher {
         let p: Vec<_> = patterns.iter().map(|p| FetchPattern::parse(p, "/fetch/0").unwrap()).collect();
         FetchMatcher::compile(&p)
+    }
+
+    #[test]
+    fn deny_suffix_lookups_stay_linear_in_the_host() {
+        let deny: Vec<_> = ["*.example.org", "*.b.example.org"]
+            .iter()
+            .map(|p| DenyFetch::parse(p, "/deny/fetch/0").unwrap())
+            .collect();
+        let m = FetchMatcher::compile_with_deny(&[FetchPattern::parse("*.example.org", "/fetch/0").unwrap()], &deny);
+        let host = format!("{}example.org", "a.".repeat(32_000));
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            assert_eq!(m.check(&format!("http://{host}/")).err(), Some(DenyReason::ExplicitlyDenied));
+        }
+        assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
+        assert_eq!(m.check("http://x.b.example.org/").err(), Some(DenyReason::ExplicitlyDenied));
+        assert!(m.check("http://example.org/").is_err());
+        assert_eq!(m.check("http://example.org/").err(), Some(DenyReason::HostNotAllowlisted));
     }
 
     #[test]

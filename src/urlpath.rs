@@ -423,6 +423,9 @@ impl<R: PartialEq + Clone> PathTrie<R> {
         let mut live = [0u32; SMALL];
         let mut next = [0u32; SMALL];
         let mut n_live = 1usize;
+        // Once the rest of the path held a bad segment, every later rest
+        // holds it too (the walk stops at it): decode each rest once at most.
+        let mut tail_bad = false;
         let mut rest = Some(body);
         while let Some(r) = rest {
             let (raw, tail) = match r.bytes().position(|b| b == b'/') {
@@ -435,8 +438,11 @@ impl<R: PartialEq + Clone> PathTrie<R> {
             for &at in &live[..n_live] {
                 let node = &self.nodes[at as usize];
                 // `**` covers this segment and every one after it: each must be good.
-                if node.rest.iter().any(&ok) && tail.is_none_or_all_good() {
-                    return true;
+                if !tail_bad && node.rest.iter().any(&ok) {
+                    if tail.is_none_or_all_good() {
+                        return true;
+                    }
+                    tail_bad = true;
                 }
                 for c in
                     [node.lit.get(&self.text, seg.as_ref()), node.one.filter(|_| !seg.is_empty())].into_iter().flatten()

@@ -490,7 +490,9 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
     }
   }
   log(`fetch oracle: ${cases} cases, ${modelGrants} granted by the model, ${mismatches} denied that the model grants, ${wrongAllows.length} wrong allows`)
-  return { cases: cases + second.cases, wrongAllows: [...wrongAllows, ...second.wrongAllows], mismatches, mismatchSamples }
+  // Denials the model grants are counted, not failures (a deny is never unsafe):
+  // reported as `deniedButGranted`, not as `mismatches` (which the runner fails on).
+  return { cases: cases + second.cases, wrongAllows: [...wrongAllows, ...second.wrongAllows], deniedButGranted: mismatches, mismatchSamples }
 }
 
 module.exports = { run, naiveGrant, naivePattern, naiveDecide, naiveRule, MANIFEST, DENY_MANIFEST }
