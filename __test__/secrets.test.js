@@ -111,3 +111,23 @@ test('explainCapability on secrets.use: the decision the checks make and the hos
   assert.equal(p.explainCapability('secrets.use', { name: 'API_TOKEN', url: 'https://аpi.example.com/v1/x' }).decision.reason, 'secret_destination_not_allowed')
   await h.shutdown()
 })
+
+test('learnManifest: secrets.use calls become a bound secret with the origins it was sent to (and their fetch grants)', () => {
+  const { learnManifest } = require('../index.js')
+  const { manifest, unlearned } = learnManifest(
+    [
+      { capability: 'secrets.use', payload: { name: 'API_TOKEN', url: 'https://api.example.com/v1/me' } },
+      { capability: 'secrets.use', payload: { name: 'API_TOKEN', url: 'https://api.example.com:8443/x' } },
+      { capability: 'secrets.get', payload: { name: 'BOTH' } },
+      { capability: 'secrets.use', payload: { name: 'BOTH', url: 'https://x.example.com/' } },
+      { capability: 'secrets.use', payload: { name: 'X', url: 'https://u:p@x.example.com/' } },
+    ],
+    { platform: 'posix' },
+  )
+  assert.deepEqual(manifest.secrets, ['BOTH', { name: 'API_TOKEN', hosts: ['https://api.example.com', 'https://api.example.com:8443'] }])
+  const c = new PermissionChecker(pol(manifest))
+  assert.deepEqual(c.checkCapability('secrets.use', { name: 'API_TOKEN', url: 'https://api.example.com/v1/me' }), { allowed: true })
+  assert.equal(c.checkCapability('secrets.get', { name: 'API_TOKEN' }).reason, 'secret_not_readable')
+  // A name both read and sent cannot be both: the use is reported, not learned; so is a URL with credentials.
+  assert.deepEqual([...new Set(unlearned.map((u) => u.call))], [3, 4])
+})

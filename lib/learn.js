@@ -71,6 +71,7 @@ function learnManifest(calls, options) {
   const asked = []
   // Each learned entry remembers the calls it came from, so a rejected entry reports them.
   const fsModes = new Map() // path -> { modes, calls }
+  const bound = new Map() // secret name -> { hosts: Set of origins, calls } (secrets.use, SPEC §13)
   const lists = { fetch: new Map(), secrets: new Map(), publishes: new Map(), subscribes: new Map(), databases: new Map() }
   const add = (list, key, i) => {
     const at = list.get(key)
@@ -103,7 +104,10 @@ function learnManifest(calls, options) {
         fsModes.set(p, e)
         return
       }
-      case 'fetch': {
+      case 'fetch':
+      case 'secrets.use': {
+        const name = capability === 'secrets.use' ? field('name') : null
+        if (capability === 'secrets.use' && !name) return miss(i, capability, 'no name')
         let u
         try {
           u = new URL(field('url'))
@@ -112,9 +116,17 @@ function learnManifest(calls, options) {
         }
         if (!(u.protocol in DEFAULT_PORTS) || u.username || u.password) return miss(i, capability, 'scheme or credentials no grant allows')
         if (u.hostname.includes('*')) return miss(i, capability, `host ${JSON.stringify(u.hostname.slice(0, 200))} has a literal '*', which a grant reads as a wildcard`)
-        asked[i] = { kind: 'fetch', url: field('url') }
         const port = u.port && u.port !== DEFAULT_PORTS[u.protocol] ? `:${u.port}` : ''
-        return add(lists.fetch, `${u.protocol}//${u.hostname}${port}`, i)
+        const origin = `${u.protocol}//${u.hostname}${port}`
+        if (capability === 'secrets.use') {
+          // A bound secret sent to this origin: the origin is a fetch grant and one of its hosts.
+          asked[i] = { kind: 'cap', id: capability, payload: { name, url: field('url') } }
+          const e = bound.get(name) || { hosts: new Set(), calls: [] }
+          e.hosts.add(origin)
+          e.calls.push(i)
+          bound.set(name, e)
+        } else asked[i] = { kind: 'fetch', url: field('url') }
+        return add(lists.fetch, origin, i)
       }
       case 'secrets.get':
       case 'events.publish':
@@ -145,6 +157,7 @@ function learnManifest(calls, options) {
     }),
     ...[...lists.fetch].map(([v, from]) => ({ list: 'fetch', value: v, calls: from, capability: 'fetch' })),
     ...[...lists.secrets].map(([v, from]) => ({ list: 'secrets', value: v, calls: from, capability: 'secrets.get' })),
+    ...[...bound].map(([name, { hosts, calls: from }]) => ({ list: 'secrets', value: { name, hosts: [...hosts] }, calls: from, capability: 'secrets.use' })),
     ...[...lists.publishes].map(([v, from]) => ({ list: 'publishes', value: v, calls: from, capability: 'events.publish' })),
     ...[...lists.subscribes].map(([v, from]) => ({ list: 'subscribes', value: v, calls: from, capability: 'events.subscribe' })),
     ...[...lists.databases].map(([v, from]) => ({ list: 'db', value: v, calls: from, capability: 'db.query' })),
