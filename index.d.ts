@@ -29,8 +29,14 @@ export interface PermissionsManifest {
   fetch?: string[]
   /** Per-request CPU, memory and wall-clock limits, enforced by `BudgetTracker`. */
   budgets?: Budgets
-  /** Secret names the plugin may read (exact, case-sensitive). */
-  secrets?: string[]
+  /**
+   * Secrets (exact, case-sensitive names). A string is readable
+   * (`secrets.get`). `{ name, hosts }` is destination-bound (SPEC §13): never
+   * readable (`secret_not_readable`); the plugin sends it with `secrets.use`
+   * `{ name, url }`, allowed only when `url` passes `checkFetch` and matches
+   * one of `hosts` (fetch pattern grammar, path scopes included).
+   */
+  secrets?: (string | BoundSecret)[]
   /** Dot-separated topic patterns: `*` one segment, final `**` one or more. */
   events?: { publishes?: string[]; subscribes?: string[] }
   /** The one database the plugin may query. */
@@ -64,6 +70,14 @@ export interface PolicyOptions {
 /** The access a filesystem call asks for. */
 export type FsMode = 'read' | 'write'
 
+/** A destination-bound secret of a manifest (SPEC §13). */
+export interface BoundSecret {
+  /** The secret name (exact, case-sensitive); never readable by the plugin. */
+  name: string
+  /** Non-empty; fetch patterns (`https://api.example.com/v1/**`). */
+  hosts: string[]
+}
+
 /** Why a call was denied: the `reason` of a decision, of `PERMISSION_DENIED` details and of the metric label. */
 export type DenyReason =
   | 'invalid_path'
@@ -84,9 +98,11 @@ export type DenyReason =
   | 'invalid_payload'
   | 'explicitly_denied'
   | 'path_not_allowed'
+  | 'secret_not_readable'
+  | 'secret_destination_not_allowed'
 
 /** Known capability ids. */
-export type CapabilityId = 'fs.read' | 'fs.write' | 'fetch' | 'secrets.get' | 'events.publish' | 'events.subscribe' | 'db.query'
+export type CapabilityId = 'fs.read' | 'fs.write' | 'fetch' | 'secrets.get' | 'events.publish' | 'events.subscribe' | 'db.query' | 'secrets.use'
 /** Capability labels: the ids, and `unknown` for calls with an unknown id. */
 export type CapabilityLabel = CapabilityId | 'unknown'
 
@@ -136,6 +152,8 @@ export declare const DenyReason: {
   readonly INVALID_PAYLOAD: 'invalid_payload'
   readonly EXPLICITLY_DENIED: 'explicitly_denied'
   readonly PATH_NOT_ALLOWED: 'path_not_allowed'
+  readonly SECRET_NOT_READABLE: 'secret_not_readable'
+  readonly SECRET_DESTINATION_NOT_ALLOWED: 'secret_destination_not_allowed'
 }
 /** Every deny reason, in registry order. */
 export declare const DENY_REASONS: readonly DenyReason[]
@@ -149,12 +167,13 @@ export declare const Capability: {
   readonly EVENTS_SUBSCRIBE: 'events.subscribe'
   readonly DB_QUERY: 'db.query'
   readonly UNKNOWN: 'unknown'
+  readonly SECRETS_USE: 'secrets.use'
 }
 
 /** An OpenTelemetry instrument the package records, as data. */
 export interface InstrumentDescriptor {
   /** The instrument name. */
-  readonly name: 'plugin.permission_denied_total' | 'plugin.budget_exceeded_total'
+  readonly name: 'plugin.permission_denied_total' | 'plugin.budget_exceeded_total' | 'plugin.permission_shadow_denied_total' | 'plugin.budget_shadow_exceeded_total'
   /** Always a monotonic counter. */
   readonly kind: 'counter'
   /** The UCUM unit. */
@@ -164,12 +183,16 @@ export interface InstrumentDescriptor {
   /** The attribute keys of every data point; values come only from closed sets plus the plugin id. */
   readonly attributeKeys: readonly ['plugin', 'capability', 'reason']
 }
-/** Both instruments: `plugin.permission_denied_total` and `plugin.budget_exceeded_total`. */
-export declare const INSTRUMENTS: readonly [InstrumentDescriptor, InstrumentDescriptor]
+/** Every instrument: the two enforced counters, then the two shadow counters (SPEC §12). */
+export declare const INSTRUMENTS: readonly [InstrumentDescriptor, InstrumentDescriptor, InstrumentDescriptor, InstrumentDescriptor]
 /** `plugin.permission_denied_total{plugin, capability, reason}`: one increment per denied call. */
 export declare const PERMISSION_DENIED_TOTAL: InstrumentDescriptor & { readonly name: 'plugin.permission_denied_total' }
 /** `plugin.budget_exceeded_total{plugin, capability, reason}`: one increment per budget kind breached, per tracker. */
 export declare const BUDGET_EXCEEDED_TOTAL: InstrumentDescriptor & { readonly name: 'plugin.budget_exceeded_total' }
+/** `plugin.permission_shadow_denied_total{plugin, capability, reason}`: one increment per call a shadow policy would deny (its reason). */
+export declare const PERMISSION_SHADOW_DENIED_TOTAL: InstrumentDescriptor & { readonly name: 'plugin.permission_shadow_denied_total' }
+/** `plugin.budget_shadow_exceeded_total{plugin, capability, reason}`: one increment per shadow budget kind breached, per tracker. */
+export declare const BUDGET_SHADOW_EXCEEDED_TOTAL: InstrumentDescriptor & { readonly name: 'plugin.budget_shadow_exceeded_total' }
 /** Instrumentation scope name the package records under. */
 export declare const METER_NAME: string
 
@@ -415,6 +438,27 @@ export declare function learnManifest(
 export interface CheckerOptions {
   /** Where denials are counted. Default: the global meter provider's meter, resolved when the checker is created. */
   meter?: Meter
+  /**
+   * A candidate policy evaluated beside the enforced one, report-only (SPEC
+   * §12): it never changes a decision, a thrown error or the enforced
+   * counter; each call it would deny counts in
+   * `plugin.permission_shadow_denied_total` (its reason) and is passed to
+   * `onShadow`. Must be for the same plugin id (else a `TypeError`).
+   */
+  shadow?: PermissionPolicy
+  /** Called for each call the shadow would deny. Isolated: a throw is caught (one process warning). Needs `shadow`. */
+  onShadow?: (event: ShadowEvent) => void
+}
+/** What a shadow policy would have denied. Redacted like errors. */
+export interface ShadowEvent {
+  /** The capability label of the call. */
+  readonly capability: CapabilityLabel
+  /** The shadow policy's reason. */
+  readonly reason: DenyReason
+  /** What the enforced policy decided. */
+  readonly enforced: 'allowed' | 'denied'
+  /** `fetch` / `secrets.use` only: `scheme://host:port` of the URL (never a path, query or credentials). */
+  readonly target?: string
 }
 /**
  * Options of `checkFs`, `assertFs` and `authorizeFs`. Read strictly: an
@@ -448,6 +492,8 @@ export interface CapabilityPayloads {
   'events.subscribe': { topic: string }
   /** The database name (other fields, such as the query, are ignored). */
   'db.query': { database: string; [extra: string]: unknown }
+  /** Send a destination-bound secret to `url` (SPEC §13): the host substitutes the value only when allowed. */
+  'secrets.use': { name: string; url: string }
 }
 
 /**
@@ -495,6 +541,8 @@ export declare class PermissionChecker {
   constructor(policy: PermissionPolicy, options?: CheckerOptions)
   /** The policy this checker enforces. */
   readonly policy: PermissionPolicy
+  /** The shadow (report-only) policy, if any (SPEC §12). */
+  readonly shadow: PermissionPolicy | undefined
 }
 /** The check and assert methods (`PermissionChecks`). */
 export interface PermissionChecker extends PermissionChecks {}
@@ -639,6 +687,12 @@ export interface BudgetTrackerOptions {
   capability?: string
   /** Default: the global meter provider's meter. */
   meter?: Meter
+  /**
+   * A candidate policy (same plugin id) whose budgets see the same readings,
+   * report-only: each of its breach kinds counts once in
+   * `plugin.budget_shadow_exceeded_total`; never thrown, never in a status.
+   */
+  shadow?: PermissionPolicy
   /**
    * Wall-clock ms before the CPU budget is enforced. Default:
    * `LIMITS.defaultCpuGraceMs` (250); at most `LIMITS.maxCpuGraceMs`

@@ -11,7 +11,7 @@ const errors = require('./lib/errors.js')
 const { manifestJson } = require('./lib/plain.js')
 const { learnManifest } = require('./lib/learn.js')
 
-const { binding, DECISIONS, ALLOW, codeOf, CAPABILITY_FIELDS, LIMITS, BUDGET_KIND_LIST, BUDGET_KINDS } = native
+const { binding, DECISIONS, ALLOW, codeOf, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, LIMITS, BUDGET_KIND_LIST, BUDGET_KINDS } = native
 const { PermissionDeniedError, BudgetExceededError, InvalidManifestError, InvalidSampleError, redact } = errors
 
 const VERSION = require('./package.json').version
@@ -202,6 +202,8 @@ function ownValue(obj, key) {
 }
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom')
+/** A meter that records nothing, for explain views (which count no metric). */
+const NOOP_METER = require('@opentelemetry/api').createNoopMeter()
 
 /** What `util.inspect` shows of a policy: plugin, platform, grant counts and budgets (never the grants). */
 function policySummary(policy) {
@@ -309,7 +311,21 @@ class PermissionPolicy {
   explainCapability(capabilityId, payload) {
     if (typeof capabilityId !== 'string') throw new TypeError('capabilityId must be a string')
     const field = CAPABILITY_FIELDS.get(capabilityId)
-    const value = field !== undefined && payload !== null && typeof payload === 'object' && !types.isProxy(payload) ? ownValue(payload, field) : undefined
+    const plain = payload !== null && typeof payload === 'object' && !types.isProxy(payload) && !Array.isArray(payload)
+    const second = CAPABILITY_SECOND_FIELDS.get(capabilityId)
+    if (second !== undefined) {
+      // Two fields (secrets.use): the own string values only, as the checks read them.
+      const p = {}
+      for (const k of [field, second]) {
+        const v = plain ? ownValue(payload, k) : undefined
+        if (typeof v === 'string' && v.isWellFormed()) p[k] = v
+      }
+      const explained = JSON.parse(this.#native.explain('cap-json', capabilityId, JSON.stringify(p)))
+      // The decision the checks make (SPEC §3 parity included).
+      explained.decision = new PermissionChecker(this, { meter: NOOP_METER }).checkCapability(capabilityId, payload)
+      return explained
+    }
+    const value = field !== undefined && plain ? ownValue(payload, field) : undefined
     return JSON.parse(this.#native.explain('cap', capabilityId, typeof value === 'string' ? value : null))
   }
 
@@ -411,8 +427,19 @@ const FS_MODES = new Map([
   ['write', 1],
 ])
 const FS_OPTION_KEYS = Object.freeze(['resolveSymlinks'])
-/** Every option `PermissionChecker` knows; any other key (e.g. an unimplemented `shadow`) is a TypeError. */
-const CHECKER_OPTION_KEYS = Object.freeze(['meter'])
+/** Every option `PermissionChecker` knows; any other key is a TypeError. */
+const CHECKER_OPTION_KEYS = Object.freeze(['meter', 'shadow', 'onShadow'])
+/** Set only while a checker builds its shadow checker: the shadow counter it records to. */
+let shadowCounterInit = null
+/** A throwing `onShadow` is reported once per process (process.emitWarning), then ignored. */
+let shadowCallbackWarned = false
+function warnShadowCallback() {
+  if (shadowCallbackWarned) return
+  shadowCallbackWarned = true
+  try {
+    process.emitWarning('api-sandbox-permissions: options.onShadow threw; the error is ignored (the shadow never changes a decision)', { code: 'SAND_PERM_SHADOW_CALLBACK' })
+  } catch {}
+}
 /** `PermissionPolicy.fromManifest` options that `createChecker` forwards. */
 const POLICY_OPTION_KEYS = Object.freeze(['plugin', 'platform'])
 
@@ -433,14 +460,79 @@ class PermissionChecker {
   #policy
   #counter
   #attrs = []
+  /** The shadow (report-only) checker, SPEC §12; `undefined` on the hot path. */
+  #shadow
+  #onShadow
 
-  /** @param {PermissionPolicy} policy @param {{ meter?: import('@opentelemetry/api').Meter }} [options] */
+  /**
+   * @param {PermissionPolicy} policy
+   * @param {{ meter?: import('@opentelemetry/api').Meter, shadow?: PermissionPolicy, onShadow?: (event: object) => void }} [options]
+   */
   constructor(policy, options) {
     this.#native = nativeOf(policy)
     this.#handle = handleOf(policy)
     this.#policy = policy
-    this.#counter = counterFor(meterFrom(securityOptions(options, 'options', CHECKER_OPTION_KEYS) || {}), native.PERMISSION_DENIED_TOTAL)
+    if (shadowCounterInit !== null) {
+      // The private shadow checker of another checker: records to the shadow counter.
+      this.#counter = shadowCounterInit
+      shadowCounterInit = null
+      Object.freeze(this)
+      return
+    }
+    const opts = securityOptions(options, 'options', CHECKER_OPTION_KEYS) || {}
+    const shadow = securityOption(opts, 'shadow', 'options')
+    const onShadow = securityOption(opts, 'onShadow', 'options')
+    if (onShadow !== undefined && typeof onShadow !== 'function') throw new TypeError('options.onShadow must be a function')
+    if (onShadow !== undefined && shadow === undefined) throw new TypeError('options.onShadow needs options.shadow (a PermissionPolicy)')
+    if (shadow !== undefined) {
+      nativeOf(shadow)
+      if (shadow.plugin !== policy.plugin) throw new TypeError('options.shadow must be a PermissionPolicy for the same plugin id as the enforced policy')
+    }
+    const meter = meterFrom(opts)
+    this.#counter = counterFor(meter, native.PERMISSION_DENIED_TOTAL)
+    if (shadow !== undefined) {
+      shadowCounterInit = counterFor(meter, native.PERMISSION_SHADOW_DENIED_TOTAL)
+      try {
+        this.#shadow = new PermissionChecker(shadow)
+      } finally {
+        shadowCounterInit = null
+      }
+      this.#onShadow = onShadow
+    }
     Object.freeze(this)
+  }
+
+  /** The shadow policy (SPEC §12), or `undefined`. */
+  get shadow() {
+    return this.#shadow === undefined ? undefined : this.#shadow.policy
+  }
+
+  /**
+   * Evaluates the shadow on the same call (SPEC §12): its denial counts in
+   * `plugin.permission_shadow_denied_total` and is reported to `onShadow`.
+   * Never throws and never changes the enforced decision.
+   * @param {(shadow: PermissionChecker) => object} evaluate the shadow's non-throwing check
+   */
+  #observe(evaluate, enforced, url) {
+    let d
+    try {
+      d = evaluate(this.#shadow)
+    } catch {
+      return
+    }
+    if (d.allowed || this.#onShadow === undefined) return
+    const event = { capability: d.capability, reason: d.reason, enforced: enforced.allowed ? 'allowed' : 'denied' }
+    if (url !== undefined && (d.capability === 'fetch' || d.capability === 'secrets.use')) {
+      const origin = typeof url === 'string' && url.isWellFormed() ? binding.redactedOrigin(url) : null
+      if (origin !== null) event.target = redact(origin)
+    }
+    try {
+      const r = this.#onShadow(Object.freeze(event))
+      // An async callback's rejection is isolated too (never an unhandled rejection).
+      if (r !== null && (typeof r === 'object' || typeof r === 'function') && typeof r.then === 'function') r.then(undefined, warnShadowCallback)
+    } catch {
+      warnShadowCallback()
+    }
   }
 
   get policy() {
@@ -492,9 +584,13 @@ class PermissionChecker {
     if (typeof path === 'string' && options === undefined && (mode === 'read' || mode === 'write')) {
       const m = mode === 'read' ? 0 : 1
       const code = path.isWellFormed() ? rawCheckFs(this.#handle, path, m) : m === 0 ? FS_READ_INVALID : FS_WRITE_INVALID
-      return code === 0 ? ALLOW : this.#decide(code)
+      const d = code === 0 ? ALLOW : this.#decide(code)
+      if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFs(path, mode), d)
+      return d
     }
-    return this.#decide(this.#fsCode(path, mode, options))
+    const d = this.#decide(this.#fsCode(path, mode, options))
+    if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFs(path, mode, options), d)
+    return d
   }
 
   /** Throws `PERMISSION_DENIED` unless `checkFs` allows. */
@@ -513,6 +609,7 @@ class PermissionChecker {
   authorizeFs(path, mode, options) {
     const m = this.#fsBits(path, mode, options)
     const r = path.isWellFormed() && !tooLong(path, LIMITS.maxPathBytes) ? this.#native.authorizeFs(path, m) : m & 1 ? FS_WRITE_INVALID : FS_READ_INVALID
+    if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFs(path, mode, options), typeof r === 'string' ? ALLOW : DECISIONS[r])
     if (typeof r === 'string') return r
     throw this.#error(this.#decide(r))
   }
@@ -524,7 +621,12 @@ class PermissionChecker {
   /** `checkFetch(url)` → decision. */
   checkFetch(url) {
     const s = typeof url === 'string' ? url : this.#urlString(url)
-    if (!s.isWellFormed()) return this.#deny('fetch', 'invalid_url')
+    const d = !s.isWellFormed() ? this.#deny('fetch', 'invalid_url') : this.#fetchDecision(s)
+    if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFetch(s), d, s)
+    return d
+  }
+
+  #fetchDecision(s) {
     const code = fetchNeedsSecondParse(s) ? this.#fetchSlowCode(s) : rawCheckFetch(this.#handle, s)
     return code === 0 ? ALLOW : this.#decide(code)
   }
@@ -562,8 +664,24 @@ class PermissionChecker {
    */
   authorizeFetch(url) {
     const s = this.#urlString(url)
+    if (this.#shadow !== undefined) this.#observeFetch(s)
     if (!s.isWellFormed() || !fetchParity(s)) throw this.#error(this.#deny('fetch', 'invalid_url'))
     return this.#fetchResult(this.#native.checkFetchUrl(s), s)
+  }
+
+  /** The shadow's view of a fetch an assert/authorize is about to decide (the enforced decision computed uncounted). */
+  #observeFetch(s, ip) {
+    let enforced
+    try {
+      if (!s.isWellFormed() || !fetchParity(s)) enforced = DECISIONS[FETCH_INVALID_URL]
+      else {
+        const r = ip === undefined ? this.#native.checkFetchUrl(s) : this.#native.checkFetchAddress(s, ip)
+        enforced = typeof r === 'string' ? (fetchNeedsSecondParse(s) && !pathParity(s, r) ? DECISIONS[FETCH_INVALID_URL] : ALLOW) : DECISIONS[r]
+      }
+    } catch {
+      return
+    }
+    this.#observe((sh) => (ip === undefined ? sh.checkFetch(s) : sh.checkFetchAddress(s, ip)), enforced, s)
   }
 
   #addressArgs(url, resolvedIp) {
@@ -575,6 +693,7 @@ class PermissionChecker {
   /** DNS-rebinding defence: re-check after resolution → decision. */
   checkFetchAddress(url, resolvedIp) {
     const s = this.#addressArgs(url, resolvedIp)
+    if (this.#shadow !== undefined) this.#observeFetch(s, resolvedIp)
     if (!s.isWellFormed() || !fetchParity(s)) return this.#deny('fetch', 'invalid_url')
     const r = this.#native.checkFetchAddress(s, resolvedIp)
     if (typeof r === 'string' && fetchNeedsSecondParse(s) && !pathParity(s, r)) return this.#deny('fetch', 'invalid_url')
@@ -584,6 +703,7 @@ class PermissionChecker {
   /** Throws `PERMISSION_DENIED` unless `checkFetchAddress` allows; returns the canonical URL. */
   assertFetchAddress(url, resolvedIp) {
     const s = this.#addressArgs(url, resolvedIp)
+    if (this.#shadow !== undefined) this.#observeFetch(s, resolvedIp)
     if (!s.isWellFormed() || !fetchParity(s)) throw this.#error(this.#deny('fetch', 'invalid_url'))
     return this.#fetchResult(this.#native.checkFetchAddress(s, resolvedIp), s)
   }
@@ -597,22 +717,45 @@ class PermissionChecker {
     if (payload === null || typeof payload !== 'object' || types.isProxy(payload) || Array.isArray(payload)) return invalid
     const value = ownValue(payload, field)
     if (typeof value !== 'string' || tooLong(value, LIMITS.maxPayloadStringBytes) || !value.isWellFormed()) return invalid
+    const second = CAPABILITY_SECOND_FIELDS.get(capabilityId)
+    if (second !== undefined) return this.#twoFieldCode(capabilityId, value, ownValue(payload, second), invalid)
     if (field === 'url' && fetchNeedsSecondParse(value)) {
       return { code: Buffer.byteLength(value) > LIMITS.maxPayloadStringBytes ? invalid.code : this.#fetchSlowCode(value), value }
     }
     return { code: rawCheckCapability(this.#handle, capabilityId, value), value }
   }
 
+  /**
+   * `secrets.use { name, url }` (SPEC §13): both fields strings of at most
+   * 4096 UTF-8 bytes; a URL the two parsers read differently (SPEC §3
+   * parity, host or path) is never a granted destination.
+   */
+  #twoFieldCode(capabilityId, name, url, invalid) {
+    if (typeof url !== 'string' || tooLong(url, LIMITS.maxPayloadStringBytes) || !url.isWellFormed()) return invalid
+    if (fetchNeedsSecondParse(url)) {
+      if (Buffer.byteLength(url) > LIMITS.maxPayloadStringBytes) return invalid
+      const refused = { code: codeOf(capabilityId, 'secret_destination_not_allowed'), value: url }
+      if (!fetchParsersAgree(url)) return refused
+      const r = this.#native.checkFetchUrl(url)
+      if (typeof r === 'string' && !pathParity(url, r)) return refused
+    }
+    return { code: rawCheckCapability(this.#handle, capabilityId, name, url), value: url }
+  }
+
   /** `checkCapability(id, payload)` → decision. Payload fields are read as own data properties only. */
   checkCapability(capabilityId, payload) {
-    return this.#decide(this.#capabilityCode(capabilityId, payload).code)
+    const { code, value } = this.#capabilityCode(capabilityId, payload)
+    const d = this.#decide(code)
+    if (this.#shadow !== undefined) this.#observe((sh) => sh.checkCapability(capabilityId, payload), d, value)
+    return d
   }
 
   /** Throws `PERMISSION_DENIED` unless `checkCapability` allows. */
   assertCapability(capabilityId, payload) {
     const { code, value } = this.#capabilityCode(capabilityId, payload)
     const d = this.#decide(code)
-    if (!d.allowed) throw this.#error(d, d.capability === 'fetch' ? value : undefined)
+    if (this.#shadow !== undefined) this.#observe((sh) => sh.checkCapability(capabilityId, payload), d, value)
+    if (!d.allowed) throw this.#error(d, d.capability === 'fetch' || d.capability === 'secrets.use' ? value : undefined)
   }
 
   #error(d, url) {
@@ -627,7 +770,7 @@ class PermissionChecker {
 
 const SAMPLE_FIELDS = ['now', 'cpuTimeMs', 'rssMb', 'cpuGraceMs']
 /** Every option `BudgetTracker` knows; any other key is a TypeError. */
-const TRACKER_OPTION_KEYS = Object.freeze(['hooks', 'capability', 'cpuGraceMs', 'unmeasured', 'meter'])
+const TRACKER_OPTION_KEYS = Object.freeze(['hooks', 'capability', 'cpuGraceMs', 'unmeasured', 'meter', 'shadow'])
 /**
  * A budget metric label: the shape of a capability id (`request`, `fs.read`,
  * `tool.call`), never a path or URL (no `/`, `:`, `\\`, spaces or upper case).
@@ -704,6 +847,10 @@ class BudgetTracker {
   #rss
   #counter
   #capability
+  /** The shadow policy's tracker (SPEC §12): its own handle, readings and status buffer. */
+  #shadowNative
+  #shadowIo
+  #shadowCounter
 
   constructor(policy, options) {
     const policyHandle = handleOf(policy)
@@ -723,23 +870,57 @@ class BudgetTracker {
       throw new TypeError(`options.cpuGraceMs must be a number of ms, at most LIMITS.maxCpuGraceMs (${LIMITS.maxCpuGraceMs})`)
     }
     const unmeasured = unmeasuredBits(opts)
+    const shadow = securityOption(opts, 'shadow', 'options')
+    if (shadow !== undefined) {
+      nativeOf(shadow)
+      if (shadow.plugin !== policy.plugin) throw new TypeError('options.shadow must be a PermissionPolicy for the same plugin id as the enforced policy')
+    }
     this.#policy = policy
-    this.#counter = counterFor(meterFrom(opts), native.BUDGET_EXCEEDED_TOTAL)
+    const meter = meterFrom(opts)
+    this.#counter = counterFor(meter, native.BUDGET_EXCEEDED_TOTAL)
     const now = num(this.#now())
     const cpu = this.#cpu ? num(this.#cpu()) : undefined
     const rss = this.#rss ? num(this.#rss()) : undefined
-    const handle = rawBudgetCreate(policyHandle, now, cpu, rss, grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace), unmeasured)
-    if (typeof handle === 'number') {
-      if ((handle & 0xf) === 4) {
-        const budget = BUDGET_KIND_LIST[handle >> 8]
-        throw new TypeError(
-          `BudgetTracker: the policy's ${budget} budget has no sampler (hooks.${SAMPLER_OF.get(budget)}); pass one, or list it in options.unmeasured if the host measures it elsewhere (record() pushes, or its own enforcement)`,
-        )
+    const graceMs = grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace)
+    const create = (handleFor, which) => {
+      const handle = rawBudgetCreate(handleFor, now, cpu, rss, graceMs, unmeasured)
+      if (typeof handle === 'number') {
+        if ((handle & 0xf) === 4) {
+          const budget = BUDGET_KIND_LIST[handle >> 8]
+          throw new TypeError(
+            `BudgetTracker: ${which} ${budget} budget has no sampler (hooks.${SAMPLER_OF.get(budget)}); pass one, or list it in options.unmeasured if the host measures it elsewhere (record() pushes, or its own enforcement)`,
+          )
+        }
+        throw new InvalidSampleError({ field: SAMPLE_FIELDS[handle >> 8] })
       }
-      throw new InvalidSampleError({ field: SAMPLE_FIELDS[handle >> 8] })
+      return handle
     }
-    this.#native = handle
+    this.#native = create(policyHandle, "the policy's")
+    if (shadow !== undefined) {
+      this.#shadowNative = create(handleOf(shadow), "the shadow policy's")
+      this.#shadowIo = new Float64Array(9)
+      this.#shadowCounter = counterFor(meter, native.BUDGET_SHADOW_EXCEEDED_TOTAL)
+    }
     Object.freeze(this)
+  }
+
+  /** The shadow policy's budgets see the same readings; each of its breaches counts once (never thrown). */
+  #recordShadow() {
+    const io = this.#shadowIo
+    for (let i = 0; i < 4; i++) io[i] = this.#io[i]
+    let code
+    try {
+      code = rawBudgetRecord(this.#shadowNative, io)
+    } catch {
+      return
+    }
+    if ((code & 0xf) === 2) return
+    const fresh = (code >> 4) & 0x7
+    for (let i = 0; i < BUDGET_KIND_LIST.length; i++) {
+      if (fresh & (1 << i)) {
+        this.#shadowCounter.add(1, { plugin: this.#policy.plugin, capability: this.#capability, reason: BUDGET_KINDS.get(BUDGET_KIND_LIST[i]) })
+      }
+    }
   }
 
   /** Wall-clock ms since the tracker started (never decreasing). */
@@ -774,7 +955,9 @@ class BudgetTracker {
     io[1] = cpu === undefined ? 0 : cpu
     io[2] = rss === undefined ? 0 : rss
     io[3] = (cpu === undefined ? 0 : 1) | (rss === undefined ? 0 : 2)
-    return this.#apply(rawBudgetRecord(this.#native, io))
+    const code = rawBudgetRecord(this.#native, io)
+    if (this.#shadowNative !== undefined && (code & 0xf) !== 2) this.#recordShadow()
+    return this.#apply(code)
   }
 
   /** Reads every hook, records and evaluates. Hook errors propagate. */
@@ -887,6 +1070,8 @@ module.exports = {
   INSTRUMENTS: native.INSTRUMENTS,
   PERMISSION_DENIED_TOTAL: native.PERMISSION_DENIED_TOTAL,
   BUDGET_EXCEEDED_TOTAL: native.BUDGET_EXCEEDED_TOTAL,
+  PERMISSION_SHADOW_DENIED_TOTAL: native.PERMISSION_SHADOW_DENIED_TOTAL,
+  BUDGET_SHADOW_EXCEEDED_TOTAL: native.BUDGET_SHADOW_EXCEEDED_TOTAL,
   METER_NAME: native.METER_NAME,
   LIMITS: native.LIMITS,
   SandboxPermissionError: errors.SandboxPermissionError,

@@ -14,6 +14,9 @@ const CONFORMANCE_PLUGIN = 'conformance-plugin'
 const BUDGET_CAPABILITY = 'request'
 const DENIED = 'plugin.permission_denied_total'
 const BUDGET = 'plugin.budget_exceeded_total'
+const SHADOW = 'plugin.permission_shadow_denied_total'
+/** The shadow the harness puts beside an adapter's checker (SPEC §12): it denies every call. */
+const DENY_ALL_SHADOW = Object.freeze({})
 
 const special = (v) => (v === 'NaN' ? NaN : v === 'Infinity' ? Infinity : v === '-Infinity' ? -Infinity : v)
 
@@ -80,7 +83,7 @@ function expectedCapability(c) {
     case 'fetchAddress':
       return 'fetch'
     default:
-      return ['fs.read', 'fs.write', 'fetch', 'secrets.get', 'events.publish', 'events.subscribe', 'db.query'].includes(c.args.id) ? c.args.id : 'unknown'
+      return ['fs.read', 'fs.write', 'fetch', 'secrets.get', 'events.publish', 'events.subscribe', 'db.query', 'secrets.use'].includes(c.args.id) ? c.args.id : 'unknown'
   }
 }
 
@@ -153,6 +156,68 @@ async function runDecisionCase(c, checker, probe, trace = {}) {
     if (want.allowed) assert.equal(thrown, undefined, `assert${name} threw on an allowed call`)
     else checkDenialError(thrown, capability, want.reason, `assert${name}`)
     assertMetric(await probe.delta(), expected, `metric increments after assert${name} (exactly once)`, trace)
+  }
+}
+
+/** `{ key: n }` of the shadow counter only, and the rest. */
+function splitShadow(delta) {
+  const shadow = {}
+  const rest = {}
+  for (const [k, v] of Object.entries(delta)) (k.startsWith(`${SHADOW}|`) ? shadow : rest)[k] = v
+  return { shadow, rest }
+}
+
+/**
+ * SPEC §12, for an adapter with `withShadow(manifest)`: the same case with a
+ * shadow that denies everything beside it. The decision, the error and the
+ * enforced counter must be exactly as without it; the shadow counter moves
+ * once per call, with the call's capability label.
+ */
+async function runShadowPass(c, checker, probe, trace) {
+  const shadowed = await checker.withShadow(fresh(DENY_ALL_SHADOW))
+  const want = c.expect
+  const capability = expectedCapability(c)
+  const name = { fs: 'Fs', fetch: 'Fetch', fetchAddress: 'FetchAddress', capability: 'Capability' }[c.op]
+  const call = (kind) => {
+    switch (c.op) {
+      case 'fs':
+        return shadowed[`${kind}Fs`](c.args.path, c.args.mode)
+      case 'fetch':
+        return shadowed[`${kind}Fetch`](c.args.url)
+      case 'fetchAddress':
+        return shadowed[`${kind}FetchAddress`](c.args.url, c.args.ip)
+      default:
+        return shadowed[`${kind}Capability`](c.args.id, fresh(c.args.payload))
+    }
+  }
+  if (typeof shadowed[`check${name}`] !== 'function') return
+  await probe.delta()
+  const expected = want.allowed ? {} : { [`${DENIED}|${CONFORMANCE_PLUGIN}|${capability}|${want.reason}`]: 1 }
+  const shadowOnce = (delta, what) => {
+    const keys = Object.keys(delta)
+    trace.actual = { shadowIncrements: delta }
+    assert.equal(keys.length, 1, `${what}: the deny-all shadow must count exactly once, got ${JSON.stringify(delta)}`)
+    assert.ok(keys[0].startsWith(`${SHADOW}|${CONFORMANCE_PLUGIN}|${capability}|`) && delta[keys[0]] === 1, `${what}: shadow increment ${keys[0]}, expected capability ${capability}`)
+  }
+  const got = await call('check')
+  trace.actual = { withShadow: got }
+  assert.equal(got && got.allowed, want.allowed, `with a shadow: decision ${JSON.stringify(got)}, expected ${JSON.stringify(want)} (a shadow must never change a decision)`)
+  if (!want.allowed) assert.equal(got.reason, want.reason, `with a shadow: reason ${got.reason}, expected ${want.reason}`)
+  let d = splitShadow(await probe.delta())
+  assertMetric(d.rest, expected, 'with a shadow: enforced metric increments after check', trace)
+  shadowOnce(d.shadow, `check${name}`)
+  if (typeof shadowed[`assert${name}`] === 'function') {
+    let thrown
+    try {
+      await call('assert')
+    } catch (e) {
+      thrown = e
+    }
+    if (want.allowed) assert.equal(thrown, undefined, `with a shadow: assert${name} threw on an allowed call`)
+    else checkDenialError(thrown, capability, want.reason, `assert${name} with a shadow`)
+    d = splitShadow(await probe.delta())
+    assertMetric(d.rest, expected, `with a shadow: enforced metric increments after assert${name}`, trace)
+    shadowOnce(d.shadow, `assert${name}`)
   }
 }
 
@@ -255,7 +320,10 @@ async function runCase(c, makeChecker, sdk = loadSdk(), trace = {}) {
       return
     }
     if (c.op === 'budget') await runBudgetCase(c, checker, probe, trace)
-    else await runDecisionCase(c, checker, probe, trace)
+    else {
+      await runDecisionCase(c, checker, probe, trace)
+      if (typeof checker.withShadow === 'function') await runShadowPass(c, checker, probe, trace)
+    }
   } finally {
     await probe.shutdown()
   }
@@ -435,6 +503,21 @@ function packageChecker(pkg = require('./index.js')) {
       assertFetchAddress: (u, ip) => checker.assertFetchAddress(u, ip),
       assertCapability: (id, payload) => checker.assertCapability(id, payload),
       createBudgetTracker: (hooks, opts) => new pkg.BudgetTracker(policy, { hooks, cpuGraceMs: opts.cpuGraceMs, unmeasured: opts.unmeasured, meter: context.meter }),
+      // SPEC §12: the same checks with a shadow policy beside them (the harness checks it never decides).
+      withShadow: (shadowManifest) => {
+        const shadow = pkg.PermissionPolicy.fromManifest(shadowManifest, { plugin: context.plugin, platform: context.platform })
+        const c = new pkg.PermissionChecker(policy, { meter: context.meter, shadow })
+        return {
+          checkFs: (p, m) => c.checkFs(p, m),
+          checkFetch: (u) => c.checkFetch(u),
+          checkFetchAddress: (u, ip) => c.checkFetchAddress(u, ip),
+          checkCapability: (id, payload) => c.checkCapability(id, payload),
+          assertFs: (p, m) => c.assertFs(p, m),
+          assertFetch: (u) => c.assertFetch(u),
+          assertFetchAddress: (u, ip) => c.assertFetchAddress(u, ip),
+          assertCapability: (id, payload) => c.assertCapability(id, payload),
+        }
+      },
     }
   }
 }

@@ -302,3 +302,94 @@ test('lint: *.suffix on any entry of the full Public Suffix List (private sectio
   for (const s of ['r2.dev', 'deno.dev', 'supabase.co', 'github.dev', 'co.uk', 'github.io', 's3.amazonaws.com', 'com']) assert.ok(warned(s), s)
   for (const s of ['example.com', 'cdn.example.net', 'my-bucket.r2.dev', 'api.example.co.uk']) assert.ok(!warned(s), s)
 })
+
+test('diff: what a manifest change widens and narrows, exit 1 when it widens, --json', (t) => {
+  const dir = tmp(t)
+  const write = (name, m) => {
+    const f = path.join(dir, name)
+    fs.writeFileSync(f, JSON.stringify(m))
+    return f
+  }
+  const old = write('old.json', {
+    fs: ['/srv/**', { path: '/out/*', mode: 'write' }],
+    fetch: ['https://api.example.com'],
+    secrets: ['A', { name: 'T', hosts: ['https://api.example.com/v1/**'] }],
+    budgets: { wallClockMs: 1000, cpuPercent: 50 },
+    deny: { fs: ['/srv/secret/**'] },
+  })
+  const wider = write('new.json', {
+    fs: [{ path: '/srv/**', mode: 'readwrite' }],
+    fetch: ['https://api.example.com', 'https://api.example.com:8443', 'http://api.example.com', 'evil.example.org'],
+    secrets: [{ name: 'A', hosts: ['https://api.example.com'] }, { name: 'T', hosts: ['https://api.example.com/v1/**', 'https://x.example.org'] }],
+    budgets: { wallClockMs: 5000 },
+    db: { database: 'd' },
+  })
+  let r = cli(['diff', old, wider, '--json'])
+  assert.equal(r.status, 1, r.stderr)
+  const d = JSON.parse(r.stdout)
+  assert.deepEqual(d.widens.map((x) => `${x.kind} ${x.pointer}`), [
+    'mode /fs/0',
+    'port /fetch/1',
+    'scheme /fetch/2',
+    'host /fetch/3',
+    'secret-host /secrets/1',
+    'db /db/database',
+    'budget /budgets/cpuPercent',
+    'budget /budgets/wallClockMs',
+    'deny /deny/fs/0',
+  ])
+  assert.deepEqual(d.narrows.map((x) => `${x.kind} ${x.pointer}`), ['fs /fs/1', 'secret /secrets/0'])
+  // The reverse change narrows most of it, and widens what the new one bound (A readable again).
+  r = cli(['diff', wider, old])
+  assert.equal(r.status, 1)
+  assert.match(r.stdout, /\+ widens {2}secret {6}secret A is now readable \(was bound\)/)
+  assert.match(r.stdout, /- narrows host {8}fetch grant removed: evil\.example\.org/)
+  // No change: exit 0.
+  r = cli(['diff', old, old])
+  assert.equal(r.status, 0)
+  assert.match(r.stdout, /0 widening, 0 narrowing changes/)
+  // An invalid manifest: exit 2 with its pointer; a usage error: exit 2.
+  const bad = write('bad.json', { fs: ['relative'] })
+  r = cli(['diff', old, bad])
+  assert.equal(r.status, 2)
+  assert.match(r.stdout, /INVALID_MANIFEST at \/fs\/0/)
+  assert.equal(cli(['diff', old]).status, 2)
+})
+
+test('learn --generalize: a glob per cluster of 3+ exact fs grants, with what it widens; still allows every call', (t) => {
+  const dir = tmp(t)
+  const log = path.join(dir, 'audit.jsonl')
+  const call = (capability, p) => JSON.stringify({ capability, payload: { path: p } })
+  const lines = []
+  for (let i = 0; i < 12; i++) lines.push(call('fs.read', `/srv/x/cache/item-${i}.json`))
+  lines.push(call('fs.read', '/srv/x/cache/notes.txt'), call('fs.read', '/srv/x/cache/odd[1].json'))
+  for (const n of ['a', 'b', 'c']) lines.push(call('fs.write', `/srv/x/out/${n}.log`))
+  lines.push(call('fs.read', '/srv/x/out/readme.md'))
+  fs.writeFileSync(log, `${lines.join('\n')}\n`)
+  let r = cli(['learn', '--from', log, '--generalize', '--platform', 'posix', '--json'])
+  assert.equal(r.status, 0, r.stderr + r.stdout)
+  const g = JSON.parse(r.stdout).generalized
+  assert.deepEqual(
+    g.proposals.map((p) => [p.glob, p.mode, p.count, p.note]),
+    [
+      ['/srv/x/cache/*.json', 'read', 12, '12 reads under /srv/x/cache/*.json'],
+      ['/srv/x/out/*.log', 'write', 3, '3 writes under /srv/x/out/*.log'],
+    ],
+  )
+  assert.match(g.proposals[0].widens, /any other \.json file directly in \/srv\/x\/cache \(not below it\)/)
+  // What is not in a cluster stays exact (an escaped name, a lone .txt, a lone .md).
+  assert.deepEqual(g.manifest.fs, [
+    { path: '/srv/x/cache/*.json', mode: 'read' },
+    { path: '/srv/x/cache/notes.txt', mode: 'read' },
+    { path: '/srv/x/cache/odd[[]1[]].json', mode: 'read' },
+    { path: '/srv/x/out/*.log', mode: 'write' },
+    { path: '/srv/x/out/readme.md', mode: 'read' },
+  ])
+  r = cli(['learn', '--from', log, '--generalize', '--platform', 'posix'])
+  assert.equal(r.status, 0)
+  assert.match(r.stderr, /proposed: 12 reads under \/srv\/x\/cache\/\*\.json \(replaces 12 exact grants\); widens: /)
+  assert.ok(!/not allowed by the generalized manifest/.test(r.stderr))
+  // Without --generalize: exact grants only, as before.
+  r = cli(['learn', '--from', log, '--platform', 'posix', '--json'])
+  assert.equal(JSON.parse(r.stdout).manifest.fs.length, 18)
+})

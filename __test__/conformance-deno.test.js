@@ -24,6 +24,8 @@
 //   `net` carries `host:port` without a scheme (checked against every
 //   scheme), `import` is https; Deno never sends userinfo nor an unparseable
 //   URL (the case is decided per input, not per expected answer);
+// - fetch cases under a manifest with a path-scoped grant or deny rule
+//   (SPEC §11): `net`/`import` carry host:port, never a path;
 // - capabilities: fs.read/fs.write/fetch/secrets.get go as read/write/
 //   import/env, an id no manifest knows as an unknown permission name;
 //   Deno has no events, db or secrets.use permission, and a payload Deno
@@ -127,11 +129,24 @@ function denoAdapter(manifest, context) {
   }
 }
 
+/** Whether a manifest has a fetch grant or deny rule with a path (not a CIDR block). */
+function hasPathScope(m) {
+  const list = [...((m && m.fetch) || []), ...((m && m.deny && m.deny.fetch) || [])]
+  return list.some((p) => {
+    if (typeof p !== 'string' || /^(\d+\.\d+\.\d+\.\d+|\[[^\]]*\])\/\d+$/.test(p)) return false
+    const i = p.indexOf('://')
+    return (i >= 0 ? p.slice(i + 3) : p).includes('/')
+  })
+}
+
 if (process.platform !== 'win32') {
   const skip = {}
   for (const c of conformanceCases()) {
     if (c.platform === 'win32') skip[c.name] = 'Deno on this host asks with native posix paths'
     else if (c.op === 'budget') skip[c.name] = 'budgets are enforced by runDeno from /proc, outside the broker protocol'
+    else if ((c.op === 'fetch' || c.op === 'fetchAddress' || (c.op === 'capability' && c.args.id === 'fetch')) && hasPathScope(c.manifest)) {
+      skip[c.name] = "Deno's net/import permission carries host:port, never a path: path-scoped grants and deny rules (SPEC §11) are not expressible"
+    }
   }
   runPermissionsConformance('deno broker (protocol lines over the Unix socket)', denoAdapter, { skip })
 }

@@ -58,7 +58,37 @@ test('npm run demo: exit code, expected denials and metrics', { timeout: 60_000,
       assert.ok(report.lines.some((l) => l.includes(`[escape] log: ${line}`)), line)
     }
   }
-  assert.equal(report.metrics.filter((m) => m.plugin === 'good-plugin').length, 0)
+  // The good plugin is never denied; the stricter shadow manifest beside it only reports (SPEC §12).
+  assert.equal(report.metrics.filter((m) => m.plugin === 'good-plugin' && !m.name.includes('shadow')).length, 0)
+  assert.deepEqual(report.good.shadow.map((e) => `${e.capability}:${e.reason}:${e.enforced}`), [
+    'fetch:path_not_allowed:allowed',
+    'fetch:path_not_allowed:allowed',
+    'fetch:path_not_allowed:allowed',
+    'secrets.get:secret_not_declared:allowed',
+  ])
+  for (const e of report.good.shadow.filter((x) => x.target)) assert.match(e.target, /^http:\/\/127\.0\.0\.1:\d+$/)
+  assert.equal(metric('plugin.permission_shadow_denied_total', 'good-plugin', 'fetch', 'path_not_allowed'), 3)
+  assert.equal(metric('plugin.permission_shadow_denied_total', 'good-plugin', 'secrets.get', 'secret_not_declared'), 1)
+  assert.ok(report.lines.some((l) => /shadow report for good-plugin: 4 call/.test(l)))
+  // Destination-bound secrets (SPEC §13): sent as a header to the granted API
+  // only; never in the URL or body, never to another host, dropped on a
+  // cross-origin redirect, never readable, never in the worker.
+  assert.equal(report.secret.ok, true, report.lines.join('\n'))
+  assert.deepEqual(JSON.parse(report.secret.value), {
+    granted: '200 authorized',
+    otherHost: 'secret_destination_not_allowed',
+    inUrl: 'secret_destination_not_allowed',
+    inBody: 'secret_destination_not_allowed',
+    outOfScope: 'secret_destination_not_allowed',
+    redirect: '200 collector got no authorization header',
+    read: 'secret_not_readable',
+    placeholderLooksRandom: true,
+  })
+  assert.deepEqual(report.secret.seenByCollector, [{ url: '/collect', authorization: null }])
+  assert.equal(report.secret.tokenInWorkerOutput, false)
+  assert.ok(report.lines.some((l) => /substituted header 'authorization' dropped/.test(l)))
+  assert.equal(metric('plugin.permission_denied_total', 'secret-plugin', 'secrets.use', 'secret_destination_not_allowed'), 4)
+  assert.equal(metric('plugin.permission_denied_total', 'secret-plugin', 'secrets.get', 'secret_not_readable'), 1)
   const { findDeno } = require('../examples/deno/run.js')
   const denoHere = findDeno()
   assert.equal(report['deno-good'] !== undefined, denoHere.deno !== null, `the Deno tier runs iff deno runs here (${denoHere.why})`)

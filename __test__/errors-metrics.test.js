@@ -33,8 +33,12 @@ test('registry, reasons and instruments are frozen data from Rust', () => {
     [
       ['plugin.permission_denied_total', 'counter', ['plugin', 'capability', 'reason']],
       ['plugin.budget_exceeded_total', 'counter', ['plugin', 'capability', 'reason']],
+      ['plugin.permission_shadow_denied_total', 'counter', ['plugin', 'capability', 'reason']],
+      ['plugin.budget_shadow_exceeded_total', 'counter', ['plugin', 'capability', 'reason']],
     ],
   )
+  // SPEC §13 appended two more reasons after those.
+  assert.deepEqual(pkg.DENY_REASONS.slice(18, 20), ['secret_not_readable', 'secret_destination_not_allowed'])
   assert.ok(Object.isFrozen(pkg.PERMISSION_DENIED_TOTAL.attributeKeys))
 })
 

@@ -112,3 +112,58 @@ test('a tracker factory that silently accepts an unmeasured budget is caught', a
   assert.equal(r3.failed.size, 0, [...r3.failed].map(([n, e]) => `${n}: ${e.message}`).join('\n'))
   assert.ok(r3.passed.includes(MUST))
 })
+
+// SPEC §12 / §13: the harness catches an adapter whose shadow decides, or that reads a bound secret back.
+test('an adapter whose shadow changes a decision is caught', async () => {
+  const r = await collect(
+    wrap((m, ctx) => ({
+      withShadow: (shadowManifest) => {
+        // Broken: enforces the candidate instead of reporting it.
+        const c = new pkg.PermissionChecker(pkg.PermissionPolicy.fromManifest(shadowManifest, { plugin: ctx.plugin, platform: ctx.platform }), { meter: ctx.meter })
+        return { checkFs: (p, mode) => c.checkFs(p, mode), checkFetch: (u) => c.checkFetch(u), checkCapability: (id, p) => c.checkCapability(id, p) }
+      },
+    })),
+    { filter: 'destination-bound secrets' },
+  )
+  assert.ok(r.failed.has('destination-bound secrets (SPEC §13) - a bound secret is sent to its host and path'), [...r.failed.keys()].join('\n'))
+  assert.match(r.failed.get('destination-bound secrets (SPEC §13) - a readable secret is read').message, /shadow must never change a decision/)
+})
+
+test('an adapter whose shadow counts in the enforced counter, or not at all, is caught', async () => {
+  const miscounting = wrap((m, ctx) => ({
+    withShadow: () => {
+      // Broken: the shadow's denials land in plugin.permission_denied_total.
+      const c = new pkg.PermissionChecker(pkg.PermissionPolicy.fromManifest(m, { plugin: ctx.plugin, platform: ctx.platform }), { meter: ctx.meter })
+      const s = new pkg.PermissionChecker(pkg.PermissionPolicy.fromManifest({}, { plugin: ctx.plugin, platform: ctx.platform }), { meter: ctx.meter })
+      return { checkCapability: (id, p) => (s.checkCapability(id, p), c.checkCapability(id, p)) }
+    },
+  }))
+  const silent = wrap((m, ctx) => ({
+    withShadow: () => {
+      // Broken: no shadow at all.
+      const c = new pkg.PermissionChecker(pkg.PermissionPolicy.fromManifest(m, { plugin: ctx.plugin, platform: ctx.platform }), { meter: ctx.meter })
+      return { checkCapability: (id, p) => c.checkCapability(id, p) }
+    },
+  }))
+  for (const adapter of [miscounting, silent]) {
+    const r = await collect(adapter, { filter: 'destination-bound secrets' })
+    assert.ok(r.failed.has('destination-bound secrets (SPEC §13) - a readable secret is read'))
+    assert.ok(r.failed.has('destination-bound secrets (SPEC §13) - an undeclared secret'))
+  }
+})
+
+test('an adapter that reads a bound secret back is caught', async () => {
+  const r = await collect(
+    wrap((m, ctx) => {
+      const c = new pkg.PermissionChecker(pkg.PermissionPolicy.fromManifest(m, { plugin: ctx.plugin, platform: ctx.platform }), { meter: ctx.meter })
+      const lenient = (id, p) => {
+        const d = c.checkCapability(id, p)
+        return !d.allowed && d.reason === 'secret_not_readable' ? ALLOW : d
+      }
+      return { checkCapability: lenient, assertCapability: undefined, withShadow: undefined }
+    }),
+    { filter: 'destination-bound secrets' },
+  )
+  assert.deepEqual([...r.failed.keys()], ['destination-bound secrets (SPEC §13) - a bound secret is never read'])
+  assert.ok(r.passed.length >= 15)
+})

@@ -170,7 +170,10 @@ test('F5b/c: cpuGraceMs is capped at LIMITS.maxCpuGraceMs and read strictly', ()
 test('F5d: unknown option keys are TypeErrors (PermissionChecker, BudgetTracker, createChecker)', () => {
   const pol = cpuPolicy()
   const strict = PermissionPolicy.fromManifest({}, { plugin: 'p' })
-  assert.throws(() => new PermissionChecker(pol, { shadow: strict, onShadow() {} }), /unknown key "shadow"/)
+  // `shadow`/`onShadow` are known keys since SPEC §12; a misspelling is not.
+  assert.ok(new PermissionChecker(pol, { shadow: PermissionPolicy.fromManifest({}, { plugin: pol.plugin }), onShadow() {} }))
+  assert.throws(() => new PermissionChecker(pol, { shadow: strict, onShadow() {} }), /same plugin id/)
+  assert.throws(() => new PermissionChecker(pol, { shadw: strict }), /unknown key "shadw"/)
   assert.throws(() => new PermissionChecker(pol, { metre: {} }), TypeError)
   assert.throws(() => new BudgetTracker(pol, { hooks: { now: () => 0, cpuTimeMs: () => 0 }, cpuGraceMS: 5 }), TypeError)
   assert.throws(() => new BudgetTracker(pol, { hooks: { now: () => 0, cpuTimeMs: () => 0 }, [Symbol('x')]: 1 }), TypeError)

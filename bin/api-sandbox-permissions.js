@@ -29,7 +29,7 @@ const COMMANDS = {
     options: { ...COMMON },
   },
   learn: {
-    usage: `${NAME} learn <plugin.js> [--config <config.json>] [--platform posix|win32] [--json]\n  ${NAME} learn --from <audit.jsonl> [--platform posix|win32] [--json]`,
+    usage: `${NAME} learn <plugin.js> [--config <config.json>] [--generalize] [--platform posix|win32] [--json]\n  ${NAME} learn --from <audit.jsonl> [--generalize] [--platform posix|win32] [--json]`,
     about:
       'Prints the minimal manifest (exact grants only) for the calls a plugin makes. With <plugin.js> it runs\n' +
       '  the plugin in the example vm-host in AUDIT mode: every call allowed, performed and recorded, so only\n' +
@@ -40,7 +40,17 @@ const COMMANDS = {
       ...COMMON,
       config: { type: 'string', help: '--config <config.json>     the plugin\'s config object' },
       from: { type: 'string', help: '--from <audit.jsonl>       learn from a recorded log instead of running a plugin' },
+      generalize: { type: 'boolean', help: '--generalize               propose globs for clusters of 3+ exact fs grants (dir/*.ext), each with what it widens' },
     },
+  },
+  diff: {
+    usage: `${NAME} diff <old.json> <new.json> [--platform posix|win32] [--json]`,
+    about:
+      'Lists what a manifest change widens and narrows: fs grants and modes, fetch hosts, schemes, ports and\n' +
+      '  paths, secrets (readable, bound, their hosts), topics, db, budgets, and deny rules removed. Compared on\n' +
+      '  the normalised manifests; a rewritten grant counts as added plus removed. Exit 1 when anything widens.',
+    positionals: 2,
+    options: { ...COMMON },
   },
   deno: {
     usage: `${NAME} deno <manifest.json> [--plugin <id>] [--shadow <candidate.json>] [--audit <log.jsonl>] [--json] -- <deno args>`,
@@ -71,6 +81,7 @@ function usage() {
     '  lint      validate a manifest and warn about broad grants',
     '  explain   show the decision for one call, and why',
     '  learn     print the minimal manifest for the calls a plugin makes',
+    '  diff      list what a manifest change widens and narrows (exit 1 when it widens)',
     '  deno      run deno under the manifest (its permission broker)',
     '',
     `${NAME} <command> --help    help for one command`,
@@ -224,10 +235,42 @@ async function learn(args, flags, out) {
   // Every learned call must be allowed by the learned manifest.
   const misses = calls.filter((c, i) => !skipped.has(i) && !checker.checkCapability(c.capability, c.payload).allowed)
   out.result = { manifest: policy.toJSON(), calls: calls.length, unlearned, misses }
+  if (flags.generalize) {
+    const { generalizeManifest } = require('../lib/learn.js')
+    const g = generalizeManifest(manifest, { platform: flags.platform || (process.platform === 'win32' ? 'win32' : 'posix') })
+    // The proposal is a manifest too: validated, and it still allows every learned call.
+    const gChecker = createChecker(g.manifest, { plugin: 'learned', platform: flags.platform })
+    const gMisses = calls.filter((c, i) => !skipped.has(i) && !gChecker.checkCapability(c.capability, c.payload).allowed)
+    out.result.generalized = { manifest: gChecker.policy.toJSON(), proposals: g.proposals }
+    out.text.push(JSON.stringify(g.manifest, null, 2))
+    for (const p of g.proposals) out.notes.push(`proposed: ${p.note} (replaces ${p.count} exact grants); widens: ${p.widens}`)
+    if (g.proposals.length === 0) out.notes.push('proposed: nothing (no 3 or more exact fs grants share a directory, extension and mode)')
+    for (const m of gMisses) out.notes.push(`not allowed by the generalized manifest: ${m.capability} ${JSON.stringify(m.payload)}`)
+    return misses.length || gMisses.length ? 1 : 0
+  }
   out.text.push(JSON.stringify(manifest, null, 2))
   for (const u of unlearned) out.notes.push(`not learned: call ${u.call + 1} ${u.capability}: ${u.why}`)
   for (const m of misses) out.notes.push(`not allowed by the learned manifest: ${m.capability} ${JSON.stringify(m.payload)}`)
   return misses.length ? 1 : 0
+}
+
+function diff(args, flags, out) {
+  if (args.length !== 2) throw new UsageError('diff takes the old and the new manifest file', 'diff')
+  const sub = { text: [], notes: [], result: null }
+  const a = load(args[0], flags, sub)
+  const b = a && load(args[1], flags, sub)
+  if (!a || !b) {
+    out.result = sub.result
+    out.text.push(...sub.text)
+    return 2
+  }
+  const { diffManifests } = require('../lib/diff.js')
+  const r = diffManifests(a.toJSON(), b.toJSON())
+  out.result = r
+  for (const x of r.widens) out.text.push(`+ widens  ${x.kind.padEnd(11)} ${x.what}`)
+  for (const x of r.narrows) out.text.push(`- narrows ${x.kind.padEnd(11)} ${x.what}`)
+  out.text.push(`${r.widens.length} widening, ${r.narrows.length} narrowing change${r.narrows.length === 1 ? '' : 's'}`)
+  return r.widens.length ? 1 : 0
 }
 
 async function deno(args, flags, out, denoArgs) {
@@ -313,7 +356,7 @@ async function main(argv) {
       process.stdout.write(`${commandHelp(cmd)}\n`)
       return 0
     }
-    const code = cmd === 'lint' ? lint(args, flags, out) : cmd === 'explain' ? explain(args, flags, out) : cmd === 'deno' ? await deno(args, flags, out, denoArgs) : await learn(args, flags, out)
+    const code = cmd === 'lint' ? lint(args, flags, out) : cmd === 'explain' ? explain(args, flags, out) : cmd === 'diff' ? diff(args, flags, out) : cmd === 'deno' ? await deno(args, flags, out, denoArgs) : await learn(args, flags, out)
     if (json) process.stdout.write(`${JSON.stringify(out.result)}\n`)
     else {
       if (!out.quiet) process.stdout.write(`${out.text.join('\n')}\n`)

@@ -35,13 +35,8 @@ const NET_SCHEMES = ['http', 'https', 'ws', 'wss']
 const NET_REASON_RANK = ['explicitly_denied', 'port_not_allowed', 'address_not_allowed', 'path_not_allowed', 'host_not_allowlisted', 'scheme_not_allowed']
 /** Permissions Deno 2.9 sends; anything else is counted as `unknown` too. */
 const DENO_PERMISSIONS = Object.freeze(['read', 'write', 'net', 'env', 'run', 'ffi', 'sys', 'import'])
-const SHADOW_DENIED_TOTAL = Object.freeze({
-  name: 'plugin.permission_shadow_denied_total',
-  kind: 'counter',
-  unit: '{denial}',
-  description: 'Calls the shadow (candidate) policy would deny; the enforced decision is unchanged (SPEC §12)',
-  attributes: Object.freeze(['plugin', 'capability', 'reason']),
-})
+/** The core's descriptor (SPEC §12, exported as data), so the broker and the checkers record one instrument. */
+const SHADOW_DENIED_TOTAL = require('./native.js').PERMISSION_SHADOW_DENIED_TOTAL
 
 const pkg = () => require('../index.js')
 /** Strict UTF-8: invalid bytes throw (a malformed request), never become U+FFFD. */

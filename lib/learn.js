@@ -71,6 +71,7 @@ function learnManifest(calls, options) {
   const asked = []
   // Each learned entry remembers the calls it came from, so a rejected entry reports them.
   const fsModes = new Map() // path -> { modes, calls }
+  const bound = new Map() // secret name -> { hosts: Set of origins, calls } (secrets.use, SPEC §13)
   const lists = { fetch: new Map(), secrets: new Map(), publishes: new Map(), subscribes: new Map(), databases: new Map() }
   const add = (list, key, i) => {
     const at = list.get(key)
@@ -103,7 +104,10 @@ function learnManifest(calls, options) {
         fsModes.set(p, e)
         return
       }
-      case 'fetch': {
+      case 'fetch':
+      case 'secrets.use': {
+        const name = capability === 'secrets.use' ? field('name') : null
+        if (capability === 'secrets.use' && !name) return miss(i, capability, 'no name')
         let u
         try {
           u = new URL(field('url'))
@@ -112,9 +116,17 @@ function learnManifest(calls, options) {
         }
         if (!(u.protocol in DEFAULT_PORTS) || u.username || u.password) return miss(i, capability, 'scheme or credentials no grant allows')
         if (u.hostname.includes('*')) return miss(i, capability, `host ${JSON.stringify(u.hostname.slice(0, 200))} has a literal '*', which a grant reads as a wildcard`)
-        asked[i] = { kind: 'fetch', url: field('url') }
         const port = u.port && u.port !== DEFAULT_PORTS[u.protocol] ? `:${u.port}` : ''
-        return add(lists.fetch, `${u.protocol}//${u.hostname}${port}`, i)
+        const origin = `${u.protocol}//${u.hostname}${port}`
+        if (capability === 'secrets.use') {
+          // A bound secret sent to this origin: the origin is a fetch grant and one of its hosts.
+          asked[i] = { kind: 'cap', id: capability, payload: { name, url: field('url') } }
+          const e = bound.get(name) || { hosts: new Set(), calls: [] }
+          e.hosts.add(origin)
+          e.calls.push(i)
+          bound.set(name, e)
+        } else asked[i] = { kind: 'fetch', url: field('url') }
+        return add(lists.fetch, origin, i)
       }
       case 'secrets.get':
       case 'events.publish':
@@ -145,6 +157,7 @@ function learnManifest(calls, options) {
     }),
     ...[...lists.fetch].map(([v, from]) => ({ list: 'fetch', value: v, calls: from, capability: 'fetch' })),
     ...[...lists.secrets].map(([v, from]) => ({ list: 'secrets', value: v, calls: from, capability: 'secrets.get' })),
+    ...[...bound].map(([name, { hosts, calls: from }]) => ({ list: 'secrets', value: { name, hosts: [...hosts] }, calls: from, capability: 'secrets.use' })),
     ...[...lists.publishes].map(([v, from]) => ({ list: 'publishes', value: v, calls: from, capability: 'events.publish' })),
     ...[...lists.subscribes].map(([v, from]) => ({ list: 'subscribes', value: v, calls: from, capability: 'events.subscribe' })),
     ...[...lists.databases].map(([v, from]) => ({ list: 'db', value: v, calls: from, capability: 'db.query' })),
@@ -217,4 +230,57 @@ function learnManifest(calls, options) {
   }
 }
 
-module.exports = { learnManifest, literalGlob, hasUnescapedWildcard }
+const VERB = { read: 'read', write: 'write', readwrite: 'read/write' }
+
+/**
+ * `learn --generalize`: proposes a glob for each cluster of at least `min`
+ * exact fs grants with the same mode, directory and extension
+ * (`/srv/x/cache/a.json`, `b.json`, ... -> `/srv/x/cache/*.json`), each with
+ * a note of what it widens. Grants holding an escaped metacharacter or a
+ * backslash are left exact. Returns `{ manifest, proposals }`: the manifest
+ * with each cluster replaced by its glob (the input is not changed), and
+ * `[{ glob, mode, count, replaces, note, widens }]`.
+ */
+function generalizeManifest(manifest, options = {}) {
+  const platform = options.platform === 'win32' ? 'win32' : 'posix'
+  const min = options.min === undefined ? 3 : options.min
+  const fsList = Array.isArray(manifest.fs) ? manifest.fs : []
+  const clusters = new Map()
+  fsList.forEach((g, i) => {
+    const glob = typeof g === 'string' ? g : g.path
+    const mode = typeof g === 'string' ? 'read' : g.mode || 'read'
+    // Escaped metacharacters (`[c]`) and posix backslashes (escapes) stay exact.
+    if (glob.includes('[') || (platform === 'posix' && glob.includes('\\'))) return
+    const sep = platform === 'win32' ? Math.max(glob.lastIndexOf('/'), glob.lastIndexOf('\\')) : glob.lastIndexOf('/')
+    if (sep <= 0) return
+    const dir = glob.slice(0, sep)
+    const base = glob.slice(sep + 1)
+    const dot = base.lastIndexOf('.')
+    const ext = dot > 0 ? base.slice(dot) : ''
+    const key = `${mode}\0${dir}\0${ext}`
+    if (!clusters.has(key)) clusters.set(key, { dir, ext, mode, sep: glob[sep], members: [] })
+    clusters.get(key).members.push(i)
+  })
+  const proposals = []
+  const replaced = new Map()
+  for (const c of clusters.values()) {
+    if (c.members.length < min) continue
+    const glob = `${c.dir}${c.sep}*${c.ext}`
+    const replaces = c.members.map((i) => (typeof fsList[i] === 'string' ? fsList[i] : fsList[i].path))
+    const what = c.ext ? `any other ${c.ext} file` : 'any other file or directory name'
+    proposals.push({
+      glob,
+      mode: c.mode,
+      count: c.members.length,
+      replaces,
+      note: `${c.members.length} ${VERB[c.mode]}s under ${glob}`,
+      widens: `${what} directly in ${c.dir} (not below it), ${VERB[c.mode]}, including files created later`,
+    })
+    c.members.forEach((i, n) => replaced.set(i, n === 0 ? (c.mode === 'read' ? glob : { path: glob, mode: c.mode }) : null))
+  }
+  const out = { ...manifest }
+  if (Array.isArray(manifest.fs)) out.fs = fsList.map((g, i) => (replaced.has(i) ? replaced.get(i) : g)).filter((g) => g !== null)
+  return { manifest: out, proposals }
+}
+
+module.exports = { learnManifest, literalGlob, hasUnescapedWildcard, generalizeManifest }

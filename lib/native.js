@@ -21,11 +21,13 @@ const ErrorCode = deepFreeze(Object.fromEntries(ERROR_REGISTRY.map((e) => [e.cod
 const DENY_REASONS = data.denyReasons
 const DenyReason = deepFreeze(Object.fromEntries(DENY_REASONS.map((r) => [constantKey(r), r])))
 /** capability id -> payload field. A Map, so prototype keys are never found. */
-const CAPABILITY_FIELDS = new Map(data.capabilities)
+const CAPABILITY_FIELDS = new Map(data.capabilities.map(([c, f]) => [c, f]))
+/** capability id -> its second payload field (`secrets.use` -> `url`). */
+const CAPABILITY_SECOND_FIELDS = new Map(data.capabilities.filter((e) => e.length > 2).map(([c, , f]) => [c, f]))
 const Capability = deepFreeze(Object.fromEntries([...CAPABILITY_FIELDS.keys(), 'unknown'].map((c) => [constantKey(c), c])))
 const BUDGET_KINDS = new Map(data.budgetKinds)
 const BUDGET_KIND_LIST = Object.freeze(data.budgetKinds.map(([k]) => k))
-const [PERMISSION_DENIED_TOTAL, BUDGET_EXCEEDED_TOTAL] = data.instruments
+const [PERMISSION_DENIED_TOTAL, BUDGET_EXCEEDED_TOTAL, PERMISSION_SHADOW_DENIED_TOTAL, BUDGET_SHADOW_EXCEEDED_TOTAL] = data.instruments
 const INSTRUMENTS = data.instruments
 const LIMITS = data.limits
 const METER_NAME = data.meterName
@@ -51,10 +53,13 @@ module.exports = {
   DenyReason,
   Capability,
   CAPABILITY_FIELDS,
+  CAPABILITY_SECOND_FIELDS,
   BUDGET_KINDS,
   BUDGET_KIND_LIST,
   PERMISSION_DENIED_TOTAL,
   BUDGET_EXCEEDED_TOTAL,
+  PERMISSION_SHADOW_DENIED_TOTAL,
+  BUDGET_SHADOW_EXCEEDED_TOTAL,
   INSTRUMENTS,
   LIMITS,
   METER_NAME,

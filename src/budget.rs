@@ -275,6 +275,8 @@ pub struct BudgetTracker<C: Clock> {
     plugin: String,
     capability: String,
     instruments: Option<Instruments>,
+    /// The shadow policy's budgets on the same readings (SPEC §12), report-only.
+    shadow: Option<BudgetState>,
 }
 
 impl<C: Clock> std::fmt::Debug for BudgetTracker<C> {
@@ -300,6 +302,11 @@ pub struct TrackerOptions {
     /// Default: none, so a `cpuPercent` budget without `cpu_time_ms` or a
     /// `memoryMb` budget without `rss_mb` is [`TrackerError::Unmeasured`].
     pub unmeasured: Vec<BudgetKind>,
+    /// A shadow (candidate) policy's budgets, `policy.budgets()` (SPEC §12):
+    /// evaluated on the same readings, each breach kind counted once in
+    /// `plugin.budget_shadow_exceeded_total`, never returned or raised.
+    /// Default: none. Its budgets need samplers like the enforced ones.
+    pub shadow: Option<Budgets>,
 }
 
 impl Default for TrackerOptions {
@@ -311,6 +318,7 @@ impl Default for TrackerOptions {
             cpu_grace_ms: DEFAULT_CPU_GRACE_MS,
             instruments: None,
             unmeasured: Vec::new(),
+            shadow: None,
         }
     }
 }
@@ -327,12 +335,22 @@ impl<C: Clock> BudgetTracker<C> {
         if let Some(budget) = measured.unmeasured(&policy.budgets(), options.unmeasured.iter().copied()) {
             return Err(UnmeasuredBudget { budget }.into());
         }
+        if let Some(b) = &options.shadow {
+            if let Some(budget) = measured.unmeasured(b, options.unmeasured.iter().copied()) {
+                return Err(UnmeasuredBudget { budget }.into());
+            }
+        }
         let start = Sample {
             now_ms: clock.now_ms(),
             cpu_time_ms: options.cpu_time_ms.as_mut().map(|f| f()),
             rss_mb: options.rss_mb.as_mut().map(|f| f()),
         };
+        let shadow = match options.shadow {
+            Some(b) => Some(BudgetState::new(b, start, options.cpu_grace_ms)?),
+            None => None,
+        };
         Ok(Self {
+            shadow,
             state: BudgetState::new(policy.budgets(), start, options.cpu_grace_ms)?,
             clock,
             cpu: options.cpu_time_ms,
@@ -365,6 +383,14 @@ impl<C: Clock> BudgetTracker<C> {
     /// Records pushed readings and evaluates.
     pub fn record(&mut self, s: Sample) -> Result<BudgetStatus, InvalidSample> {
         let r = self.state.record(s)?;
+        if let Some(sh) = &mut self.shadow {
+            // The same readings were just accepted; a shadow error changes nothing.
+            if let (Ok((_, new)), Some(i)) = (sh.record(s), &self.instruments) {
+                for kind in new.iter() {
+                    i.budget_shadow_exceeded(&self.plugin, &self.capability, kind.reason());
+                }
+            }
+        }
         Ok(self.counted(r))
     }
 

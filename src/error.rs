@@ -84,6 +84,12 @@ closed_enum! {
         /// fetch: a grant matches scheme, host and port, but none of the grants
         /// for that host covers the request's path (SPEC §11).
         PathNotAllowed => "path_not_allowed",
+        /// secrets.get: the secret is bound to destinations (SPEC §13); the
+        /// plugin can only send it (`secrets.use`), never read it. Appended.
+        SecretNotReadable => "secret_not_readable",
+        /// secrets.use: the URL fails `checkFetch` or matches none of the
+        /// secret's `hosts` patterns (or the secret is readable, not bound). Appended.
+        SecretDestinationNotAllowed => "secret_destination_not_allowed",
     }
 }
 
@@ -99,6 +105,9 @@ closed_enum! {
         EventsSubscribe => "events.subscribe",
         DbQuery => "db.query",
         Unknown => "unknown",
+        /// `{ name, url }`: send a destination-bound secret (SPEC §13). Appended
+        /// after `Unknown` so every earlier decision code keeps its value.
+        SecretsUse => "secrets.use",
     }
 }
 
@@ -111,7 +120,16 @@ impl Capability {
             Capability::SecretsGet => Some("name"),
             Capability::EventsPublish | Capability::EventsSubscribe => Some("topic"),
             Capability::DbQuery => Some("database"),
+            Capability::SecretsUse => Some("name"),
             Capability::Unknown => None,
+        }
+    }
+
+    /// The second payload field, for the one capability with two (`secrets.use`: `url`).
+    pub const fn second_payload_field(self) -> Option<&'static str> {
+        match self {
+            Capability::SecretsUse => Some("url"),
+            _ => None,
         }
     }
 
@@ -357,6 +375,10 @@ mod tests {
         assert_eq!(DenyReason::InvalidPayload.index(), 15);
         assert_eq!(DenyReason::ExplicitlyDenied.index(), 16);
         assert_eq!(DenyReason::PathNotAllowed.index(), 17);
+        assert_eq!(DenyReason::SecretNotReadable.index(), 18);
+        assert_eq!(DenyReason::SecretDestinationNotAllowed.index(), 19);
+        assert_eq!(Capability::Unknown.index(), 7);
+        assert_eq!(Capability::SecretsUse.index(), 8);
         assert!(DenyReason::ALL.len() < 64);
         assert_eq!(Decision::deny(Capability::Fetch, DenyReason::HostNotAllowlisted).code(), 1 + 2 * 64 + 8);
     }

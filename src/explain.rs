@@ -168,6 +168,41 @@ impl PermissionPolicy {
         json!({ "query": { "kind": "capability", "id": id }, "decision": decision_json(decision), "matched": matched })
     }
 
+    /// `explain cap` on a whole JSON payload: for `secrets.use` (two fields)
+    /// the decision, the bound secret's `hosts` patterns that match the URL
+    /// (by pointer), and the fetch explanation of the URL; for every other
+    /// capability the same as [`Self::explain_capability`] on its field.
+    pub fn explain_capability_payload(&self, id: &str, payload: &Value) -> Value {
+        let cap = Capability::from_id(id);
+        if cap != Some(Capability::SecretsUse) {
+            let field = cap.and_then(|c| c.payload_field()).and_then(|k| payload.get(k)).and_then(Value::as_str);
+            return self.explain_capability(id, field);
+        }
+        let decision = self.check_capability(id, payload);
+        let query = json!({ "kind": "capability", "id": id });
+        let (Some(name), Some(url)) =
+            (payload.get("name").and_then(Value::as_str), payload.get("url").and_then(Value::as_str))
+        else {
+            return json!({ "query": query, "decision": decision_json(decision), "matched": [] });
+        };
+        let mut matched = Vec::new();
+        if let Some(i) = self.secrets().iter().position(|s| s == name) {
+            match self.bound_secret(name) {
+                Some(b) => {
+                    for (j, h) in b.hosts.iter().enumerate() {
+                        if crate::fetch::FetchMatcher::compile(std::slice::from_ref(h)).check(url).is_ok() {
+                            matched.push(
+                                json!({ "pointer": format!("/secrets/{i}/hosts/{j}"), "pattern": h.to_string() }),
+                            );
+                        }
+                    }
+                }
+                None => matched.push(json!({ "pointer": format!("/secrets/{i}"), "readable": true })),
+            }
+        }
+        json!({ "query": query, "decision": decision_json(decision), "matched": matched, "fetch": self.explain_fetch(url) })
+    }
+
     /// Warnings for grants that widen authority more than they likely mean to.
     /// Each is `{ pointer, code, message }`.
     pub fn lint(&self) -> Vec<Value> {
@@ -258,6 +293,7 @@ impl PermissionPolicy {
             }
         }
         self.lint_deny(&mut warn);
+        self.lint_bound_secrets(&mut warn);
         let b = self.budgets();
         if b.wall_clock_ms.is_none() {
             warn(
@@ -337,6 +373,35 @@ fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
 impl PermissionPolicy {
     /// `deny-unreachable` warnings: deny rules that no grant could reach
     /// (a deny still denies; the warning says it decides nothing today).
+    /// SPEC §13: a bound secret's hosts pattern that no fetch grant covers
+    /// (scheme and host; ports and paths are not compared) can never be sent.
+    fn lint_bound_secrets(&self, warn: &mut impl FnMut(String, &str, String)) {
+        fn host_covers(g: &HostPattern, h: &HostPattern) -> bool {
+            match (g, h) {
+                (HostPattern::Exact(a), HostPattern::Exact(b)) => a == b,
+                (HostPattern::Suffix(s), HostPattern::Exact(Host::Domain(d))) => d.ends_with(&format!(".{s}")),
+                (HostPattern::Suffix(s), HostPattern::Suffix(t)) => t == s || t.ends_with(&format!(".{s}")),
+                _ => false,
+            }
+        }
+        for (i, name) in self.secrets().iter().enumerate() {
+            let Some(b) = self.bound_secret(name) else { continue };
+            for (j, h) in b.hosts.iter().enumerate() {
+                let covered = self
+                    .fetch_patterns()
+                    .iter()
+                    .any(|g| (g.scheme.is_none() || g.scheme == h.scheme) && host_covers(&g.host, &h.host));
+                if !covered {
+                    warn(
+                        format!("/secrets/{i}/hosts/{j}"),
+                        "secret-host-not-granted",
+                        format!("no fetch grant covers '{h}': the bound secret can never be sent there"),
+                    );
+                }
+            }
+        }
+    }
+
     fn lint_deny(&self, warn: &mut impl FnMut(String, &str, String)) {
         let platform = self.platform();
         let grant_dirs: Vec<Vec<String>> = self.fs_grants().iter().map(|g| literal_dirs(&g.glob, platform)).collect();

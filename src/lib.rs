@@ -26,7 +26,7 @@ pub mod urlpath;
 #[doc(hidden)]
 pub mod binding;
 
-pub use checker::{FsCheckOptions, PermissionChecker};
+pub use checker::{FsCheckOptions, OnShadow, PermissionChecker, ShadowEvent, ShadowPluginMismatch};
 pub use error::{
     BudgetExceeded, BudgetKind, Capability, Decision, Denial, DenyReason, ErrorCode, InvalidSample, ManifestError,
     PermissionDenied, UnmeasuredBudget, ERROR_REGISTRY,

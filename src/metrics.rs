@@ -35,8 +35,28 @@ pub const BUDGET_EXCEEDED_TOTAL: InstrumentDescriptor = InstrumentDescriptor {
     attribute_keys: &["plugin", "capability", "reason"],
 };
 
-/// Both descriptors.
-pub const INSTRUMENTS: &[InstrumentDescriptor] = &[PERMISSION_DENIED_TOTAL, BUDGET_EXCEEDED_TOTAL];
+/// Calls a shadow (candidate) policy would have denied (SPEC §12); the
+/// enforced policy decided them. `reason` is the candidate's.
+pub const PERMISSION_SHADOW_DENIED_TOTAL: InstrumentDescriptor = InstrumentDescriptor {
+    name: "plugin.permission_shadow_denied_total",
+    kind: "counter",
+    unit: "{denial}",
+    description: "Capability calls a shadow (report-only) permission policy would have denied",
+    attribute_keys: &["plugin", "capability", "reason"],
+};
+
+/// Breaches of a shadow policy's budgets, once per kind (SPEC §12).
+pub const BUDGET_SHADOW_EXCEEDED_TOTAL: InstrumentDescriptor = InstrumentDescriptor {
+    name: "plugin.budget_shadow_exceeded_total",
+    kind: "counter",
+    unit: "{breach}",
+    description: "Requests that went over a shadow (report-only) policy's CPU, memory or wall-clock budget",
+    attribute_keys: &["plugin", "capability", "reason"],
+};
+
+/// Every descriptor; new ones are appended.
+pub const INSTRUMENTS: &[InstrumentDescriptor] =
+    &[PERMISSION_DENIED_TOTAL, BUDGET_EXCEEDED_TOTAL, PERMISSION_SHADOW_DENIED_TOTAL, BUDGET_SHADOW_EXCEEDED_TOTAL];
 
 fn counter(meter: &Meter, d: &InstrumentDescriptor) -> Counter<u64> {
     meter.u64_counter(d.name).with_unit(d.unit).with_description(d.description).build()
@@ -47,6 +67,8 @@ fn counter(meter: &Meter, d: &InstrumentDescriptor) -> Counter<u64> {
 pub struct Instruments {
     denied: Counter<u64>,
     budget: Counter<u64>,
+    shadow_denied: Counter<u64>,
+    budget_shadow: Counter<u64>,
 }
 
 impl std::fmt::Debug for Instruments {
@@ -58,7 +80,12 @@ impl std::fmt::Debug for Instruments {
 impl Instruments {
     /// Instruments on `meter`.
     pub fn new(meter: &Meter) -> Self {
-        Self { denied: counter(meter, &PERMISSION_DENIED_TOTAL), budget: counter(meter, &BUDGET_EXCEEDED_TOTAL) }
+        Self {
+            denied: counter(meter, &PERMISSION_DENIED_TOTAL),
+            budget: counter(meter, &BUDGET_EXCEEDED_TOTAL),
+            shadow_denied: counter(meter, &PERMISSION_SHADOW_DENIED_TOTAL),
+            budget_shadow: counter(meter, &BUDGET_SHADOW_EXCEEDED_TOTAL),
+        }
     }
 
     /// Instruments on the global meter provider's meter named [`METER_NAME`].
@@ -73,6 +100,30 @@ impl Instruments {
             &[
                 KeyValue::new("plugin", plugin.to_owned()),
                 KeyValue::new("capability", capability),
+                KeyValue::new("reason", reason),
+            ],
+        );
+    }
+
+    /// One call the shadow policy would have denied.
+    pub fn shadow_denied(&self, plugin: &str, capability: &'static str, reason: &'static str) {
+        self.shadow_denied.add(
+            1,
+            &[
+                KeyValue::new("plugin", plugin.to_owned()),
+                KeyValue::new("capability", capability),
+                KeyValue::new("reason", reason),
+            ],
+        );
+    }
+
+    /// One shadow budget breach.
+    pub fn budget_shadow_exceeded(&self, plugin: &str, capability: &str, reason: &'static str) {
+        self.budget_shadow.add(
+            1,
+            &[
+                KeyValue::new("plugin", plugin.to_owned()),
+                KeyValue::new("capability", capability.to_owned()),
                 KeyValue::new("reason", reason),
             ],
         );

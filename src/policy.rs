@@ -1,7 +1,7 @@
 //! `PermissionPolicy`: the only way in is [`PermissionPolicy::from_manifest`],
 //! which validates the whole manifest (SPEC §1) and compiles every matcher once.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -88,14 +88,33 @@ pub struct PermissionPolicy {
     /// `deny.fetch` rules (SPEC §10).
     deny_fetch: Vec<DenyFetch>,
     budgets: Budgets,
+    /// Every declared secret name, readable and bound, in manifest order.
     secrets: Vec<String>,
+    /// The readable ones (`secrets.get`).
     secret_set: HashSet<String>,
+    /// The destination-bound ones (SPEC §13): name -> its hosts.
+    bound: HashMap<String, BoundSecret>,
     publishes: Vec<TopicPattern>,
     subscribes: Vec<TopicPattern>,
     has_events: bool,
     has_publishes: bool,
     has_subscribes: bool,
     database: Option<String>,
+}
+
+/// A destination-bound secret: its `hosts` patterns (fetch grammar, paths
+/// included) and their matcher.
+#[derive(Debug, Clone)]
+pub struct BoundSecret {
+    pub hosts: Vec<FetchPattern>,
+    matcher: FetchMatcher,
+}
+
+impl BoundSecret {
+    /// Whether `url` matches one of the hosts patterns (scheme, host, port and path).
+    pub fn matches(&self, url: &str) -> bool {
+        self.matcher.check(url).is_ok()
+    }
 }
 
 /// Which top-level keys the manifest had, so `to_json` gives them back.
@@ -218,6 +237,7 @@ impl PermissionPolicy {
             budgets: Budgets::default(),
             secrets: Vec::new(),
             secret_set: HashSet::new(),
+            bound: HashMap::new(),
             publishes: Vec::new(),
             subscribes: Vec::new(),
             has_events: false,
@@ -311,10 +331,49 @@ impl PermissionPolicy {
 
         if let Some(v) = top.get("secrets") {
             policy.present.secrets = true;
-            for (i, s) in expect_array(v, "/secrets", "secret names")?.iter().enumerate() {
-                let name = expect_name(s, &format!("/secrets/{i}"), "a secret name")?;
-                if policy.secret_set.insert(name.to_owned()) {
-                    policy.secrets.push(name.to_owned());
+            let what = "secrets (a secret name, or { name, hosts } for a destination-bound secret)";
+            for (i, s) in expect_array(v, "/secrets", what)?.iter().enumerate() {
+                let ptr = format!("/secrets/{i}");
+                match s {
+                    Value::Object(_) => {
+                        let o = expect_object(s, &ptr, "a bound secret { name, hosts }", &["name", "hosts"])?;
+                        let name_ptr = format!("{ptr}/name");
+                        let name_v = o
+                            .get("name")
+                            .ok_or_else(|| ManifestError::new(&name_ptr, "a required 'name': a secret name"))?;
+                        let name = expect_name(name_v, &name_ptr, "a secret name")?;
+                        let hosts_ptr = format!("{ptr}/hosts");
+                        let hosts_v = o.get("hosts").ok_or_else(|| {
+                            ManifestError::new(&hosts_ptr, "a required 'hosts': a non-empty array of fetch patterns")
+                        })?;
+                        let list = expect_array(hosts_v, &hosts_ptr, "fetch pattern strings")?;
+                        if list.is_empty() {
+                            return Err(ManifestError::new(&hosts_ptr, "a non-empty array of fetch patterns"));
+                        }
+                        let mut hosts = Vec::with_capacity(list.len());
+                        for (j, h) in list.iter().enumerate() {
+                            let hptr = format!("{hosts_ptr}/{j}");
+                            hosts.push(FetchPattern::parse(expect_str(h, &hptr, "a fetch pattern string")?, &hptr)?);
+                        }
+                        if policy.secret_set.contains(name) || policy.bound.contains_key(name) {
+                            return Err(ManifestError::new(
+                                &name_ptr,
+                                "a bound secret name declared once (not also readable)",
+                            ));
+                        }
+                        let matcher = FetchMatcher::compile(&hosts);
+                        policy.bound.insert(name.to_owned(), BoundSecret { hosts, matcher });
+                        policy.secrets.push(name.to_owned());
+                    }
+                    _ => {
+                        let name = expect_name(s, &ptr, "a secret name or { name, hosts }")?;
+                        if policy.bound.contains_key(name) {
+                            return Err(ManifestError::new(&ptr, "a secret name not also declared bound"));
+                        }
+                        if policy.secret_set.insert(name.to_owned()) {
+                            policy.secrets.push(name.to_owned());
+                        }
+                    }
                 }
             }
         }
@@ -388,8 +447,13 @@ impl PermissionPolicy {
     pub fn fetch_denied_by(&self, url: &url::Url, resolved: Option<std::net::IpAddr>) -> Option<usize> {
         self.fetch.denied_by(url, resolved)
     }
+    /// Every declared secret name (readable and bound), in manifest order.
     pub fn secrets(&self) -> &[String] {
         &self.secrets
+    }
+    /// The destination-bound secret with this name, if any.
+    pub fn bound_secret(&self, name: &str) -> Option<&BoundSecret> {
+        self.bound.get(name)
     }
     pub fn publishes(&self) -> &[TopicPattern] {
         &self.publishes
@@ -429,7 +493,18 @@ impl PermissionPolicy {
             m.insert("budgets".into(), Value::Object(b));
         }
         if self.present.secrets {
-            m.insert("secrets".into(), Value::Array(self.secrets.iter().cloned().map(Value::String).collect()));
+            let list = self
+                .secrets
+                .iter()
+                .map(|n| match self.bound.get(n) {
+                    Some(b) => serde_json::json!({
+                        "name": n,
+                        "hosts": b.hosts.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+                    }),
+                    None => Value::String(n.clone()),
+                })
+                .collect();
+            m.insert("secrets".into(), Value::Array(list));
         }
         if self.has_events {
             let mut e = Map::new();
@@ -500,8 +575,35 @@ impl PermissionPolicy {
             Decision::deny(Capability::SecretsGet, DenyReason::InvalidPayload)
         } else if self.secret_set.contains(name) {
             Decision::Allowed
+        } else if self.bound.contains_key(name) {
+            Decision::deny(Capability::SecretsGet, DenyReason::SecretNotReadable)
         } else {
             Decision::deny(Capability::SecretsGet, DenyReason::SecretNotDeclared)
+        }
+    }
+
+    /// `secrets.use { name, url }` (SPEC §13): allowed only when `name` is a
+    /// bound secret, `url` passes `checkFetch`, and `url` matches one of the
+    /// secret's `hosts` patterns. An undeclared name is `secret_not_declared`;
+    /// a readable (unbound) name, a URL `checkFetch` denies, or one outside the
+    /// hosts is `secret_destination_not_allowed`.
+    pub fn check_secret_use(&self, name: &str, url: &str) -> Decision {
+        const CAP: Capability = Capability::SecretsUse;
+        if name.len() > MAX_PAYLOAD_STRING_BYTES || url.len() > MAX_PAYLOAD_STRING_BYTES {
+            return Decision::deny(CAP, DenyReason::InvalidPayload);
+        }
+        let Some(b) = self.bound.get(name) else {
+            let reason = if self.secret_set.contains(name) {
+                DenyReason::SecretDestinationNotAllowed
+            } else {
+                DenyReason::SecretNotDeclared
+            };
+            return Decision::deny(CAP, reason);
+        };
+        if self.fetch.check(url).is_ok() && b.matches(url) {
+            Decision::Allowed
+        } else {
+            Decision::deny(CAP, DenyReason::SecretDestinationNotAllowed)
         }
     }
 
@@ -541,6 +643,14 @@ impl PermissionPolicy {
     /// field for that capability (`path`, `url`, `name`, `topic`, `database`),
     /// or `None` when the payload lacks it or it is not a string.
     pub fn check_capability_field(&self, id: &str, field: Option<&str>) -> Decision {
+        self.check_capability_fields(id, field, None)
+    }
+
+    /// `checkCapability(id, field, second)`: as [`Self::check_capability_field`],
+    /// with the second payload field of a two-field capability (`secrets.use`:
+    /// `url`); `None` when absent or not a string (then `invalid_payload`).
+    /// Each field is at most 4096 bytes.
+    pub fn check_capability_fields(&self, id: &str, field: Option<&str>, second: Option<&str>) -> Decision {
         let Some(cap) = Capability::from_id(id) else {
             return Decision::deny(Capability::Unknown, DenyReason::UnknownCapability);
         };
@@ -557,6 +667,10 @@ impl PermissionPolicy {
             Capability::SecretsGet => self.check_secret(field),
             Capability::EventsPublish | Capability::EventsSubscribe => self.check_topic(cap, field),
             Capability::DbQuery => self.check_database(field),
+            Capability::SecretsUse => match second {
+                Some(url) => self.check_secret_use(field, url),
+                None => Decision::deny(cap, DenyReason::InvalidPayload),
+            },
             Capability::Unknown => Decision::deny(Capability::Unknown, DenyReason::UnknownCapability),
         }
     }
@@ -571,6 +685,10 @@ impl PermissionPolicy {
             (Value::Object(o), Some(key)) => o.get(key).and_then(Value::as_str),
             _ => None,
         };
-        self.check_capability_field(id, field)
+        let second = match (payload, cap.second_payload_field()) {
+            (Value::Object(o), Some(key)) => o.get(key).and_then(Value::as_str),
+            _ => None,
+        };
+        self.check_capability_fields(id, field, second)
     }
 }

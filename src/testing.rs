@@ -89,6 +89,12 @@ pub trait ConformanceChecker {
     ) -> Option<Result<Box<dyn ConformanceTracker>, TrackerError>> {
         None
     }
+    /// SPEC §12: the same checker with a shadow policy that denies every call
+    /// (an empty manifest, same plugin id), recording to the same meter.
+    /// `None`: the adapter has no shadow support; the shadow pass is not run.
+    fn with_deny_all_shadow(&self) -> Option<Box<dyn ConformanceChecker>> {
+        None
+    }
 }
 
 /// Run options.
@@ -221,7 +227,60 @@ fn run_case(
         return Err(format!("decision {got:?}, expected {want:?}"));
     }
     denial_metrics(probe, want.reason().map(|r| (cap, r.as_str())))?;
+    if let Some(shadowed) = checker.with_deny_all_shadow() {
+        shadow_pass(case, probe, &*shadowed, cap, want)?;
+    }
     Ok(None)
+}
+
+/// The case again beside a deny-all shadow: the same decision and enforced
+/// increments, and exactly one shadow increment with the call's capability.
+fn shadow_pass(
+    case: &Case,
+    probe: &mut Probe,
+    shadowed: &dyn ConformanceChecker,
+    cap: Capability,
+    want: Decision,
+) -> Result<(), String> {
+    let got = match &case.op {
+        Op::Fs { path, mode } => shadowed.check_fs(path, *mode),
+        Op::Fetch { url } => shadowed.check_fetch(url),
+        Op::FetchAddress { url, ip } => match shadowed.check_fetch_address(url, ip) {
+            Some(d) => d,
+            None => return Ok(()),
+        },
+        Op::Capability { id, payload } => shadowed.check_capability(id, payload),
+        _ => return Ok(()),
+    };
+    if got != want {
+        return Err(format!(
+            "with a shadow: decision {got:?}, expected {want:?} (a shadow must never change a decision)"
+        ));
+    }
+    let shadow_name = crate::metrics::PERMISSION_SHADOW_DENIED_TOTAL.name;
+    let delta = probe.delta();
+    let (shadow, rest): (HashMap<_, _>, HashMap<_, _>) = delta.into_iter().partition(|(k, _)| k.0 == shadow_name);
+    let want_rest: HashMap<MetricKey, u64> = want
+        .reason()
+        .map(|r| {
+            let key = (
+                PERMISSION_DENIED_TOTAL.name.to_owned(),
+                CONFORMANCE_PLUGIN.to_owned(),
+                cap.as_str().to_owned(),
+                r.as_str().to_owned(),
+            );
+            HashMap::from([(key, 1)])
+        })
+        .unwrap_or_default();
+    if rest != want_rest {
+        return Err(format!("with a shadow: enforced increments {rest:?}, expected {want_rest:?}"));
+    }
+    let once =
+        shadow.len() == 1 && shadow.iter().all(|(k, v)| *v == 1 && k.1 == CONFORMANCE_PLUGIN && k.2 == cap.as_str());
+    if !once {
+        return Err(format!("with a deny-all shadow: shadow increments {shadow:?}, expected one for {cap}"));
+    }
+    Ok(())
 }
 
 fn run_budget(
@@ -392,6 +451,18 @@ impl ConformanceChecker for NativeAdapter {
     }
     fn check_fetch_address(&self, url: &str, ip: &str) -> Option<Decision> {
         Some(self.checker.check_fetch_address(url, ip))
+    }
+    fn with_deny_all_shadow(&self) -> Option<Box<dyn ConformanceChecker>> {
+        if self.checker.shadow_policy().is_some() {
+            return None;
+        }
+        let options = crate::PolicyOptions {
+            plugin: self.checker.policy().plugin().to_owned(),
+            platform: self.checker.policy().platform(),
+        };
+        let deny_all = crate::PermissionPolicy::from_manifest(&serde_json::json!({}), options).ok()?;
+        let checker = self.checker.clone().with_shadow(deny_all, None).ok()?;
+        Some(Box::new(NativeAdapter { checker, meter: self.meter.clone() }))
     }
     fn budget_tracker(
         &self,

@@ -92,6 +92,26 @@ impl ConformanceChecker for Broken {
             _ => self.inner.budget_tracker(hooks, cpu_grace_ms, unmeasured),
         }
     }
+    fn with_deny_all_shadow(&self) -> Option<Box<dyn ConformanceChecker>> {
+        match self.kind {
+            // Enforces the candidate instead of reporting it (SPEC §12).
+            "shadow-decides" => {
+                let deny_all = api_sandbox_permissions::PermissionPolicy::from_manifest(
+                    &serde_json::json!({}),
+                    api_sandbox_permissions::PolicyOptions::new(self.inner.checker.policy().plugin())
+                        .platform(self.inner.checker.policy().platform()),
+                )
+                .ok()?;
+                let checker = api_sandbox_permissions::PermissionChecker::new(deny_all, &self.inner.meter);
+                Some(Box::new(NativeAdapter { checker, meter: self.inner.meter.clone() }))
+            }
+            // A shadow that is never evaluated.
+            "shadow-silent" => {
+                Some(Box::new(NativeAdapter { checker: self.inner.checker.clone(), meter: self.inner.meter.clone() }))
+            }
+            _ => self.inner.with_deny_all_shadow(),
+        }
+    }
 }
 
 fn broken(
@@ -118,6 +138,8 @@ fn broken_adapters_are_caught() {
         ("no-metrics", "fs - write to a read grant"),
         ("lax-tracker", "adversarial - a memory budget with no memory sampler is refused, never silently unenforced"),
         ("wrong-budget", "adversarial - a cpu budget with no cpu sampler is refused, never silently unenforced"),
+        ("shadow-decides", "destination-bound secrets (SPEC §13) - a bound secret is sent to its host and path"),
+        ("shadow-silent", "destination-bound secrets (SPEC §13) - a readable secret is read"),
     ] {
         let report = run_permissions_conformance_with(kind, &ConformanceOptions::default(), broken(kind));
         assert!(

@@ -26,7 +26,18 @@ const BOOTSTRAP = `
       readFile: (path) => call('fs.read', { path }),
       writeFile: (path, data) => call('fs.write', { path, data: String(data) }),
     }),
-    fetch: (url) => call('fetch', { url: String(url) }),
+    fetch: (url, init) => {
+      const p = { url: String(url) }
+      if (init !== undefined && init !== null) {
+        if (init.method !== undefined) p.method = String(init.method)
+        if (init.body !== undefined) p.body = String(init.body)
+        if (init.headers !== undefined && init.headers !== null) {
+          p.headers = {}
+          for (const k of Object.keys(init.headers)) p.headers[String(k)] = String(init.headers[k])
+        }
+      }
+      return call('fetch', p)
+    },
     secrets: Object.freeze({ get: (name) => call('secrets.get', { name }) }),
     events: Object.freeze({ publish: (topic, data) => call('events.publish', { topic, data }) }),
     capability: (id, payload) => call(id, payload),

@@ -52,8 +52,15 @@ pub fn export_data() -> String {
             json!({ "name": d.name, "kind": d.kind, "unit": d.unit, "description": d.description, "attributeKeys": d.attribute_keys })
         })
         .collect();
-    let capabilities: Vec<_> =
-        Capability::ALL.iter().filter_map(|c| c.payload_field().map(|f| json!([c.as_str(), f]))).collect();
+    let capabilities: Vec<_> = Capability::ALL
+        .iter()
+        .filter_map(|c| {
+            c.payload_field().map(|f| match c.second_payload_field() {
+                Some(f2) => json!([c.as_str(), f, f2]),
+                None => json!([c.as_str(), f]),
+            })
+        })
+        .collect();
     json!({
         "registry": registry,
         "denyReasons": DenyReason::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
@@ -281,7 +288,7 @@ impl NativePolicy {
     }
 
     /// JSON explanation: kind `fs-read`/`fs-write` (a = path), `fetch` (a = url),
-    /// `cap` (a = id, b = the payload field or null).
+    /// `cap` (a = id, b = the payload field or null), `cap-json` (a = id, b = the payload as JSON).
     #[napi(catch_unwind)]
     pub fn explain(&self, kind: String, a: String, b: Option<String>) -> Result<String> {
         let p = self.policy()?;
@@ -290,6 +297,12 @@ impl NativePolicy {
             "fs-write" => p.explain_fs(&a, FsMode::Write),
             "fetch" => p.explain_fetch(&a),
             "cap" => p.explain_capability(&a, b.as_deref()),
+            // a = id, b = the whole payload as JSON (two-field capabilities).
+            "cap-json" => {
+                let payload =
+                    b.as_deref().and_then(|j| serde_json::from_str(j).ok()).unwrap_or(serde_json::Value::Null);
+                p.explain_capability_payload(&a, &payload)
+            }
             _ => return Err(Error::new(Status::InvalidArg, "unknown explain kind")),
         };
         Ok(v.to_string())

@@ -255,11 +255,12 @@ unsafe extern "C" fn check_fetch(env: sys::napi_env, info: sys::napi_callback_in
     })
 }
 
-/// `checkCapability(handle, id, field | null)`.
+/// `checkCapability(handle, id, field | null, second?)`: `second` is the
+/// second payload field of a two-field capability (`secrets.use`: `url`).
 unsafe extern "C" fn check_capability(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     // SAFETY: as in `check_fs`: live `env`/`info`; `p` kept alive by the argument.
     guarded(env, || unsafe {
-        let [h, id, field] = args::<3>(env, info);
+        let [h, id, field, second] = args::<4>(env, info);
         let Some(p) = tagged::<PermissionPolicy>(env, h, &POLICY_TAG) else {
             return throw_type_error(env, b"expected a policy handle\0");
         };
@@ -275,7 +276,20 @@ unsafe extern "C" fn check_capability(env: sys::napi_env, info: sys::napi_callba
             (*p).check_capability_field(id, None).code()
         } else {
             match string(env, field, &mut buf, crate::capability::MAX_PAYLOAD_STRING_BYTES, &mut heap) {
-                Str::Ok(s) => (*p).check_capability_field(id, Some(s)).code(),
+                Str::Ok(s) if is_nullish(env, second) => (*p).check_capability_field(id, Some(s)).code(),
+                // A two-field payload (`secrets.use`: name, url): the second
+                // field through the same copy, with the same 4096-byte limit.
+                Str::Ok(s) => {
+                    let mut buf2 = [0u8; PAYLOAD_BUF];
+                    let mut heap2 = Vec::new();
+                    match string(env, second, &mut buf2, crate::capability::MAX_PAYLOAD_STRING_BYTES, &mut heap2) {
+                        Str::Ok(s2) => (*p).check_capability_fields(id, Some(s), Some(s2)).code(),
+                        Str::TooLong | Str::NotString => match Capability::from_id(id) {
+                            Some(cap) => Decision::deny(cap, DenyReason::InvalidPayload).code(),
+                            None => Decision::deny(Capability::Unknown, DenyReason::UnknownCapability).code(),
+                        },
+                    }
+                }
                 Str::TooLong | Str::NotString => match Capability::from_id(id) {
                     Some(cap) => Decision::deny(cap, DenyReason::InvalidPayload).code(),
                     None => Decision::deny(Capability::Unknown, DenyReason::UnknownCapability).code(),
