@@ -367,7 +367,11 @@ fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
         (PortRule::Exact(x), PortRule::Default) => x == s.default_port(),
         _ => true,
     });
-    !schemes.is_empty() && ports && hosts_overlap(&d.host, &g.host)
+    // A deny naming localhost or *.localhost also denies the loopback addresses.
+    let loopback = matches!(&d.host, HostPattern::Exact(Host::Domain(h)) | HostPattern::Suffix(h) if h == "localhost")
+        && (matches!(&g.host, HostPattern::Exact(Host::Ipv4(a)) if a.is_loopback())
+            || matches!(&g.host, HostPattern::Exact(Host::Ipv6(a)) if a.is_loopback()));
+    !schemes.is_empty() && ports && (hosts_overlap(&d.host, &g.host) || loopback)
 }
 
 impl PermissionPolicy {

@@ -9,7 +9,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use url::Url;
 
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
-use crate::urlpath::{deny_path_matches, PathPattern, PathTrie, RequestPath};
+use crate::urlpath::{deny_pattern, deny_segments, PathPattern, PathSeg, PathTrie};
 
 /// Longest fetch pattern a manifest may hold, in bytes.
 pub const MAX_HOST_PATTERN_BYTES: usize = 1024;
@@ -809,7 +809,20 @@ impl DenyFetch {
                 return Ok(DenyFetch::Cidr { net, len });
             }
         }
-        FetchPattern::parse(raw, pointer).map(DenyFetch::Pattern)
+        let p = FetchPattern::parse(raw, pointer)?;
+        // `10.0.0.0/8/`, `10.0.0.0/8.`, `10.0.0.0:80/8`, `10.0.0.0/8/**`: a
+        // CIDR block with a typo would read as a path deny of one address
+        // (`http://10.1.2.3/` allowed). An IP host whose path starts with a
+        // digit is refused: no real path deny needs that shape.
+        if matches!(p.host, HostPattern::Exact(Host::Ipv4(_) | Host::Ipv6(_)))
+            && matches!(p.path.as_ref().and_then(|pp| pp.segs.first()), Some(PathSeg::Lit(l)) if l.starts_with(char::is_numeric))
+        {
+            return Err(ManifestError::new(
+                pointer,
+                format!("{CIDR_GRAMMAR} (an IP host followed by a path that starts with a digit: write a CIDR block alone, e.g. 10.0.0.0/8)"),
+            ));
+        }
+        Ok(DenyFetch::Pattern(p))
     }
 
     /// For a CIDR block: whether it holds `ip` or an IPv4 address `ip` carries.
@@ -876,18 +889,52 @@ fn ip_candidates(ip: IpAddr) -> Vec<IpAddr> {
     v
 }
 
-/// The compiled deny rules: hash lookups by host like the grants, and a list
-/// of CIDR blocks.
+/// The deny rules of one host key: the rules without a path scope, and the
+/// path-scoped ones both as a list (a bad path is denied by any of them) and
+/// as a segment trie of their deny forms (SPEC §11: flat in the rule count).
+#[derive(Debug, Clone, Default)]
+struct DenyHost {
+    pathless: Vec<usize>,
+    scoped: Vec<usize>,
+    paths: Option<Box<PathTrie<usize>>>,
+}
+
+impl DenyHost {
+    fn add(&mut self, i: usize, path: Option<&PathPattern>) {
+        match path {
+            None => self.pathless.push(i),
+            Some(p) => {
+                self.scoped.push(i);
+                self.paths.get_or_insert_with(Default::default).insert(&deny_pattern(p), i);
+            }
+        }
+    }
+}
+
+/// The compiled deny rules: hash lookups by host like the grants, a
+/// per-host path trie, and a list of CIDR blocks.
 #[derive(Debug, Clone, Default)]
 struct DenyIndex {
     rules: Vec<DenyFetch>,
-    domains: HashMap<String, Vec<usize>>,
-    suffix: HashMap<String, Vec<usize>>,
+    domains: HashMap<String, DenyHost>,
+    suffix: HashMap<String, DenyHost>,
     /// The distinct byte lengths of the keys of `suffix`, ascending: a host is
     /// looked up only at these lengths (linear in the host, as for grants).
     suffix_lens: Vec<usize>,
-    ips: HashMap<IpAddr, Vec<usize>>,
+    ips: HashMap<IpAddr, DenyHost>,
+    /// The denies that name `localhost` or `*.localhost`: they also apply to
+    /// every loopback address (127.0.0.0/8, ::1 and the IPv6 forms that carry
+    /// a 127/8 address), as an IP host or as a resolved address.
+    loopback: DenyHost,
     cidrs: Vec<usize>,
+}
+
+/// Whether `ip` (one of [`ip_candidates`]) is a loopback address.
+fn is_loopback_candidate(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(a) => a.is_loopback(),
+        IpAddr::V6(a) => a.is_loopback(),
+    }
 }
 
 impl DenyIndex {
@@ -896,17 +943,25 @@ impl DenyIndex {
         for (i, r) in rules.iter().enumerate() {
             match r {
                 DenyFetch::Cidr { .. } => d.cidrs.push(i),
-                DenyFetch::Pattern(p) => match &p.host {
-                    HostPattern::Exact(Host::Domain(h)) => d.domains.entry(h.clone()).or_default().push(i),
-                    HostPattern::Exact(Host::Ipv4(a)) => d.ips.entry(IpAddr::V4(*a)).or_default().push(i),
-                    HostPattern::Exact(Host::Ipv6(a)) => d.ips.entry(canonical_ip(IpAddr::V6(*a))).or_default().push(i),
-                    HostPattern::Suffix(s) => {
-                        d.suffix.entry(s.clone()).or_default().push(i);
-                        if let Err(at) = d.suffix_lens.binary_search(&s.len()) {
-                            d.suffix_lens.insert(at, s.len());
+                DenyFetch::Pattern(p) => {
+                    let path = p.path.as_ref();
+                    let host = match &p.host {
+                        HostPattern::Exact(Host::Domain(h)) => d.domains.entry(h.clone()).or_default(),
+                        HostPattern::Exact(Host::Ipv4(a)) => d.ips.entry(IpAddr::V4(*a)).or_default(),
+                        HostPattern::Exact(Host::Ipv6(a)) => d.ips.entry(canonical_ip(IpAddr::V6(*a))).or_default(),
+                        HostPattern::Suffix(s) => {
+                            if let Err(at) = d.suffix_lens.binary_search(&s.len()) {
+                                d.suffix_lens.insert(at, s.len());
+                            }
+                            d.suffix.entry(s.clone()).or_default()
                         }
+                    };
+                    host.add(i, path);
+                    if matches!(&p.host, HostPattern::Exact(Host::Domain(h)) | HostPattern::Suffix(h) if h == "localhost")
+                    {
+                        d.loopback.add(i, path);
                     }
-                },
+                }
             }
         }
         d
@@ -918,15 +973,13 @@ impl DenyIndex {
         if self.rules.is_empty() {
             return None;
         }
-        let mut candidates: Vec<usize> = Vec::new();
+        let mut hosts: Vec<&DenyHost> = Vec::new();
         let mut ips: Vec<IpAddr> = Vec::new();
         match (resolved, url.host.clone()) {
             (Some(ip), _) => ips = ip_candidates(ip),
             (None, Some(url::Host::Domain(d))) => {
                 let d = d.strip_suffix('.').unwrap_or(d);
-                if let Some(v) = self.domains.get(d) {
-                    candidates.extend(v);
-                }
+                hosts.extend(self.domains.get(d));
                 // Each suffix length some deny has, at a '.' boundary with a
                 // non-empty head: bounded by the manifest, not by the host.
                 let b = d.as_bytes();
@@ -936,9 +989,7 @@ impl DenyIndex {
                     }
                     let start = b.len() - len;
                     if b[start - 1] == b'.' {
-                        if let Some(v) = self.suffix.get(&d[start..]) {
-                            candidates.extend(v);
-                        }
+                        hosts.extend(self.suffix.get(&d[start..]));
                     }
                 }
                 // `localhost` names are loopback (WHATWG and every resolver that
@@ -952,27 +1003,30 @@ impl DenyIndex {
             (None, Some(url::Host::Ipv6(a))) => ips = ip_candidates(IpAddr::V6(a)),
             (None, None) => {}
         }
-        for ip in &ips {
-            if let Some(v) = self.ips.get(ip) {
-                candidates.extend(v);
+        let mut best: Option<usize> = None;
+        let mut hit = |i: usize| {
+            if best.map_or(true, |b| i < b) {
+                best = Some(i);
             }
+        };
+        let mut loopback = false;
+        for ip in &ips {
+            hosts.extend(self.ips.get(ip));
+            loopback |= is_loopback_candidate(*ip);
             for &i in &self.cidrs {
                 if let DenyFetch::Cidr { net, len } = self.rules[i] {
                     if DenyFetch::cidr_contains(net, len, *ip) {
-                        candidates.push(i);
+                        hit(i);
                     }
                 }
             }
         }
-        if candidates.is_empty() {
-            return None;
+        if loopback {
+            hosts.push(&self.loopback);
         }
-        candidates.sort_unstable();
-        candidates.dedup();
         let scheme = url.scheme;
         let port = url.port;
-        let mut req: Option<RequestPath<'_>> = None;
-        candidates.into_iter().find(|&i| match &self.rules[i] {
+        let ok = |&i: &usize| match &self.rules[i] {
             DenyFetch::Cidr { .. } => true,
             DenyFetch::Pattern(p) => {
                 p.scheme.is_none_or_eq(scheme)
@@ -980,15 +1034,31 @@ impl DenyIndex {
                         PortRule::Default | PortRule::Any => true,
                         PortRule::Exact(x) => port == Some(x),
                     }
-                    && match &p.path {
-                        None => true,
-                        Some(pp) => {
-                            let r = req.get_or_insert_with(|| RequestPath::of(url.path, url.opaque));
-                            deny_path_matches(pp, r)
-                        }
-                    }
             }
-        })
+        };
+        // The request path in the deny form, computed once (linear in the
+        // path) and only when some host has a path-scoped deny.
+        let mut segs: Option<Option<Vec<String>>> = None;
+        for h in hosts {
+            if let Some(&i) = h.pathless.iter().find(|i| ok(i)) {
+                hit(i);
+            }
+            let Some(trie) = &h.paths else { continue };
+            match segs.get_or_insert_with(|| deny_segments(url.path, url.opaque)) {
+                // A bad path: every path-scoped deny of the host denies it.
+                None => {
+                    if let Some(&i) = h.scoped.iter().find(|i| ok(i)) {
+                        hit(i);
+                    }
+                }
+                Some(v) => {
+                    if let (Some(i), _) = trie.deny_first(v, ok) {
+                        hit(i);
+                    }
+                }
+            }
+        }
+        best
     }
 }
 
@@ -1447,6 +1517,70 @@ mod tests {
         assert!(m.check("http://evilexample.org/").is_err());
         assert!(m.check("http://example.org/").is_err());
         assert!(m.check("http://x.b.example.org/").is_ok());
+    }
+
+    fn deny_matcher(grants: &[&str], deny: &[&str]) -> FetchMatcher {
+        let g: Vec<_> = grants.iter().map(|p| FetchPattern::parse(p, "/fetch/0").unwrap()).collect();
+        let d: Vec<_> = deny.iter().map(|p| DenyFetch::parse(p, "/deny/fetch/0").unwrap()).collect();
+        FetchMatcher::compile_with_deny(&g, &d)
+    }
+
+    #[test]
+    fn path_denies_are_one_trie_walk() {
+        let deny: Vec<String> = (0..10_000).map(|i| format!("api.example.com/d{i}/**")).collect();
+        let deny: Vec<&str> = deny.iter().map(String::as_str).collect();
+        let m = deny_matcher(&["api.example.com"], &deny);
+        let h = m.deny.domains.get("api.example.com").unwrap();
+        let url = Url::parse(&format!("https://api.example.com/{}", "a/".repeat(30_000))).unwrap();
+        let segs = deny_segments(url.path(), false).unwrap();
+        let (hit, visits) = h.paths.as_ref().unwrap().deny_first(&segs, |_| true);
+        assert_eq!(hit, None);
+        assert!(visits <= 2, "{visits}");
+        assert!(m.check(url.as_str()).is_ok());
+        assert_eq!(m.check("https://api.example.com/d7777/x").err(), Some(DenyReason::ExplicitlyDenied));
+        assert_eq!(m.denied_by(&Url::parse("https://api.example.com/D7777./x").unwrap(), None), Some(7777));
+        assert_eq!(m.denied_by(&Url::parse("https://api.example.com/x/..;/d3/x").unwrap(), None), Some(0));
+    }
+
+    #[test]
+    fn localhost_denies_cover_loopback() {
+        let m = deny_matcher(&["127.0.0.1:*", "[::1]:*", "127.9.9.9", "10.0.0.1", "a.example.com"], &["localhost"]);
+        for u in [
+            "http://127.0.0.1/",
+            "http://127.0.0.1:8080/",
+            "http://[::1]/",
+            "http://127.9.9.9/",
+            "http://[::ffff:127.0.0.1]/",
+        ] {
+            assert_eq!(m.check(u).err(), Some(DenyReason::ExplicitlyDenied), "{u}");
+        }
+        assert!(m.check("http://10.0.0.1/").is_ok());
+        assert_eq!(m.check_address("http://a.example.com/", "127.0.0.1").err(), Some(DenyReason::ExplicitlyDenied));
+        let s = deny_matcher(&["127.0.0.1"], &["https://*.localhost/admin/**"]);
+        assert!(s.check("http://127.0.0.1/admin/x").is_ok(), "scheme of the deny kept");
+        let s = deny_matcher(&["127.0.0.1"], &["*.localhost/admin/**"]);
+        assert_eq!(s.check("http://127.0.0.1/admin/x").err(), Some(DenyReason::ExplicitlyDenied));
+        assert!(s.check("http://127.0.0.1/public").is_ok());
+    }
+
+    #[test]
+    fn cidr_typos_are_refused() {
+        for bad in [
+            "10.0.0.0/8/",
+            "10.0.0.0/8.",
+            "10.0.0.0:80/8",
+            "10.0.0.0/8/**",
+            "[fd00::]/8/",
+            "http://10.0.0.1/8/x",
+            "10.0.0.0/%38",
+        ] {
+            assert!(DenyFetch::parse(bad, "/deny/fetch/3").is_err(), "{bad}");
+        }
+        let e = DenyFetch::parse("10.0.0.0/8/", "/deny/fetch/3").unwrap_err();
+        assert!(format!("{e:?}").contains("/deny/fetch/3"));
+        for ok in ["10.0.0.0/8", "10.0.0.1/admin/**", "api.example.com/8/x", "[fd00::]/8"] {
+            assert!(DenyFetch::parse(ok, "/deny/fetch/0").is_ok(), "{ok}");
+        }
     }
 
     fn special(s: &str) -> bool {

@@ -219,8 +219,8 @@ function generators(rnd) {
 // that fails to deny, or a path outside every scope admitted, is a wrong allow).
 
 const DENY_MANIFEST = {
-  fetch: ['https://api.example.com/v1/repos/*/issues', 'api.example.com/public/**', 'https://api.example.com/v1/', '*.example.org', '10.0.0.1', '[2001:db8::1]:*', 'docs.example.com', 'https://static.example.net'],
-  deny: { fetch: ['evil.example.org', '*.internal.example.org', '10.0.0.0/8', '[fd00::]/8', '192.168.0.0/16', 'https://static.example.net:8443', 'docs.example.com/admin/**', 'api.example.com/public/secret/*'] },
+  fetch: ['https://api.example.com/v1/repos/*/issues', 'api.example.com/public/**', 'https://api.example.com/v1/', '*.example.org', '10.0.0.1', '[2001:db8::1]:*', 'docs.example.com', 'https://static.example.net', '127.0.0.1:*', '127.1.2.3', '[::1]:*', 'localhost:*'],
+  deny: { fetch: ['evil.example.org', '*.internal.example.org', '10.0.0.0/8', '[fd00::]/8', '192.168.0.0/16', 'https://static.example.net:8443', 'docs.example.com/admin/**', 'api.example.com/public/secret/*', 'api.example.com/public/admin/**', 'localhost/internal/**'] },
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
@@ -243,7 +243,25 @@ function decodeSegment(seg) {
 }
 
 /** A decoded segment that never matches a path scope (SPEC §11, plus '%': double encoding). */
-const badSegment = (d) => d === null || d === '.' || d === '..' || /[/\\%\u0000-\u001f\u007f-\u009f]/.test(d)
+const badSegment = (d) => d === null || d === '.' || d === '..' || /^\.{0,2};/.test(d) || /[/\\%\u0000-\u001f\u007f-\u009f]/.test(d)
+
+/**
+ * A decoded segment as a deny reads it (SPEC §10 "never narrower than it
+ * reads"; README deny section): cut at ';' (servlet parameters) and '::'
+ * (NTFS streams), trailing dots and spaces dropped, case folded through upper
+ * case and back. `undefined`: a dot segment to some server (the path is bad).
+ */
+function denySegment(d) {
+  let head = d.split(';')[0]
+  const ads = head.indexOf('::')
+  if (ads >= 0) head = head.slice(0, ads)
+  const t = head.replace(/[. ]+$/, '')
+  if (t === '' && head !== '') return undefined
+  return t.toUpperCase().toLowerCase()
+}
+
+/** Whether a (Node-serialised) host is a loopback address, in any form that carries one. */
+const isLoopback = (host) => host === '[::1]' || ipForms(host).some((f) => !f.v6 && f.n >> 24n === 127n)
 
 /** `[scheme://]host[:port][/path]` or a CIDR block, as the SPEC states it. */
 function naiveRule(p, isDeny) {
@@ -341,17 +359,21 @@ function naiveDecide(rules, denies, input, resolved) {
     }
     if (d.scheme !== null && d.scheme !== scheme) continue
     if (d.port !== null && d.port !== '*' && Number(d.port) !== port) continue
-    const hostHit = resolved === undefined ? hostMatches(d, host) : d.host !== undefined && hostForms.some((f) => ipToBig(d.host) === f.n && f.v6 === d.host.startsWith('['))
+    const resolvedHost = resolved === undefined ? host : resolved.includes(':') ? `[${resolved}]` : resolved
+    // A deny naming localhost also denies every loopback address (SPEC §10 "never narrower").
+    const loop = (d.host === 'localhost' || (d.suffix && d.host === 'localhost')) && isLoopback(resolvedHost)
+    const hostHit = loop || (resolved === undefined ? hostMatches(d, host) : d.host !== undefined && hostForms.some((f) => ipToBig(d.host) === f.n && f.v6 === d.host.startsWith('[')))
     if (!hostHit) continue
-    if (d.path === null || bad) return { denied: true, why: 'deny' }
-    // Broad: empty segments dropped, ;params cut, case-insensitive, last ** covers zero or more.
-    const req = segs.map((s) => s.split(';')[0].toLowerCase()).filter((s) => s !== '')
+    const folded = bad ? [] : segs.map(denySegment)
+    if (d.path === null || bad || folded.includes(undefined)) return { denied: true, why: 'deny' }
+    // Broad: empty segments dropped, ;params and ::streams cut, trailing dots and spaces dropped, case folded, last ** covers zero or more.
+    const req = folded.filter((s) => s !== '')
     const pat = d.path.filter((p) => !(typeof p === 'object' && p.lit === ''))
     let ok = true
     let k = 0
     for (; k < pat.length; k++) {
       if (pat[k] === '**') break
-      if (k >= req.length || (pat[k] !== '*' && req[k] !== pat[k].lit.toLowerCase())) {
+      if (k >= req.length || (pat[k] !== '*' && req[k] !== denySegment(pat[k].lit))) {
         ok = false
         break
       }
@@ -383,8 +405,8 @@ function naiveDecide(rules, denies, input, resolved) {
   return { denied: false, granted: false, why: 'no grant' }
 }
 
-const PATH_SEGS = ['v1', 'repos', 'acme', 'issues', 'pulls', 'public', 'secret', 'SECRET', 'admin', 'ADMIN', 'Admin', 'guide', '', '.', '..', '%2e', '%2E%2e', '.%2e', '.b', '.ab', '..b', '.%62', '..;', '.;', '%2e%2e;', '..%3B', '%2f', '..%2f', 'a%2fb', '%5c', 'a\\b', '%00', '%09', '%ff', '%C3%A9', 'é', '%252f', '%25', 'a;b', 'admin;x=1', '%69ssues', '%61dmin', '*', 'x', '\u{1f600}', '%F0%9F%98%80', '%E2%82', '?q', '#f']
-const DENY_HOSTS = ['api.example.com', 'API.example.com.', 'docs.example.com', 'evil.example.org', 'EVIL.example.org.', 'a.evil.example.org', 'x.internal.example.org', 'internal.example.org', 'a.example.org', '10.0.0.1', '0xa000001', '167772161', '10.0.0.1.', '[::ffff:10.0.0.1]', '[::ffff:a00:1]', '[::a00:1]', '[64:ff9b::a00:1]', '[64:ff9b:1:a00:0:100::]', '[2002:a00:1::1]', '[2001:0:4136:e378:8000:63bf:f5ff:fffe]', '[fd00::1]', '[2001:db8::1]', '[::ffff:c0a8:101]', 'static.example.net', 'localhost']
+const PATH_SEGS = ['v1', 'repos', 'acme', 'issues', 'pulls', 'public', 'secret', 'SECRET', 'admin', 'ADMIN', 'Admin', 'guide', '', '.', '..', '%2e', '%2E%2e', '.%2e', '.b', '.ab', '..b', '.%62', '%2f', '..%2f', 'a%2fb', '%5c', 'a\\b', '%00', '%09', '%ff', '%C3%A9', 'é', '%252f', '%25', 'a;b', 'admin;x=1', '%69ssues', '%61dmin', '*', 'x', '\u{1f600}', '%F0%9F%98%80', '%E2%82', '?q', '#f', '..;', '.;', '..;x', '%2e%2e;', '.%2E;', '..%3B', '.%3bx', ';x', 'admin.', 'admin%20', 'admin.%20', 'ADMIN::$DATA', 'adm%C4%B1n', 'adm\u0131n', '%C5%BFecret', 'internal', 'INTERNAL.', 'secret..']
+const DENY_HOSTS = ['api.example.com', 'API.example.com.', 'docs.example.com', 'evil.example.org', 'EVIL.example.org.', 'a.evil.example.org', 'x.internal.example.org', 'internal.example.org', 'a.example.org', '10.0.0.1', '0xa000001', '167772161', '10.0.0.1.', '[::ffff:10.0.0.1]', '[::ffff:a00:1]', '[::a00:1]', '[64:ff9b::a00:1]', '[64:ff9b:1:a00:0:100::]', '[2002:a00:1::1]', '[2001:0:4136:e378:8000:63bf:f5ff:fffe]', '[fd00::1]', '[2001:db8::1]', '[::ffff:c0a8:101]', 'static.example.net', 'localhost', '127.0.0.1', '127.1.2.3', '[::1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', 'a.localhost']
 
 async function runDeny({ seconds, seed, log }) {
   const rules = DENY_MANIFEST.fetch.map((p) => naiveRule(p, false))
@@ -424,7 +446,7 @@ async function runDeny({ seconds, seed, log }) {
         const again = naiveDecide(rules, denies, canonical)
         if (again.denied || !again.granted) wrong('authorizeFetch canonical', input, { canonical, again })
       }
-      const ip = pick(['8.8.8.8', '10.2.3.4', '::ffff:10.2.3.4', '64:ff9b::a02:304', '2002:a02:304::1', 'fd00::9', '192.168.7.7', '2606:4700::1111', '93.184.216.34'])
+      const ip = pick(['8.8.8.8', '127.0.0.1', '::1', '10.2.3.4', '::ffff:10.2.3.4', '64:ff9b::a02:304', '2002:a02:304::1', 'fd00::9', '192.168.7.7', '2606:4700::1111', '93.184.216.34'])
       const a = checker.checkFetchAddress(input, ip)
       if (a.allowed) {
         const m2 = naiveDecide(rules, denies, input, ip)
