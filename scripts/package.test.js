@@ -163,3 +163,30 @@ test('the crate packages only its sources, data, README and LICENSE (anchored in
   for (const f of ['Cargo.toml', 'README.md', 'LICENSE', 'build.rs', 'src/lib.rs']) assert.ok(files.includes(f), `missing ${f}`)
   for (const f of files) assert.match(f, /^(src\/|data\/|Cargo\.toml(\.orig)?$|Cargo\.lock$|README\.md$|LICENSE$|build\.rs$|\.cargo_vcs_info\.json$)/, `unexpected file in the crate: ${f}`)
 })
+
+test("the crate's rust-version is true: no dependency it builds with needs a newer Rust", () => {
+  // The dependency graph of a Rust host (no dev-dependencies, no napi): what a
+  // crate user compiles. Each package's own `rust-version` is a lower bound
+  // for ours.
+  const r = spawnSync('cargo', ['metadata', '--format-version', '1', '--offline', '--no-default-features', '--features', 'lockdown,testing'], { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 })
+  assert.equal(r.status, 0, r.stderr)
+  const meta = JSON.parse(r.stdout)
+  const byId = new Map(meta.packages.map((p) => [p.id, p]))
+  const nodes = new Map(meta.resolve.nodes.map((n) => [n.id, n]))
+  const self = meta.packages.find((p) => p.name === 'api-sandbox-permissions')
+  const seen = new Set()
+  const stack = [self.id]
+  while (stack.length) {
+    const id = stack.pop()
+    if (seen.has(id)) continue
+    seen.add(id)
+    for (const dep of nodes.get(id).deps) {
+      if (dep.dep_kinds.some((k) => k.kind === null || k.kind === 'build')) stack.push(dep.pkg)
+    }
+  }
+  const v = (s) => (s || '0').split('.').map(Number)
+  const cmp = (a, b) => v(a).reduce((acc, x, i) => acc || x - (v(b)[i] || 0), 0)
+  const needed = [...seen].map((id) => byId.get(id)).filter((p) => p.id !== self.id).sort((a, b) => cmp(b.rust_version, a.rust_version))[0]
+  assert.ok(cmp(self.rust_version, needed.rust_version) >= 0, `rust-version ${self.rust_version} is below ${needed.name}'s ${needed.rust_version}`)
+  console.log(`rust-version ${self.rust_version}; the newest a dependency needs: ${needed.rust_version} (${needed.name})`)
+})
