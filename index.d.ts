@@ -45,7 +45,14 @@ export interface PermissionsManifest {
    * Deny rules: a request one of them matches is denied `explicitly_denied`,
    * whatever the grants say (SPEC §10).
    * - `fs`: absolute globs (the `fs` grammar), every mode; matched against the
-   *   normalised path and, with `resolveSymlinks`, the real path too.
+   *   normalised path and, with `resolveSymlinks`, the real path too. A deny
+   *   is never narrower than it reads: a glob ending in `/**` also denies the
+   *   directory it hangs from (`/a/secrets/**` denies `/a/secrets`, so it
+   *   cannot be renamed, removed or swapped for a symlink); on `'posix'` a
+   *   deny matches case- and normalisation-insensitively (Unicode NFC and a
+   *   full case fold on both sides; `?` and classes match one NFC character,
+   *   a class whatever folds like a character it holds), for volumes such
+   *   as APFS or CIFS. Grants stay exact.
    * - `fetch`: fetch patterns (a missing scheme means every scheme, a missing
    *   port every port; a path scope matches broadly: case-insensitive, `//`
    *   collapsed, `;params` cut, a final `**` also covers the directory), or

@@ -29,7 +29,9 @@ test('Cargo runtime dependencies are the design-card crates only', () => {
   // in-crate glob engine. napi/napi-derive: the binding (feature `napi`); opentelemetry_sdk: the
   // `testing` feature only; serde_json: the manifest is JSON (serde's parser);
   // psl: the full Public Suffix List for `lint` (no_std, no dependencies of its own but psl-types).
-  assert.deepEqual(cargoDeps('dependencies'), ['napi', 'napi-derive', 'opentelemetry', 'opentelemetry_sdk', 'psl', 'serde_json', 'thiserror', 'url'])
+  // unicode-normalization (unicode-rs; tinyvec its only dependency): NFC for posix `deny.fs`
+  // matching on case- and normalisation-insensitive volumes (SPEC §10, src/posix_fold.rs).
+  assert.deepEqual(cargoDeps('dependencies'), ['napi', 'napi-derive', 'opentelemetry', 'opentelemetry_sdk', 'psl', 'serde_json', 'thiserror', 'unicode-normalization', 'url'])
   assert.deepEqual(cargoDeps('build-dependencies'), ['napi-build'])
   // lockdown (Linux only, feature `lockdown`): seccompiler builds the seccomp filter, libc names the syscalls.
   assert.deepEqual(cargoDeps(`target.'cfg(target_os = "linux")'.dependencies`), ['libc', 'seccompiler'])

@@ -332,7 +332,8 @@ fn literal_dirs(glob: &str, platform: Platform) -> Vec<String> {
         .skip(1)
         .take_while(|s| !s.contains(['*', '?', '[', '{', '\\']))
         .filter(|s| !s.is_empty())
-        .map(|s| if platform == Platform::Win32 { crate::glob::fold_str(s) } else { s.to_owned() })
+        // Compared as the deny index compares: NTFS case on win32, the posix deny fold on posix.
+        .map(|s| if platform == Platform::Win32 { crate::glob::fold_str(s) } else { crate::posix_fold::fold(s) })
         .collect();
     if platform == Platform::Win32 {
         out.insert(0, glob[..root_len].to_ascii_uppercase());

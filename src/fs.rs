@@ -293,6 +293,11 @@ pub struct FsMatcher {
     has_deny: bool,
     /// win32: the deny variants, for the 8.3 alias walk.
     deny_variants: Vec<glob::ParsedGlob>,
+    /// posix: the deny variants under [`crate::posix_fold`], matched against
+    /// the folded path besides the exact ones in `index` (SPEC §10: a deny
+    /// is never narrower than it reads, on a case- or
+    /// normalisation-insensitive volume too).
+    deny_folded: GlobIndex,
     /// Brace variants and compiled size added so far (for the policy-wide caps).
     variants: usize,
     size: usize,
@@ -322,6 +327,7 @@ impl FsMatcher {
             index: GlobIndex::new(platform == Platform::Win32, root_len),
             has_deny: false,
             deny_variants: Vec::new(),
+            deny_folded: GlobIndex::new(false, 0),
             variants: 0,
             size: 0,
         }
@@ -332,9 +338,10 @@ impl FsMatcher {
     pub fn add_deny(&mut self, glob: &str, pointer: &str) -> Result<(), ManifestError> {
         let variants = self.parse_counted(glob, pointer)?;
         self.has_deny = true;
-        for v in variants {
-            if self.platform == Platform::Win32 {
-                self.deny_variants.push(v.clone());
+        for v in variants.into_iter().flat_map(glob::deny_variants) {
+            match self.platform {
+                Platform::Win32 => self.deny_variants.push(v.clone()),
+                Platform::Posix => self.deny_folded.add(glob::fold_posix(&v), glob::DENY),
             }
             self.index.add(v, glob::DENY);
         }
@@ -343,7 +350,12 @@ impl FsMatcher {
 
     /// Whether a `deny.fs` glob matches the normalised path.
     pub fn denied(&self, path: &str) -> bool {
-        self.has_deny && self.index.decide(path, 1, &self.deny_variants).1
+        self.has_deny && (self.index.decide(path, 1, &self.deny_variants).1 || self.denied_folded(path))
+    }
+
+    /// posix: whether a folded deny glob matches the folded path.
+    fn denied_folded(&self, path: &str) -> bool {
+        self.platform == Platform::Posix && self.deny_folded.decide(&crate::posix_fold::fold(path), 1, &[]).1
     }
 
     /// Parses one normalised grant and adds it; a bad glob is an error at `pointer`.
@@ -399,7 +411,7 @@ impl FsMatcher {
         let modes = if self.has_deny {
             // Deny wins (SPEC §10), whatever the grants say, in every mode.
             let (modes, denied) = self.index.decide(path, mode_bit(mode), &self.deny_variants);
-            if denied {
+            if denied || self.denied_folded(path) {
                 return Decision::deny(cap, DenyReason::ExplicitlyDenied);
             }
             modes

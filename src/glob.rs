@@ -34,6 +34,7 @@
 use std::collections::HashMap;
 
 use crate::ntfs_upcase;
+use crate::posix_fold;
 
 /// Most brace-expanded variants one glob may produce.
 pub const MAX_BRACE_VARIANTS: usize = 256;
@@ -111,8 +112,8 @@ enum Atom {
     Any,
     /// `*`: any run of characters within the segment.
     Star,
-    /// `[...]`: inclusive ranges as written, maybe negated; `fold`: NTFS case partners match too.
-    Class { negated: bool, fold: bool, ranges: Vec<(char, char)> },
+    /// `[...]`: inclusive ranges as written, maybe negated; `fold`: the characters that fold alike match too.
+    Class { negated: bool, fold: ClassFold, ranges: Vec<(char, char)> },
 }
 
 impl Atom {
@@ -124,11 +125,26 @@ impl Atom {
             Atom::Star => false,
             Atom::Class { negated, fold, ranges } => {
                 let inside = |d: char| ranges.iter().any(|&(a, b)| a <= d && d <= b);
-                let hit = if *fold { ntfs_upcase::any_with_upcase(c, inside) } else { inside(c) };
-                hit != *negated
+                match fold {
+                    ClassFold::Exact => inside(c) != *negated,
+                    ClassFold::Ntfs => ntfs_upcase::any_with_upcase(c, inside) != *negated,
+                    ClassFold::Posix => posix_fold::class_hit(c, |d| inside(d) != *negated),
+                }
             }
         }
     }
+}
+
+/// How a class compares a (folded) path character with its ranges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ClassFold {
+    /// As written.
+    Exact,
+    /// win32: any character with the same NTFS upper case in a range.
+    Ntfs,
+    /// A posix deny glob ([`crate::posix_fold`]): the class as written
+    /// matches some character with this fold.
+    Posix,
 }
 
 /// A run of single-character atoms between two `*` (or an end of the pattern).
@@ -443,7 +459,7 @@ impl Parser {
             ranges.push((lo, hi));
         }
         self.i = j + 1;
-        Ok(Atom::Class { negated, fold: self.fold, ranges })
+        Ok(Atom::Class { negated, fold: if self.fold { ClassFold::Ntfs } else { ClassFold::Exact }, ranges })
     }
 }
 
@@ -499,6 +515,62 @@ pub fn is_short_name_shape(segment: &str) -> bool {
 /// Upper-cases a whole string with the NTFS table (win32 matching).
 pub fn fold_str(s: &str) -> String {
     s.chars().map(ntfs_upcase::upcase).collect()
+}
+
+/// A posix deny variant under the fold of [`crate::posix_fold`]: its
+/// literal runs folded, its classes matching what folds alike. Match it
+/// against `posix_fold::fold(path)`.
+pub fn fold_posix(g: &ParsedGlob) -> ParsedGlob {
+    let rest = g
+        .rest
+        .iter()
+        .map(|s| match s {
+            Seg::Rec => Seg::Rec,
+            Seg::Pat(p) => {
+                let mut atoms = Vec::with_capacity(p.atoms.len());
+                let mut run = String::new();
+                let flush = |run: &mut String, atoms: &mut Vec<Atom>| {
+                    atoms.extend(posix_fold::fold(run).chars().map(Atom::Char));
+                    run.clear();
+                };
+                for a in &p.atoms {
+                    match a {
+                        Atom::Char(c) => run.push(*c),
+                        Atom::Class { negated, ranges, .. } => {
+                            flush(&mut run, &mut atoms);
+                            atoms.push(Atom::Class {
+                                negated: *negated,
+                                fold: ClassFold::Posix,
+                                ranges: ranges.clone(),
+                            });
+                        }
+                        other => {
+                            flush(&mut run, &mut atoms);
+                            atoms.push(other.clone());
+                        }
+                    }
+                }
+                flush(&mut run, &mut atoms);
+                Seg::Pat(SegPattern::new(atoms))
+            }
+        })
+        .collect();
+    ParsedGlob { prefix: posix_fold::fold(&g.prefix), rest }
+}
+
+/// The variants a `deny.fs` variant stands for (SPEC §10, a deny is never
+/// narrower than it reads): itself and, when it ends in `**`, the
+/// directory that `**` hangs from (whatever the segments before it match),
+/// so `/srv/app/secrets/**` also denies `/srv/app/secrets` itself (its
+/// rename, removal or replacement by a symlink would expose the contents).
+pub fn deny_variants(g: ParsedGlob) -> Vec<ParsedGlob> {
+    let mut out = vec![g];
+    while let Some(Seg::Rec) = out.last().and_then(|g| g.rest.last()) {
+        let mut d = out.last().expect("non-empty").clone();
+        d.rest.pop();
+        out.push(d);
+    }
+    out
 }
 
 /// A parsed, brace-free glob: its literal directory prefix and the rest.

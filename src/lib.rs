@@ -17,6 +17,7 @@ pub mod lockdown;
 pub mod metrics;
 pub mod ntfs_upcase;
 pub mod policy;
+pub mod posix_fold;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod urlpath;

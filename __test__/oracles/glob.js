@@ -352,6 +352,53 @@ function aliasNames(glob) {
   return [...new Set(glob.split(/[\\/]/).filter((s) => s !== '' && !/[*?[\]{}\\]/.test(s) && !/^[A-Za-z]:$/.test(s))), 'zz']
 }
 
+/**
+ * A deny is never narrower than it reads (SPEC §10): a glob ending in `**`
+ * also denies the directory that `**` hangs from, i.e. whatever the glob
+ * without its trailing `/**` matches (repeatedly: `/a/**` of `/a/**` too).
+ */
+function denyCovers(deny, platform, norm) {
+  if (globMatches(deny, platform, norm)) return true
+  const trail = platform === 'win32' ? /[\\/]+\*\*[\\/]*$/ : /\/+\*\*\/*$/
+  let g = deny
+  while (trail.test(g)) {
+    g = g.replace(trail, '')
+    const root = platform === 'win32' ? /^[A-Za-z]:$/.test(g) : g === ''
+    if (root ? norm.segs.length === 0 && norm.root === (platform === 'win32' ? g.toUpperCase() : '') : globMatches(g, platform, norm)) return true
+  }
+  return false
+}
+
+// posix deny folding (SPEC §10 on a case- or normalisation-insensitive
+// volume): written from JS's own Unicode tables, not the checker's. Two
+// spellings name one file there when their NFD forms agree after JS's full
+// upper then lower case mapping.
+const jsFold = (s) => s.normalize('NFD').toUpperCase().toLowerCase().normalize('NFD')
+/** Single characters a volume may treat as `c`: its cases and canonical partners. */
+const PARTNERS = { k: ['\u212A'], K: ['\u212A'], s: ['\u017F'], S: ['\u017F'], å: ['\u212B'], Å: ['\u212B'], ω: ['\u2126'], Ω: ['\u2126'], ß: ['\u1E9E'], '\u1E9E': ['ß'], e: ['E'] }
+function spellings(c) {
+  const out = [c, c.toUpperCase(), c.toLowerCase(), ...(PARTNERS[c] || [])]
+  return [...new Set(out)].filter((d) => Array.from(d).length === 1 && jsFold(d) === jsFold(c))
+}
+/**
+ * A spelling of posix path `p` that names the same file on a folding volume:
+ * each character swapped for one of its single-character spellings (so `?`
+ * and classes still see one character each), then maybe in NFD or NFC; with
+ * `whole`, the whole string upper- or lower-cased as JS does (`ß` → `SS`).
+ */
+function respell(r, p, whole) {
+  if (whole) return r(2) ? p.toUpperCase() : p.toLowerCase()
+  let v = ''
+  for (const c of p.normalize('NFC')) {
+    const alts = spellings(c)
+    v += alts[r(alts.length)]
+  }
+  const k = r(3)
+  return k === 0 ? v.normalize('NFD') : k === 1 ? v.normalize('NFC') : v
+}
+/** Whether the deny glob has no wildcard, class or group (its text is its one match). */
+const literalGlob = (g) => !/[*?[\]{}\\]/.test(g)
+
 function denyRound(r, platform, stats) {
   const deny = genGlob(r, platform)
   const root = platform === 'win32' ? 'C:' : ''
@@ -374,7 +421,7 @@ function denyRound(r, platform, stats) {
     const norm = normalizePath(p, platform)
     let hit
     try {
-      hit = norm !== null && globMatches(deny, platform, norm)
+      hit = norm !== null && denyCovers(deny, platform, norm)
       if (!hit && norm !== null && platform === 'win32') {
         norm.segs.forEach((seg, i) => {
           if (!hit && shortShaped(seg)) hit = names.some((n) => globMatches(deny, platform, { root: norm.root, segs: norm.segs.map((x, j) => (j === i ? n : x)) }))
@@ -386,6 +433,36 @@ function denyRound(r, platform, stats) {
       return
     }
     if (hit) stats.wrongAllows.push({ platform, deny, path: p, bytes: Buffer.byteLength(p), got, note: 'deny failed to deny' })
+  }
+  if (platform === 'posix') foldRound(r, policy, deny, stats)
+}
+
+/**
+ * posix: paths the deny covers as written (the reference), respelled in
+ * case and normalisation; every respelling the JS fold says names the same
+ * file must be denied too.
+ */
+function foldRound(r, policy, deny, stats) {
+  for (let k = 0; k < 25; k++) {
+    const p = genPath(r, 'posix')
+    const norm = normalizePath(p, 'posix')
+    let covered
+    try {
+      covered = norm !== null && denyCovers(deny, 'posix', norm)
+    } catch (e) {
+      if (!(e instanceof GlobSyntax)) throw e
+      return
+    }
+    if (!covered) continue
+    for (let j = 0; j < 4; j++) {
+      const v = respell(r, p, j === 3 && literalGlob(deny))
+      if (jsFold(v) !== jsFold(p)) continue
+      const got = policy.checkFs(v, r(2) ? 'read' : 'write')
+      stats.cases++
+      stats.folded++
+      if (got.reason === 'explicitly_denied') stats.denied++
+      else if (got.allowed) stats.wrongAllows.push({ platform: 'posix', deny, path: v, of: p, bytes: Buffer.byteLength(v), got, note: 'deny failed to deny a case or normalisation spelling' })
+    }
   }
 }
 
@@ -400,7 +477,7 @@ async function run({ seconds = 3, seed = 0x5eed, log = () => {} } = {}) {
   let rejected = 0
   let longPaths = 0
   const counts = { posix: 0, win32: 0 }
-  const denyStats = { cases: 0, denied: 0, wrongAllows, mismatches }
+  const denyStats = { cases: 0, denied: 0, folded: 0, wrongAllows, mismatches }
   while (Date.now() < deadline) {
     for (const platform of ['posix', 'win32']) denyRound(r, platform, denyStats)
     for (const platform of ['posix', 'win32']) {
@@ -442,7 +519,7 @@ async function run({ seconds = 3, seed = 0x5eed, log = () => {} } = {}) {
     await new Promise(setImmediate)
   }
   log(`glob oracle: ${cases} checks (${counts.posix} posix, ${counts.win32} win32, ${longPaths} near 4096 bytes) on ${globs} globs, ${rejected} globs rejected as manifests (${validity.length} of them valid to the reference), ${wrongAllows.length} wrong allows, ${mismatches.length} other mismatches`)
-  log(`glob oracle (deny.fs): ${denyStats.cases} checks, ${denyStats.denied} explicitly denied`)
+  log(`glob oracle (deny.fs): ${denyStats.cases} checks (${denyStats.folded} case/normalisation respellings of covered posix paths), ${denyStats.denied} explicitly denied`)
   if (validity.length) log(`glob oracle: rejected but valid to the reference, e.g. ${JSON.stringify(validity.slice(0, 3))}`)
   return { cases: cases + denyStats.cases, wrongAllows, mismatches, validity }
 }
