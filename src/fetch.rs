@@ -1005,7 +1005,7 @@ impl DenyIndex {
         }
         let mut best: Option<usize> = None;
         let mut hit = |i: usize| {
-            if best.map_or(true, |b| i < b) {
+            if best.is_none_or(|b| i < b) {
                 best = Some(i);
             }
         };

@@ -670,7 +670,7 @@ impl<R: PartialEq + Clone + Ord> PathTrie<R> {
         let mut best: Option<R> = None;
         let mut take = |list: &[R]| {
             for r in list.iter().filter(|r| ok(r)) {
-                if best.as_ref().map_or(true, |b| r < b) {
+                if best.as_ref().is_none_or(|b| r < b) {
                     best = Some(r.clone());
                 }
             }
