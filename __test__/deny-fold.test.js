@@ -72,3 +72,10 @@ test('lint compares deny and grant directories under the deny fold', () => {
   assert.deepEqual(unreachable, ['/deny/fs/1'])
   assert.equal(p.checkFs('/Users/me/app/secrets/x', 'read').reason, 'explicitly_denied')
 })
+
+test("a length-changing fold (ß → ss) still meets a deny's ? and classes: /Bß under /[a-c]? (found by the glob oracle, seed 900981184)", () => {
+  const { createChecker } = require('../index.js')
+  const c = createChecker({ fs: ['/**'], deny: { fs: ['/[a-c]?', '/e/stra?e'] } }, { plugin: 'fold', platform: 'posix' })
+  for (const p of ['/bß', '/Bß', '/Bẞ', '/bẞ', '/e/Straße', '/e/STRAẞE']) assert.equal(c.checkFs(p, 'read').reason, 'explicitly_denied', p)
+  assert.deepEqual(c.checkFs('/zz', 'read'), { allowed: true })
+})

@@ -355,7 +355,20 @@ impl FsMatcher {
 
     /// posix: whether a folded deny glob matches the folded path.
     fn denied_folded(&self, path: &str) -> bool {
-        self.platform == Platform::Posix && self.deny_folded.decide(&crate::posix_fold::fold(path), 1, &[]).1
+        if self.platform != Platform::Posix {
+            return false;
+        }
+        let full = crate::posix_fold::fold(path);
+        if self.deny_folded.decide(&full, 1, &[]).1 {
+            return true;
+        }
+        // A length-changing fold (`ß` → `ss`) moves characters away from the
+        // glob's `?` and classes: match the one-character-per-character fold too.
+        if path.is_ascii() {
+            return false;
+        }
+        let simple = crate::posix_fold::simple_fold(path);
+        simple != full && self.deny_folded.decide(&simple, 1, &[]).1
     }
 
     /// Parses one normalised grant and adds it; a bad glob is an error at `pointer`.

@@ -35,6 +35,29 @@ pub fn fold(s: &str) -> String {
     mid.nfc().collect()
 }
 
+/// A fold that keeps every character one character (NFC, then each
+/// character's simple lower case of its simple upper case where both are
+/// single characters, else its single-character lower case, else itself):
+/// `Bß` → `bß` where [`fold`] gives `bss`. A deny's `?` and classes match
+/// one character, so a path is also matched in this form, which keeps the
+/// characters where the glob's wildcards stand.
+pub fn simple_fold(s: &str) -> String {
+    fn single(mut it: impl Iterator<Item = char>) -> Option<char> {
+        let c = it.next()?;
+        it.next().is_none().then_some(c)
+    }
+    let mapped: String = s
+        .nfc()
+        .map(|c| {
+            single(c.to_uppercase())
+                .and_then(|u| single(u.to_lowercase()))
+                .or_else(|| single(c.to_lowercase()))
+                .unwrap_or(c)
+        })
+        .collect();
+    mapped.nfc().collect()
+}
+
 /// Each character replaced by the full lower case of its full upper case.
 fn case_map(chars: impl Iterator<Item = char>) -> String {
     let mut out = String::new();
