@@ -95,49 +95,34 @@ impl Instruments {
 
     /// One permission denial. Every value is from a closed set or the host-chosen plugin id.
     pub fn denied(&self, plugin: &str, capability: &'static str, reason: &'static str) {
-        self.denied.add(
-            1,
-            &[
-                KeyValue::new("plugin", plugin.to_owned()),
-                KeyValue::new("capability", capability),
-                KeyValue::new("reason", reason),
-            ],
-        );
+        count(&self.denied, plugin, capability, reason);
     }
 
     /// One call the shadow policy would have denied.
     pub fn shadow_denied(&self, plugin: &str, capability: &'static str, reason: &'static str) {
-        self.shadow_denied.add(
-            1,
-            &[
-                KeyValue::new("plugin", plugin.to_owned()),
-                KeyValue::new("capability", capability),
-                KeyValue::new("reason", reason),
-            ],
-        );
+        count(&self.shadow_denied, plugin, capability, reason);
     }
 
     /// One shadow budget breach.
     pub fn budget_shadow_exceeded(&self, plugin: &str, capability: &str, reason: &'static str) {
-        self.budget_shadow.add(
-            1,
-            &[
-                KeyValue::new("plugin", plugin.to_owned()),
-                KeyValue::new("capability", capability.to_owned()),
-                KeyValue::new("reason", reason),
-            ],
-        );
+        count(&self.budget_shadow, plugin, capability.to_owned(), reason);
     }
 
     /// One budget breach.
     pub fn budget_exceeded(&self, plugin: &str, capability: &str, reason: &'static str) {
-        self.budget.add(
-            1,
-            &[
-                KeyValue::new("plugin", plugin.to_owned()),
-                KeyValue::new("capability", capability.to_owned()),
-                KeyValue::new("reason", reason),
-            ],
-        );
+        count(&self.budget, plugin, capability.to_owned(), reason);
     }
+}
+
+/// Adds one to `counter` under the three labels every instrument carries
+/// (a `&'static str` capability is not copied).
+fn count(counter: &Counter<u64>, plugin: &str, capability: impl Into<opentelemetry::Value>, reason: &'static str) {
+    counter.add(
+        1,
+        &[
+            KeyValue::new("plugin", plugin.to_owned()),
+            KeyValue::new("capability", capability),
+            KeyValue::new("reason", reason),
+        ],
+    );
 }
