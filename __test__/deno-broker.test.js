@@ -11,30 +11,11 @@ const fs = require('node:fs')
 const os = require('node:os')
 const net = require('node:net')
 const path = require('node:path')
-const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = require('@opentelemetry/sdk-metrics')
+const { meterHarness } = require('./helpers.js')
 const { PermissionPolicy, serveDenoBroker } = require('../index.js')
 const { parseDenyText, parseNetTarget } = require('../lib/deno-broker.js')
 
 const skip = process.platform === 'win32' && 'the Deno broker listens on a Unix socket'
-
-function meterProbe() {
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 2 ** 30 })
-  const provider = new MeterProvider({ readers: [reader] })
-  return {
-    meter: provider.getMeter('deno-broker-test'),
-    async counts() {
-      await reader.forceFlush()
-      const out = {}
-      const rm = exporter.getMetrics().at(-1)
-      for (const sm of rm ? rm.scopeMetrics : []) {
-        for (const m of sm.metrics) for (const dp of m.dataPoints) out[`${m.descriptor.name}|${dp.attributes.plugin}|${dp.attributes.capability}|${dp.attributes.reason}`] = dp.value
-      }
-      return out
-    },
-    shutdown: () => provider.shutdown(),
-  }
-}
 
 /** A raw client: send lines or bytes, read reply lines, see the close. */
 function client(sockPath) {
@@ -98,7 +79,7 @@ const req = (permission, value, extra = {}) => ({ v: 1, datetime: '2026-12-02T00
 async function setup(t, manifest, options = {}) {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-broker-test-')))
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
-  const probe = meterProbe()
+  const probe = meterHarness()
   t.after(() => probe.shutdown())
   const m = typeof manifest === 'function' ? manifest(root) : manifest
   const policy = PermissionPolicy.fromManifest(m, { plugin: 'deno-test' })
@@ -428,7 +409,7 @@ test('expectPid: a request naming another pid is denied', { skip }, async (t) =>
 
 test('shadow policy: reported per request and counted, never enforced', { skip }, async (t) => {
   const root = fs.realpathSync(os.tmpdir())
-  const probe = meterProbe()
+  const probe = meterHarness()
   t.after(() => probe.shutdown())
   const policy = PermissionPolicy.fromManifest({ fs: [`${root}/**`], secrets: ['A'] }, { plugin: 'deno-test' })
   const shadow = PermissionPolicy.fromManifest({ fs: [`${root}/only/**`] }, { plugin: 'deno-test' })

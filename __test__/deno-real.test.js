@@ -14,7 +14,7 @@ const net = require('node:net')
 const path = require('node:path')
 const http = require('node:http')
 const { spawnSync } = require('node:child_process')
-const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = require('@opentelemetry/sdk-metrics')
+const { meterHarness } = require('./helpers.js')
 const { PermissionPolicy } = require('../index.js')
 const { runDeno, resolveDeno } = require('../lib/deno-broker.js')
 
@@ -32,25 +32,6 @@ else {
   }
 }
 const skip = why
-
-function meterProbe() {
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 2 ** 30 })
-  const provider = new MeterProvider({ readers: [reader] })
-  return {
-    meter: provider.getMeter('deno-real-test'),
-    async counts() {
-      await reader.forceFlush()
-      const out = {}
-      const rm = exporter.getMetrics().at(-1)
-      for (const sm of rm ? rm.scopeMetrics : []) {
-        for (const m of sm.metrics) for (const dp of m.dataPoints) out[`${m.descriptor.name}|${dp.attributes.plugin}|${dp.attributes.capability}|${dp.attributes.reason}`] = dp.value
-      }
-      return out
-    },
-    shutdown: () => provider.shutdown(),
-  }
-}
 
 function denoEnv(root) {
   // A private DENO_DIR; no colours; the test's own variables for the env cases.
@@ -108,7 +89,7 @@ test('real deno: fs, net, env, run, import: each gets the manifest verdict; metr
   })
   const port = granted.address().port
   const otherPort = other.address().port
-  const probe = meterProbe()
+  const probe = meterHarness()
   t.after(() => probe.shutdown())
   const policy = PermissionPolicy.fromManifest(
     {
@@ -195,7 +176,7 @@ await attempt('sys', () => Deno.hostname())
 test('real deno: a script that spins forever is killed by the wall-clock budget', { skip, timeout: 30_000 }, async (t) => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-real-')))
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
-  const probe = meterProbe()
+  const probe = meterHarness()
   t.after(() => probe.shutdown())
   const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 1500 } }, { plugin: 'deno-spin' })
   const started = performance.now()
@@ -223,7 +204,7 @@ test('real deno: a CPU budget sampled from /proc stops a busy script', { skip: s
 test('real deno: a memory budget sampled from /proc (VmRSS) stops a growing script', { skip: skip || (process.platform !== 'linux' && 'RSS is sampled from /proc'), timeout: 30_000 }, async (t) => {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-real-')))
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
-  const probe = meterProbe()
+  const probe = meterHarness()
   t.after(() => probe.shutdown())
   const policy = PermissionPolicy.fromManifest({ budgets: { memoryMb: 160, wallClockMs: 20_000 } }, { plugin: 'deno-mem' })
   // 16 MB touched per step, slowly enough for the 20 ms sampler to see it pass 160 MB well before 2 GB.

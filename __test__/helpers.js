@@ -31,6 +31,12 @@ function meterHarness() {
       }
       return out
     },
+    /** `{ 'name|plugin|capability|reason': value }` of every counter data point, cumulative. */
+    async counts() {
+      const out = {}
+      for (const p of await this.points()) out[`${p.name}|${p.attributes.plugin}|${p.attributes.capability}|${p.attributes.reason}`] = p.value
+      return out
+    },
     shutdown: () => provider.shutdown(),
   }
 }
