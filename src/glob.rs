@@ -681,32 +681,50 @@ fn segs_match(pattern: &[Seg], path: &[&str], short: &[bool], budget: &Budget) -
                 Seg::Rec => false,
             });
     }
-    // `cur[j]`: pattern prefix matched exactly path[..j].
-    let n = path.len();
+    walk(
+        pattern.iter(),
+        path.len(),
+        budget,
+        |j| !is_short(j),
+        |p, j| (p.is_literal() || !is_short(j)) && p.matches(path[j], budget),
+    )
+}
+
+/// The position-set walk of segment patterns over `n` path segments:
+/// `cur[j]` is "the pattern so far matched exactly the first `j` path
+/// segments". `**` matches zero or more segments (one or more when last),
+/// spanning only segments `spans(j)` allows; `hit(p, j)` says whether the
+/// pattern segment `p` matches path segment `j`.
+fn walk<'a>(
+    pattern: impl ExactSizeIterator<Item = &'a Seg>,
+    n: usize,
+    budget: &Budget,
+    spans: impl Fn(usize) -> bool,
+    hit: impl Fn(&SegPattern, usize) -> bool,
+) -> bool {
+    let len = pattern.len();
     let mut cur = vec![false; n + 1];
     cur[0] = true;
-    for (k, seg) in pattern.iter().enumerate() {
+    for (k, seg) in pattern.enumerate() {
         if !budget.spend(n + 1) {
             return false;
         }
-        let last = k + 1 == pattern.len();
+        let last = k + 1 == len;
         let mut next = vec![false; n + 1];
         match seg {
             Seg::Rec => {
-                // Zero or more segments (one or more when last), never across a short name.
                 // `open`: position j-1 is reached with zero or more segments.
                 let mut open = false;
                 for j in 0..=n {
-                    let via = j > 0 && open && !is_short(j - 1);
+                    let via = j > 0 && open && spans(j - 1);
                     let reached = via || cur[j];
                     next[j] = if last { via } else { reached };
                     open = reached;
                 }
             }
             Seg::Pat(p) => {
-                let literal = p.is_literal();
                 for j in 0..n {
-                    if cur[j] && (literal || !is_short(j)) && p.matches(path[j], budget) {
+                    if cur[j] && hit(p, j) {
                         next[j + 1] = true;
                     }
                 }
@@ -731,36 +749,13 @@ pub fn matches_aliasing(g: &ParsedGlob, path: &str, root_len: usize, budget: &Bu
         .collect();
     let pattern: Vec<&Seg> = lits.iter().chain(g.rest.iter()).collect();
     let segs: Vec<&str> = path[root_len..].split('/').skip(1).collect();
-    let n = segs.len();
-    let mut cur = vec![false; n + 1];
-    cur[0] = true;
-    for (k, seg) in pattern.iter().enumerate() {
-        if !budget.spend(n + 1) {
-            return false;
-        }
-        let last = k + 1 == pattern.len();
-        let mut next = vec![false; n + 1];
-        match seg {
-            Seg::Rec => {
-                let mut open = false;
-                for j in 0..=n {
-                    let via = j > 0 && open;
-                    let reached = via || cur[j];
-                    next[j] = if last { via } else { reached };
-                    open = reached;
-                }
-            }
-            Seg::Pat(p) => {
-                for j in 0..n {
-                    if cur[j] && (is_short_name_shape(segs[j]) || p.matches(segs[j], budget)) {
-                        next[j + 1] = true;
-                    }
-                }
-            }
-        }
-        cur = next;
-    }
-    cur[n]
+    walk(
+        pattern.iter().copied(),
+        segs.len(),
+        budget,
+        |_| true,
+        |p, j| is_short_name_shape(segs[j]) || p.matches(segs[j], budget),
+    )
 }
 
 const fn depth_bit(d: usize) -> u128 {
