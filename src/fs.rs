@@ -280,7 +280,7 @@ pub fn grant_matches(glob: &str, path: &str, platform: Platform) -> bool {
 }
 
 fn parse_glob(glob: &str, platform: Platform) -> Result<Vec<glob::ParsedGlob>, glob::GlobError> {
-    glob::parse(glob, platform == Platform::Posix, platform == Platform::Win32)
+    glob::parse(glob, if platform == Platform::Win32 { glob::Syntax::WIN32 } else { glob::Syntax::POSIX })
 }
 
 /// The compiled fs grants of a policy: one index (see [`crate::glob`]), built once.
@@ -324,10 +324,13 @@ impl FsMatcher {
         let root_len = if platform == Platform::Win32 { 2 } else { 0 };
         Self {
             platform,
-            index: GlobIndex::new(platform == Platform::Win32, root_len),
+            index: GlobIndex::new(
+                if platform == Platform::Win32 { glob::Case::Ntfs } else { glob::Case::Exact },
+                root_len,
+            ),
             has_deny: false,
             deny_variants: Vec::new(),
-            deny_folded: GlobIndex::new(false, 0),
+            deny_folded: GlobIndex::new(glob::Case::Exact, 0),
             variants: 0,
             size: 0,
         }
