@@ -198,7 +198,7 @@ impl BudgetState {
 
 /// Which readings a tracker has a sampler for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Measured {
+pub(crate) struct Measured {
     pub cpu_time_ms: bool,
     pub rss_mb: bool,
 }
@@ -221,7 +221,7 @@ impl Measured {
 
 /// A set of budget kinds, as bits by [`BudgetKind::index`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct NewBreaches(pub u8);
+pub struct NewBreaches(pub(crate) u8);
 
 impl NewBreaches {
     pub fn iter(self) -> impl Iterator<Item = BudgetKind> {

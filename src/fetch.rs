@@ -9,7 +9,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use url::Url;
 
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
-use crate::urlpath::{deny_pattern, deny_segments, PathPattern, PathSeg, PathTrie};
+pub use crate::urlpath::PathPattern;
+use crate::urlpath::{deny_pattern, deny_segments, PathSeg, PathTrie};
 
 /// Longest fetch pattern a manifest may hold, in bytes.
 pub const MAX_HOST_PATTERN_BYTES: usize = 1024;
@@ -118,12 +119,12 @@ pub enum HostPattern {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FetchPattern {
     /// `None`: `http` and `https` (in a deny rule: every scheme).
-    pub scheme: Option<Scheme>,
-    pub host: HostPattern,
+    pub(crate) scheme: Option<Scheme>,
+    pub(crate) host: HostPattern,
     /// In a deny rule, `Default` (no port written) means every port.
-    pub port: PortRule,
+    pub(crate) port: PortRule,
     /// A path scope (SPEC §11); `None` covers every path.
-    pub path: Option<PathPattern>,
+    pub(crate) path: Option<PathPattern>,
 }
 
 impl fmt::Display for FetchPattern {
@@ -253,6 +254,24 @@ impl FetchPattern {
 }
 
 impl FetchPattern {
+    /// The scheme it names; `None` (none written) grants `http` and `https`
+    /// (in a deny rule: every scheme).
+    pub fn scheme(&self) -> Option<Scheme> {
+        self.scheme
+    }
+    /// Its host part.
+    pub fn host(&self) -> &HostPattern {
+        &self.host
+    }
+    /// Its port rule. In a deny rule, [`PortRule::Default`] (no port written) means every port.
+    pub fn port(&self) -> PortRule {
+        self.port
+    }
+    /// Its path scope (SPEC §11); `None` covers every path.
+    pub fn path(&self) -> Option<&PathPattern> {
+        self.path.as_ref()
+    }
+
     /// Whether this pattern's host part matches `host` (label boundary for suffixes).
     pub fn host_matches(&self, host: &Host) -> bool {
         match (&self.host, host) {
@@ -310,15 +329,30 @@ pub enum HostMatch {
 /// A URL that passed `checkFetch`: its canonical (WHATWG) serialisation and how it matched.
 #[derive(Debug, Clone)]
 pub struct AllowedUrl {
-    pub url: Url,
-    pub host_match: HostMatch,
+    pub(crate) url: Url,
+    pub(crate) host_match: HostMatch,
+}
+
+impl AllowedUrl {
+    /// The parsed URL, as the WHATWG parser serialises it: fetch this one, never the raw input.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+    /// How its host matched a grant.
+    pub fn host_match(&self) -> HostMatch {
+        self.host_match
+    }
+    /// The parsed URL, owned.
+    pub fn into_url(self) -> Url {
+        self.url
+    }
 }
 
 /// The parts of a URL a fetch decision reads, as the WHATWG parser gives
 /// them: from a parsed [`Url`] ([`Parts::of`]) or, for the simple shape
 /// [`fast_parts`] accepts, straight from the input text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parts<'a> {
+pub(crate) struct Parts<'a> {
     /// `Url::scheme`.
     pub scheme: &'a str,
     /// `Url::host`.
@@ -379,7 +413,7 @@ const fn fast_path_byte(b: u8) -> bool {
 /// No `@` is accepted before the query, so no userinfo. The unit test
 /// `fast_parts_agree_with_url` compares this with `url::Url` on generated
 /// inputs of this shape and its near misses.
-pub fn fast_parts(input: &str) -> Option<Parts<'_>> {
+pub(crate) fn fast_parts(input: &str) -> Option<Parts<'_>> {
     let b = input.as_bytes();
     let (scheme, default_port, mut i) = if b.starts_with(b"https://") {
         ("https", 443u16, 8)
@@ -494,7 +528,7 @@ impl HostRules {
 /// nothing beyond the URL parse (and, for hosts with path scopes, the
 /// request's path segments, walked once through a per-host trie).
 #[derive(Debug, Clone, Default)]
-pub struct FetchMatcher {
+pub(crate) struct FetchMatcher {
     exact_domains: HashMap<String, HostRules>,
     exact_ips: HashMap<IpAddr, HostRules>,
     suffix: HashMap<String, HostRules>,
@@ -848,7 +882,7 @@ impl DenyFetch {
 /// prefix `64:ff9b:1::/48` at each RFC 6052 position it allows, 6to4
 /// `2002::/16`, Teredo `2001::/32` (server and client), and ISATAP interface
 /// ids. A deny of an IPv4 address or block applies to each (fail closed).
-pub fn embedded_v4(a: Ipv6Addr) -> Vec<Ipv4Addr> {
+pub(crate) fn embedded_v4(a: Ipv6Addr) -> Vec<Ipv4Addr> {
     let x = u128::from(a);
     let low = x as u32;
     let mut out = Vec::new();
@@ -1085,14 +1119,14 @@ impl FetchMatcher {
 }
 
 /// `scheme://host:port` of a URL, the only part of a URL an error detail may carry.
-pub fn redacted_origin(url: &Url) -> Option<String> {
+pub(crate) fn redacted_origin(url: &Url) -> Option<String> {
     let host = url.host()?;
     let port = url.port_or_known_default()?;
     Some(format!("{}://{}:{}", url.scheme(), Host::from_url_host(host), port))
 }
 
 /// `scheme://host:port` of a string URL, or `None` when it does not parse.
-pub fn redacted_origin_str(input: &str) -> Option<String> {
+pub(crate) fn redacted_origin_str(input: &str) -> Option<String> {
     if input.len() > MAX_URL_BYTES {
         return None;
     }
@@ -1100,13 +1134,13 @@ pub fn redacted_origin_str(input: &str) -> Option<String> {
 }
 
 /// Parses an IP address as a resolver reports it (`1.2.3.4`, `::1`, `[::1]`); zone ids are rejected.
-pub fn parse_ip(s: &str) -> Option<IpAddr> {
+pub(crate) fn parse_ip(s: &str) -> Option<IpAddr> {
     let s = s.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(s);
     s.parse::<IpAddr>().ok()
 }
 
 /// Folds IPv4-mapped IPv6 to IPv4.
-pub fn canonical_ip(ip: IpAddr) -> IpAddr {
+pub(crate) fn canonical_ip(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(a) => match a.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
@@ -1180,7 +1214,7 @@ fn in_block<T: Into<u128>>(addr: T, net: T, len: u8, bits: u8) -> bool {
 /// Whether the IANA special-purpose registries (or the multicast registries)
 /// say `ip` is not globally reachable, counting every IPv6 form that carries
 /// such an IPv4 address. See [`V4_NOT_GLOBAL`] and [`V6_NOT_GLOBAL`].
-pub fn is_special_address(ip: IpAddr) -> bool {
+pub(crate) fn is_special_address(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(a) => is_special_v4(a),
         IpAddr::V6(a) => {
@@ -1204,7 +1238,7 @@ fn is_special_v4(a: Ipv4Addr) -> bool {
 }
 
 /// The decision for a fetch check result.
-pub fn decision_of<T>(r: &Result<T, DenyReason>) -> Decision {
+pub(crate) fn decision_of<T>(r: &Result<T, DenyReason>) -> Decision {
     match r {
         Ok(_) => Decision::Allowed,
         Err(reason) => Decision::deny(Capability::Fetch, *reason),

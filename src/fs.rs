@@ -79,17 +79,44 @@ impl GrantMode {
 /// One fs grant after validation: its normalised glob (always `/`-separated) and mode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FsGrant {
-    pub glob: String,
-    pub mode: GrantMode,
+    pub(crate) glob: String,
+    pub(crate) mode: GrantMode,
 }
 
 /// A path after lexical normalisation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NormalPath {
     /// `/`-separated, no empty, `.` or `..` segments; win32 as `C:/a/b` with an upper-case drive.
-    pub path: String,
+    pub(crate) path: String,
     /// The raw path had a `..` segment.
-    pub had_dotdot: bool,
+    pub(crate) had_dotdot: bool,
+}
+
+impl FsGrant {
+    /// The normalised glob: `/`-separated, absolute (`/…`, or `C:/…` on win32).
+    pub fn glob(&self) -> &str {
+        &self.glob
+    }
+    /// The modes it grants.
+    pub fn mode(&self) -> GrantMode {
+        self.mode
+    }
+}
+
+impl NormalPath {
+    /// The normalised path: `/`-separated, no empty, `.` or `..` segments;
+    /// win32 as `C:/a/b` with an upper-case drive letter.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+    /// Whether the raw path had a `..` segment (a denial of such a path is `path_traversal`).
+    pub fn had_dotdot(&self) -> bool {
+        self.had_dotdot
+    }
+    /// The normalised path, owned.
+    pub fn into_path(self) -> String {
+        self.path
+    }
 }
 
 fn is_win32_sep(c: char) -> bool {
@@ -217,7 +244,7 @@ pub fn normalize(raw: &str, platform: Platform) -> Result<NormalPath, DenyReason
 
 /// Validates and normalises one fs grant glob (without compiling it).
 /// `pointer` is where it sits in the manifest, for the error.
-pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<String, ManifestError> {
+pub(crate) fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<String, ManifestError> {
     let absolute = match platform {
         Platform::Posix => "an absolute posix glob starting with '/'",
         Platform::Win32 => "an absolute win32 glob starting with a drive like 'C:\\'",
@@ -274,7 +301,7 @@ pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<S
 
 /// Whether one normalised grant glob matches a normalised path (for explain
 /// and lint; the checker uses the compiled index).
-pub fn grant_matches(glob: &str, path: &str, platform: Platform) -> bool {
+pub(crate) fn grant_matches(glob: &str, path: &str, platform: Platform) -> bool {
     let g = FsGrant { glob: glob.to_owned(), mode: GrantMode::ReadWrite };
     FsMatcher::compile(std::slice::from_ref(&g), platform).is_ok_and(|m| m.index.modes(path, 3) != 0)
 }
@@ -285,7 +312,7 @@ fn parse_glob(glob: &str, platform: Platform) -> Result<Vec<glob::ParsedGlob>, g
 
 /// The compiled fs grants of a policy: one index (see [`crate::glob`]), built once.
 #[derive(Debug, Clone)]
-pub struct FsMatcher {
+pub(crate) struct FsMatcher {
     platform: Platform,
     index: GlobIndex,
     /// Whether `index` holds `deny.fs` globs (mode bit [`glob::DENY`], SPEC §10),
@@ -730,7 +757,7 @@ fn real_path_components(path: &Path) -> std::io::Result<PathBuf> {
 
 /// Whether one normalised `deny.fs` glob matches a normalised path (for
 /// explain and lint; the checker uses the compiled deny index).
-pub fn deny_matches(glob: &str, path: &str, platform: Platform) -> bool {
+pub(crate) fn deny_matches(glob: &str, path: &str, platform: Platform) -> bool {
     let mut m = FsMatcher::new(platform);
     m.add_deny(glob, "").is_ok() && m.denied(path)
 }

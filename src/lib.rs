@@ -11,16 +11,16 @@ pub mod error;
 pub mod explain;
 pub mod fetch;
 pub mod fs;
-pub mod glob;
+mod glob;
 #[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub mod lockdown;
 pub mod metrics;
-pub mod ntfs_upcase;
+mod ntfs_upcase;
 pub mod policy;
-pub mod posix_fold;
+mod posix_fold;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod urlpath;
+mod urlpath;
 
 /// The Node-API binding (feature `napi`). Not a Rust API: use the core modules.
 #[cfg(feature = "napi")]

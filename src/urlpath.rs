@@ -112,7 +112,7 @@ pub enum PathSeg {
 /// A parsed path scope (`/v1/repos/*/issues`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PathPattern {
-    pub segs: Vec<PathSeg>,
+    pub(crate) segs: Vec<PathSeg>,
 }
 
 /// Bytes a literal keeps as they are in the canonical (`toJSON`) form: the
@@ -428,6 +428,7 @@ pub fn deny_segments(path: &str, opaque: bool) -> Option<Vec<String>> {
 /// pattern over the deny forms (the reference the deny trie is tested
 /// against; the checker uses [`PathTrie::deny_first`]). A trailing `**` also
 /// covers the directory itself, and a bad path is always denied.
+#[cfg(test)]
 pub fn deny_path_matches(p: &PathPattern, path: &str, opaque: bool) -> bool {
     let Some(segs) = deny_segments(path, opaque) else { return true };
     let pat = deny_pattern(p);
