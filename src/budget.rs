@@ -248,6 +248,7 @@ pub type Sampler = Box<dyn FnMut() -> f64 + Send>;
 
 /// Why `assert_within` failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BudgetError {
     #[error(transparent)]
     Exceeded(#[from] BudgetExceeded),
@@ -257,6 +258,7 @@ pub enum BudgetError {
 
 /// Why [`BudgetTracker::new`] refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TrackerError {
     /// The clock or a sampler's first reading (or the grace window) is invalid.
     #[error(transparent)]

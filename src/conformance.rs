@@ -24,6 +24,7 @@ pub type BudgetStep = (f64, Option<f64>, Option<f64>);
 
 /// What a case does.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Op {
     /// Build a policy from the manifest; `expect_pointer` `None` means valid.
     Manifest {
@@ -55,6 +56,7 @@ pub enum Op {
 
 /// What a case expects.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Expect {
     Allow,
     Deny(DenyReason),

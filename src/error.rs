@@ -14,7 +14,11 @@ macro_rules! closed_enum {
         pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident => $s:literal ),+ $(,)? }
     ) => {
         $(#[$meta])*
+        ///
+        /// Non-exhaustive: later versions append values (never reorder or remove one),
+        /// so a `match` needs a wildcard arm.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum $name { $( $(#[$vmeta])* $variant ),+ }
 
         impl $name {
@@ -161,6 +165,7 @@ impl BudgetKind {
 
 /// One entry of the error registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ErrorSpec {
     /// Short code set as `error.code` (`PERMISSION_DENIED`).
     pub code: &'static str,
@@ -209,6 +214,7 @@ pub struct Denial {
 
 /// The outcome of a check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a Decision that is not acted on enforces nothing: perform the call only when it is Allowed"]
 pub enum Decision {
     Allowed,
     Denied(Denial),

@@ -20,6 +20,7 @@ pub const MAX_URL_BYTES: usize = 65536;
 
 /// The schemes a pattern may name. They are the WHATWG special schemes that have a network host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Scheme {
     Http,
     Https,
@@ -95,6 +96,7 @@ impl fmt::Display for Host {
 
 /// Which ports a pattern grants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PortRule {
     /// No port in the pattern: only the scheme's default port.
     Default,
@@ -106,6 +108,7 @@ pub enum PortRule {
 
 /// The host part of a pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HostPattern {
     Exact(Host),
     /// `*.suffix`: one or more labels before `suffix`, never `suffix` itself, never an IP.
@@ -317,6 +320,7 @@ impl Rule {
 
 /// How a URL's host matched: needed by the address check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HostMatch {
     /// An exact grant of this IP literal.
     IpLiteral(IpAddr),
@@ -779,6 +783,7 @@ impl FetchMatcher {
 /// One `deny.fetch` rule (SPEC §10): a fetch pattern (a missing scheme means
 /// every scheme, a missing port every port) or a CIDR block.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DenyFetch {
     Pattern(FetchPattern),
     /// `10.0.0.0/8`, `[fd00::]/8`: every IP host and resolved address inside,

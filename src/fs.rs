@@ -22,6 +22,7 @@ pub const MAX_POLICY_GLOB_SIZE: usize = 1 << 20;
 
 /// The access a request wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FsMode {
     Read,
     Write,
@@ -45,6 +46,7 @@ impl FsMode {
 
 /// The access a grant gives. Default: `Read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum GrantMode {
     #[default]
     Read,

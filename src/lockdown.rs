@@ -33,6 +33,7 @@ pub struct LockdownReport {
 /// Why `lockdown()` refused or failed. It never leaves the process half-locked
 /// silently: a refusal happens before anything is installed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LockdownError {
     #[error("lockdown is not supported on {0}")]
     Unsupported(&'static str),
