@@ -260,6 +260,10 @@ pub struct ManifestError {
 }
 
 impl ManifestError {
+    /// Its registry code: [`ErrorCode::InvalidManifest`].
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidManifest
+    }
     pub fn new(pointer: impl Into<String>, expected: impl Into<String>) -> Self {
         Self { pointer: pointer.into(), expected: expected.into() }
     }
@@ -275,6 +279,13 @@ pub struct PermissionDenied {
     pub target: Option<String>,
 }
 
+impl PermissionDenied {
+    /// Its registry code: [`ErrorCode::PermissionDenied`].
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::PermissionDenied
+    }
+}
+
 /// `BUDGET_EXCEEDED`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("budget exceeded: {} observed {observed} over limit {limit}", .budget.as_str())]
@@ -286,12 +297,26 @@ pub struct BudgetExceeded {
     pub elapsed_ms: f64,
 }
 
+impl BudgetExceeded {
+    /// Its registry code: [`ErrorCode::BudgetExceeded`].
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::BudgetExceeded
+    }
+}
+
 /// `INVALID_SAMPLE`: a NaN, infinite or negative sample or clock reading.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid sample: {field} must be a finite, non-negative number")]
 pub struct InvalidSample {
     /// `now`, `cpuTimeMs` or `rssMb`.
     pub field: &'static str,
+}
+
+impl InvalidSample {
+    /// Its registry code: [`ErrorCode::InvalidSample`].
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidSample
+    }
 }
 
 /// A budget the tracker has no way to measure: no sampler for it, and the
