@@ -22,14 +22,20 @@ pub const MAX_URL_BYTES: usize = 65536;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Scheme {
+    /// `http` (default port 80).
     Http,
+    /// `https` (443).
     Https,
+    /// `ws` (80).
     Ws,
+    /// `wss` (443).
     Wss,
+    /// `ftp` (21).
     Ftp,
 }
 
 impl Scheme {
+    /// The scheme with this exact (lower-case) name, if a pattern may name it.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "http" => Some(Scheme::Http),
@@ -40,6 +46,7 @@ impl Scheme {
             _ => None,
         }
     }
+    /// Its name, as a URL spells it.
     pub const fn as_str(self) -> &'static str {
         match self {
             Scheme::Http => "http",
@@ -49,6 +56,7 @@ impl Scheme {
             Scheme::Ftp => "ftp",
         }
     }
+    /// The port a URL or a pattern without one means.
     pub const fn default_port(self) -> u16 {
         match self {
             Scheme::Http | Scheme::Ws => 80,
@@ -62,8 +70,11 @@ impl Scheme {
 /// trailing dot, or an IP address (IPv4-mapped IPv6 folded to IPv4).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Host {
+    /// A DNS name: lower-case ASCII (punycode), without its trailing dot.
     Domain(String),
+    /// An IPv4 address (also an IPv4-mapped IPv6 one).
     Ipv4(Ipv4Addr),
+    /// An IPv6 address.
     Ipv6(Ipv6Addr),
 }
 
@@ -110,6 +121,7 @@ pub enum PortRule {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HostPattern {
+    /// Exactly this host.
     Exact(Host),
     /// `*.suffix`: one or more labels before `suffix`, never `suffix` itself, never an IP.
     ///
@@ -276,6 +288,7 @@ impl FetchPattern {
     }
 
     /// Whether this pattern's host part matches `host` (label boundary for suffixes).
+    #[must_use]
     pub fn host_matches(&self, host: &Host) -> bool {
         match (&self.host, host) {
             (HostPattern::Exact(h), _) => h == host,
@@ -286,10 +299,12 @@ impl FetchPattern {
         }
     }
     /// Whether this pattern grants `scheme`.
+    #[must_use]
     pub fn scheme_ok(&self, scheme: Scheme) -> bool {
         Rule { scheme: self.scheme, port: self.port }.scheme_ok(scheme)
     }
     /// Whether this pattern grants `port` for `scheme`.
+    #[must_use]
     pub fn port_ok(&self, scheme: Scheme, port: u16) -> bool {
         Rule { scheme: self.scheme, port: self.port }.port_ok(scheme, port)
     }
@@ -785,11 +800,14 @@ impl FetchMatcher {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum DenyFetch {
+    /// A fetch pattern: a missing scheme means every scheme, a missing port every port.
     Pattern(FetchPattern),
     /// `10.0.0.0/8`, `[fd00::]/8`: every IP host and resolved address inside,
     /// including the IPv6 forms that carry an IPv4 address inside it.
     Cidr {
+        /// The network address (no host bits set).
         net: IpAddr,
+        /// The prefix length: 0-32 (IPv4) or 0-128 (IPv6).
         len: u8,
     },
 }

@@ -24,11 +24,14 @@ pub const MAX_POLICY_GLOB_SIZE: usize = 1 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FsMode {
+    /// Read a file or list a directory: [`Capability::FsRead`].
     Read,
+    /// Create, write, rename or remove: [`Capability::FsWrite`].
     Write,
 }
 
 impl FsMode {
+    /// `"read"` or `"write"`.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "read" => Some(FsMode::Read),
@@ -36,6 +39,7 @@ impl FsMode {
             _ => None,
         }
     }
+    /// The capability a request in this mode is about.
     pub const fn capability(self) -> Capability {
         match self {
             FsMode::Read => Capability::FsRead,
@@ -48,13 +52,17 @@ impl FsMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum GrantMode {
+    /// `"read"`: [`FsMode::Read`] only.
     #[default]
     Read,
+    /// `"write"`: [`FsMode::Write`] only.
     Write,
+    /// `"readwrite"`: both.
     ReadWrite,
 }
 
 impl GrantMode {
+    /// `"read"`, `"write"` or `"readwrite"`, as a manifest spells it.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "read" => Some(GrantMode::Read),
@@ -63,6 +71,7 @@ impl GrantMode {
             _ => None,
         }
     }
+    /// Its manifest spelling.
     pub const fn as_str(self) -> &'static str {
         match self {
             GrantMode::Read => "read",
@@ -70,6 +79,8 @@ impl GrantMode {
             GrantMode::ReadWrite => "readwrite",
         }
     }
+    /// Whether it grants a request in `mode`.
+    #[must_use]
     pub const fn allows(self, mode: FsMode) -> bool {
         matches!(
             (self, mode),

@@ -23,6 +23,7 @@ use seccompiler::{
 /// What was installed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockdownReport {
+    /// The architecture the filter was built for (`x86_64`, `aarch64`).
     pub arch: &'static str,
     /// Names of the denied syscalls (native numbering).
     pub denied: Vec<&'static str>,
@@ -35,10 +36,14 @@ pub struct LockdownReport {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LockdownError {
+    /// The platform has no filter (`LOCKDOWN_REFUSED`, or `ERR_UNSUPPORTED_PLATFORM` in JS).
     #[error("lockdown is not supported on {0}")]
     Unsupported(&'static str),
+    /// The process is in a state a filter would not make safe, e.g. other
+    /// threads it cannot synchronise (`LOCKDOWN_REFUSED`); nothing was installed.
     #[error("refusing to lock down: {0}")]
     UnsafeState(String),
+    /// The kernel refused the filter (`LOCKDOWN_FAILED`).
     #[error("seccomp filter could not be installed: {0}")]
     Install(String),
 }

@@ -42,6 +42,7 @@ impl ManualHooks {
     fn set(&self, step: BudgetStep) {
         *self.0.lock().unwrap() = step;
     }
+    /// The manual clock's current reading, ms.
     pub fn now_ms(&self) -> f64 {
         self.0.lock().unwrap().0
     }
@@ -156,9 +157,13 @@ pub struct ConformanceOptions {
 /// The outcome of a run.
 #[derive(Debug, Clone, Default)]
 pub struct ConformanceReport {
+    /// The label the run was given.
     pub label: String,
+    /// Names of the cases that passed.
     pub passed: Vec<String>,
+    /// Cases that failed: (name, what was wrong).
     pub failed: Vec<(String, String)>,
+    /// Cases not run: (name, why), declared by the options or the adapter.
     pub skipped: Vec<(String, String)>,
 }
 
@@ -576,7 +581,9 @@ where
 
 /// The adapter for this crate's own [`crate::PermissionChecker`] and [`crate::budget::BudgetTracker`].
 pub struct NativeAdapter {
+    /// The checker under test.
     pub checker: crate::PermissionChecker,
+    /// The meter its trackers record to (the run's in-memory one).
     pub meter: Meter,
 }
 
