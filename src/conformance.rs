@@ -119,7 +119,7 @@ pub struct Case {
 }
 
 /// Expands `{"$repeat": [s, n]}` and `{"$array": [v, n]}` placeholders.
-pub fn expand(v: &Value) -> Value {
+pub(crate) fn expand(v: &Value) -> Value {
     match v {
         Value::Object(o) if o.len() == 1 && o.contains_key("$repeat") => {
             let a = &o["$repeat"];

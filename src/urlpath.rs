@@ -109,7 +109,9 @@ pub enum PathSeg {
     Rest,
 }
 
-/// A parsed path scope (`/v1/repos/*/issues`).
+/// A parsed path scope (`/v1/repos/*/issues`, SPEC §11): what
+/// [`FetchPattern::path`](crate::fetch::FetchPattern::path) returns. Its
+/// `Display` is the canonical form (literals percent-encoded where needed).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PathPattern {
     pub(crate) segs: Vec<PathSeg>,
@@ -218,7 +220,7 @@ const PATH_GRAMMAR: &str = "a path of '/'-separated segments, each a literal, '*
 impl PathPattern {
     /// Parses the path part of a fetch pattern (`raw` starts with `/`).
     /// The error text says what would be valid (never echoes the input).
-    pub fn parse(raw: &str) -> Result<Self, String> {
+    pub(crate) fn parse(raw: &str) -> Result<Self, String> {
         let err = |why: &str| format!("{PATH_GRAMMAR} ({why})");
         let Some(body) = raw.strip_prefix('/') else { return Err(err("it must start with '/'")) };
         let parts: Vec<&str> = body.split('/').collect();
