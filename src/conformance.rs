@@ -1,5 +1,5 @@
 //! The conformance case table (SPEC §7), defined once as JSON data embedded in
-//! the crate and shared by the Rust runner ([`crate::testing`]) and the JS
+//! the crate and shared by the Rust runner (`testing`, behind the `testing` feature) and the JS
 //! harness (`./testing`). Cases are named `category - case`.
 
 use std::sync::OnceLock;
