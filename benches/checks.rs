@@ -42,7 +42,7 @@ fn bench_fs(c: &mut Criterion) {
             g.bench_with_input(BenchmarkId::new(shape, n), &inputs, |b, inputs| {
                 b.iter(|| {
                     for i in inputs {
-                        black_box(p.check_fs(black_box(i), FsMode::Read));
+                        let _ = black_box(p.check_fs(black_box(i), FsMode::Read));
                     }
                 })
             });
@@ -74,7 +74,7 @@ fn bench_fetch(c: &mut Criterion) {
             g.bench_with_input(BenchmarkId::new(shape, n), &inputs, |b, inputs| {
                 b.iter(|| {
                     for u in inputs {
-                        black_box(p.check_fetch(black_box(u)));
+                        let _ = black_box(p.check_fetch(black_box(u)));
                     }
                 })
             });

@@ -40,6 +40,7 @@ pub const MAX_CPU_GRACE_MS: f64 = 60_000.0;
 /// One set of readings. `now_ms` is a monotonic clock in ms; the others are optional.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Sample {
+    /// The clock, ms (monotonic; a reading lower than an earlier one never shrinks elapsed time).
     pub now_ms: f64,
     /// Cumulative CPU time of the request's thread or process, ms.
     pub cpu_time_ms: Option<f64>,
@@ -50,29 +51,40 @@ pub struct Sample {
 /// A breach: which budget, its limit, what was observed, and when.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Breach {
+    /// Which budget.
     pub budget: BudgetKind,
+    /// Its limit.
     pub limit: f64,
+    /// The value observed over it.
     pub observed: f64,
+    /// Wall-clock time since the start, ms, when the status was taken.
     pub elapsed_ms: f64,
 }
 
 /// A status: within budget, with the current figures, or the (first) breach.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum BudgetStatus {
+    /// Within every budget.
     Ok {
+        /// Wall-clock time since the start, ms.
         elapsed_ms: f64,
         /// `None` before two CPU readings exist.
         cpu_percent: Option<f64>,
         /// `None` before a memory reading exists.
         memory_mb: Option<f64>,
     },
+    /// Over a budget: the first breach, sticky (with the current elapsed time).
     Exceeded(Breach),
 }
 
 impl BudgetStatus {
+    /// Whether within every budget.
+    #[must_use]
     pub fn is_ok(&self) -> bool {
         matches!(self, BudgetStatus::Ok { .. })
     }
+    /// Wall-clock time since the start, ms.
+    #[must_use]
     pub fn elapsed_ms(&self) -> f64 {
         match self {
             BudgetStatus::Ok { elapsed_ms, .. } => *elapsed_ms,
@@ -130,10 +142,12 @@ impl BudgetState {
         })
     }
 
+    /// The budgets it enforces.
     pub fn budgets(&self) -> Budgets {
         self.budgets
     }
 
+    /// Wall-clock time since the start, ms.
     pub fn elapsed_ms(&self) -> f64 {
         self.last_now_ms - self.start_ms
     }
@@ -198,7 +212,7 @@ impl BudgetState {
 
 /// Which readings a tracker has a sampler for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Measured {
+pub(crate) struct Measured {
     pub cpu_time_ms: bool,
     pub rss_mb: bool,
 }
@@ -221,19 +235,26 @@ impl Measured {
 
 /// A set of budget kinds, as bits by [`BudgetKind::index`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct NewBreaches(pub u8);
+pub struct NewBreaches(pub(crate) u8);
 
 impl NewBreaches {
+    /// The kinds in the set, in [`BudgetKind::ALL`] order.
     pub fn iter(self) -> impl Iterator<Item = BudgetKind> {
         BudgetKind::ALL.iter().copied().filter(move |k| self.0 & (1 << k.index()) != 0)
     }
+    /// Whether the set is empty.
+    #[must_use]
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
 }
 
 /// A monotonic clock in ms. Only hosts build real ones; tests drive a manual one.
+///
+/// Any `FnMut() -> f64` is one.
 pub trait Clock {
+    /// The current reading, ms. A reading lower than an earlier one is
+    /// accepted and never shrinks elapsed time; NaN, infinite or negative is `INVALID_SAMPLE`.
     fn now_ms(&mut self) -> f64;
 }
 
@@ -248,15 +269,19 @@ pub type Sampler = Box<dyn FnMut() -> f64 + Send>;
 
 /// Why `assert_within` failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BudgetError {
+    /// Over a budget: `BUDGET_EXCEEDED`.
     #[error(transparent)]
     Exceeded(#[from] BudgetExceeded),
+    /// The clock gave an invalid reading: `INVALID_SAMPLE`.
     #[error(transparent)]
     InvalidSample(#[from] InvalidSample),
 }
 
 /// Why [`BudgetTracker::new`] refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TrackerError {
     /// The clock or a sampler's first reading (or the grace window) is invalid.
     #[error(transparent)]
@@ -267,6 +292,35 @@ pub enum TrackerError {
 }
 
 /// A budget tracker with an injected clock, optional samplers, and metrics.
+///
+/// The clock is any [`Clock`] (an `FnMut() -> f64` in ms); samplers are
+/// boxed `FnMut() -> f64` readings of cumulative CPU ms and resident MB. A
+/// budget with no way to measure it is refused when the tracker is built.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use api_sandbox_permissions::budget::{BudgetStatus, TrackerError, TrackerOptions};
+/// use api_sandbox_permissions::serde_json::json;
+/// use api_sandbox_permissions::{BudgetKind, BudgetTracker, PermissionPolicy, PolicyOptions};
+///
+/// let policy = PermissionPolicy::from_manifest(&json!({ "budgets": { "memoryMb": 64 } }), PolicyOptions::new("p"))?;
+///
+/// // No memory sampler and not declared measured elsewhere: refused, never silently unenforced.
+/// let refused = BudgetTracker::new(&policy, || 0.0, TrackerOptions::default()).unwrap_err();
+/// assert!(matches!(refused, TrackerError::Unmeasured(u) if u.budget == BudgetKind::MemoryMb));
+///
+/// let rss = Arc::new(Mutex::new(10.0));
+/// let sampler = { let rss = rss.clone(); move || *rss.lock().unwrap() };
+/// let options = TrackerOptions { rss_mb: Some(Box::new(sampler)), ..TrackerOptions::default() };
+/// let mut tracker = BudgetTracker::new(&policy, || 0.0, options)?;
+/// assert!(tracker.sample()?.is_ok());
+/// *rss.lock().unwrap() = 64.5;
+/// assert!(matches!(tracker.sample()?, BudgetStatus::Exceeded(b) if b.budget == BudgetKind::MemoryMb));
+/// // A breach is sticky, even when memory drops again.
+/// *rss.lock().unwrap() = 1.0;
+/// assert!(!tracker.sample()?.is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct BudgetTracker<C: Clock> {
     state: BudgetState,
     clock: C,
@@ -414,6 +468,7 @@ impl<C: Clock> BudgetTracker<C> {
         }
     }
 
+    /// Wall-clock time since the tracker started, ms (the largest clock reading seen minus the first).
     pub fn elapsed_ms(&self) -> f64 {
         self.state.elapsed_ms()
     }

@@ -183,7 +183,7 @@ impl PermissionChecker {
     /// Counts a fetch denial and builds its error (target: `scheme://host:port` only).
     fn fetch_error(&self, reason: DenyReason, url: &str) -> PermissionDenied {
         let denial = Denial { capability: Capability::Fetch, reason };
-        self.count(Decision::Denied(denial));
+        let _counted = self.count(Decision::Denied(denial));
         PermissionDenied { plugin: self.policy.plugin().to_owned(), denial, target: redacted_origin_str(url) }
     }
 
@@ -237,7 +237,7 @@ impl PermissionChecker {
         self.observe(Input::Fs(path, mode, options), &d);
         r.map_err(|reason| {
             let denial = Denial { capability: mode.capability(), reason };
-            self.count(Decision::Denied(denial));
+            let _counted = self.count(Decision::Denied(denial));
             PermissionDenied { plugin: self.policy.plugin().to_owned(), denial, target: None }
         })
     }

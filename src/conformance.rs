@@ -1,5 +1,5 @@
 //! The conformance case table (SPEC §7), defined once as JSON data embedded in
-//! the crate and shared by the Rust runner ([`crate::testing`]) and the JS
+//! the crate and shared by the Rust runner (`testing`, behind the `testing` feature) and the JS
 //! harness (`./testing`). Cases are named `category - case`.
 
 use std::sync::OnceLock;
@@ -24,28 +24,44 @@ pub type BudgetStep = (f64, Option<f64>, Option<f64>);
 
 /// What a case does.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Op {
     /// Build a policy from the manifest; `expect_pointer` `None` means valid.
     Manifest {
+        /// The JSON pointer of the expected `INVALID_MANIFEST`.
         expect_pointer: Option<String>,
     },
+    /// `checkFs(path, mode)`, lexical.
     Fs {
+        /// The requested path, as the plugin wrote it.
         path: String,
+        /// The requested access.
         mode: FsMode,
     },
+    /// `checkFetch(url)`.
     Fetch {
+        /// The requested URL, as the plugin wrote it.
         url: String,
     },
+    /// `checkFetchAddress(url, ip)`: the DNS-rebinding check of a resolved address.
     FetchAddress {
+        /// The requested URL.
         url: String,
+        /// The address its host resolved to.
         ip: String,
     },
+    /// `checkCapability(id, payload)`.
     Capability {
+        /// The capability id, as the plugin wrote it.
         id: String,
+        /// The call's payload.
         payload: Value,
     },
+    /// A budget tracker driven by a manual clock and samplers.
     Budget {
+        /// The CPU grace window, ms.
         grace_ms: f64,
+        /// The readings: the tracker is created at the first, `sample()` is called at each other.
         steps: Vec<BudgetStep>,
         /// Budgets the host declares measured elsewhere (`unmeasured`). Absent
         /// from a case: every budget the first step has no sampler for.
@@ -55,22 +71,31 @@ pub enum Op {
 
 /// What a case expects.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Expect {
+    /// The check allows.
     Allow,
+    /// The check denies for this reason (the capability follows from the operation).
     Deny(DenyReason),
     /// `INVALID_MANIFEST` (the pointer is in [`Op::Manifest`]).
     InvalidManifest,
     /// A budget case within budget, optionally with an exact elapsed time.
     BudgetOk {
+        /// The elapsed time the last status reports, when the case pins it.
         elapsed_ms: Option<f64>,
     },
     /// A budget case ending breached; `also` are other budgets also counted once.
     BudgetExceeded {
+        /// The breach reported.
         budget: BudgetKind,
+        /// Its limit.
         limit: f64,
+        /// The value observed.
         observed: f64,
+        /// Budget kinds breached at the same time: counted once each, not reported.
         also: Vec<BudgetKind>,
     },
+    /// A reading (or the grace window) is `INVALID_SAMPLE`, and nothing is counted.
     InvalidSample,
     /// Building the tracker is refused: this budget has no sampler and is not declared unmeasured.
     UnmeasuredBudget(BudgetKind),
@@ -81,15 +106,20 @@ pub enum Expect {
 pub struct Case {
     /// `category - case`.
     pub name: String,
+    /// The group it belongs to (`fs`, `fetch`, `adversarial`, ...).
     pub category: String,
+    /// The manifest the policy is built from (placeholders expanded).
     pub manifest: Value,
+    /// The path flavour the policy is built with.
     pub platform: Platform,
+    /// What the case does.
     pub op: Op,
+    /// What it expects.
     pub expect: Expect,
 }
 
 /// Expands `{"$repeat": [s, n]}` and `{"$array": [v, n]}` placeholders.
-pub fn expand(v: &Value) -> Value {
+pub(crate) fn expand(v: &Value) -> Value {
     match v {
         Value::Object(o) if o.len() == 1 && o.contains_key("$repeat") => {
             let a = &o["$repeat"];

@@ -14,7 +14,11 @@ macro_rules! closed_enum {
         pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident => $s:literal ),+ $(,)? }
     ) => {
         $(#[$meta])*
+        ///
+        /// Non-exhaustive: later versions append values (never reorder or remove one),
+        /// so a `match` needs a wildcard arm.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum $name { $( $(#[$vmeta])* $variant ),+ }
 
         impl $name {
@@ -97,13 +101,21 @@ closed_enum! {
     /// The capability a check is about. `Unknown` labels calls with an unknown id,
     /// so that label values stay in a closed set.
     pub enum Capability {
+        /// `{ path }`: read a file or list a directory (SPEC §2).
         FsRead => "fs.read",
+        /// `{ path }`: create, write, rename or remove (SPEC §2).
         FsWrite => "fs.write",
+        /// `{ url }`: an outbound request (SPEC §3).
         Fetch => "fetch",
+        /// `{ name }`: read a declared secret (SPEC §4).
         SecretsGet => "secrets.get",
+        /// `{ topic }`: publish on a declared topic (SPEC §4).
         EventsPublish => "events.publish",
+        /// `{ topic }`: subscribe to a declared topic pattern (SPEC §4).
         EventsSubscribe => "events.subscribe",
+        /// `{ database }`: query the declared database (SPEC §4).
         DbQuery => "db.query",
+        /// The label of a call whose capability id is not one of these.
         Unknown => "unknown",
         /// `{ name, url }`: send a destination-bound secret (SPEC §13). Appended
         /// after `Unknown` so every earlier decision code keeps its value.
@@ -142,8 +154,11 @@ impl Capability {
 closed_enum! {
     /// Which budget a breach is about; `as_str` is the `budget` field of a status.
     pub enum BudgetKind {
+        /// CPU time over elapsed wall-clock time, in percent, after a grace window.
         CpuPercent => "cpuPercent",
+        /// Resident memory, in MB (the latest sample).
         MemoryMb => "memoryMb",
+        /// Elapsed wall-clock time, in ms (monotonic).
         WallClockMs => "wallClockMs",
     }
 }
@@ -161,6 +176,7 @@ impl BudgetKind {
 
 /// One entry of the error registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ErrorSpec {
     /// Short code set as `error.code` (`PERMISSION_DENIED`).
     pub code: &'static str,
@@ -176,7 +192,7 @@ macro_rules! registry {
     ( $( $variant:ident => ($code:literal, $id:literal, $msg:literal) ),+ $(,)? ) => {
         closed_enum! {
             /// Error codes. The registry entry for each is [`ErrorCode::spec`].
-            pub enum ErrorCode { $( $variant => $code ),+ }
+            pub enum ErrorCode { $( #[doc = concat!("`", $code, "` (`", $id, "`): \"", $msg, "\".")] $variant => $code ),+ }
         }
         impl ErrorCode {
             /// The registry entry for this code.
@@ -203,25 +219,53 @@ registry! {
 /// so it is safe to log as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Denial {
+    /// The capability asked for.
     pub capability: Capability,
+    /// Why it was refused.
     pub reason: DenyReason,
 }
 
-/// The outcome of a check.
+/// The outcome of a check: perform the call only when it is [`Decision::Allowed`].
+///
+/// `#[must_use]`: a check whose decision is dropped enforces nothing, so it
+/// does not compile silently.
+///
+/// ```
+/// use api_sandbox_permissions::{Capability, Decision, DenyReason, FsMode, PermissionPolicy, PolicyOptions};
+/// use api_sandbox_permissions::serde_json::json;
+///
+/// let policy = PermissionPolicy::from_manifest(&json!({ "fs": ["/data/**"] }), PolicyOptions::new("my-plugin"))?;
+/// assert_eq!(policy.check_fs("/data/a.txt", FsMode::Read), Decision::Allowed);
+///
+/// let d = policy.check_fs("/data/a.txt", FsMode::Write);
+/// assert_eq!(d, Decision::deny(Capability::FsWrite, DenyReason::ModeNotGranted));
+/// match d {
+///     Decision::Allowed => unreachable!(),
+///     Decision::Denied(denial) => assert_eq!(denial.reason.as_str(), "mode_not_granted"),
+/// }
+/// # Ok::<(), api_sandbox_permissions::ManifestError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a Decision that is not acted on enforces nothing: perform the call only when it is Allowed"]
 pub enum Decision {
+    /// The call may go ahead.
     Allowed,
+    /// The call must not be made; the denial says which capability and why.
     Denied(Denial),
 }
 
 impl Decision {
+    /// A denial of `capability` for `reason`.
     pub const fn deny(capability: Capability, reason: DenyReason) -> Self {
         Decision::Denied(Denial { capability, reason })
     }
+    /// Whether the call may go ahead.
+    #[must_use]
     pub const fn is_allowed(&self) -> bool {
         matches!(self, Decision::Allowed)
     }
     /// The deny reason, or `None` when allowed.
+    #[must_use]
     pub const fn reason(&self) -> Option<DenyReason> {
         match self {
             Decision::Allowed => None,
@@ -229,6 +273,7 @@ impl Decision {
         }
     }
     /// A compact code for the binding: 0 allowed, else `1 + capability * 64 + reason`.
+    #[must_use]
     pub const fn code(&self) -> u32 {
         match self {
             Decision::Allowed => 0,
@@ -254,6 +299,11 @@ pub struct ManifestError {
 }
 
 impl ManifestError {
+    /// Its registry code: [`ErrorCode::InvalidManifest`].
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidManifest
+    }
+    /// An error at JSON pointer `pointer`, saying what would be valid there.
     pub fn new(pointer: impl Into<String>, expected: impl Into<String>) -> Self {
         Self { pointer: pointer.into(), expected: expected.into() }
     }
@@ -263,21 +313,42 @@ impl ManifestError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("permission denied: {} ({})", .denial.capability, .denial.reason)]
 pub struct PermissionDenied {
+    /// The plugin id of the policy that denied.
     pub plugin: String,
+    /// The capability and the reason.
     pub denial: Denial,
     /// For fetch denials, `scheme://host:port` only; never userinfo, path, query or fragment.
     pub target: Option<String>,
+}
+
+impl PermissionDenied {
+    /// Its registry code: [`ErrorCode::PermissionDenied`].
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::PermissionDenied
+    }
 }
 
 /// `BUDGET_EXCEEDED`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("budget exceeded: {} observed {observed} over limit {limit}", .budget.as_str())]
 pub struct BudgetExceeded {
+    /// The plugin id of the policy whose budget it is.
     pub plugin: String,
+    /// Which budget.
     pub budget: BudgetKind,
+    /// Its limit, in the budget's unit.
     pub limit: f64,
+    /// The value observed over it.
     pub observed: f64,
+    /// Wall-clock time since the tracker started, ms.
     pub elapsed_ms: f64,
+}
+
+impl BudgetExceeded {
+    /// Its registry code: [`ErrorCode::BudgetExceeded`].
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::BudgetExceeded
+    }
 }
 
 /// `INVALID_SAMPLE`: a NaN, infinite or negative sample or clock reading.
@@ -286,6 +357,13 @@ pub struct BudgetExceeded {
 pub struct InvalidSample {
     /// `now`, `cpuTimeMs` or `rssMb`.
     pub field: &'static str,
+}
+
+impl InvalidSample {
+    /// Its registry code: [`ErrorCode::InvalidSample`].
+    pub const fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidSample
+    }
 }
 
 /// A budget the tracker has no way to measure: no sampler for it, and the
@@ -298,6 +376,7 @@ pub struct InvalidSample {
     match .budget { BudgetKind::CpuPercent => "cpuTimeMs", BudgetKind::MemoryMb => "rssMb", BudgetKind::WallClockMs => "now" }
 )]
 pub struct UnmeasuredBudget {
+    /// The budget with no way to measure it.
     pub budget: BudgetKind,
 }
 
@@ -306,6 +385,7 @@ pub struct UnmeasuredBudget {
 /// U+200E, U+200F, U+202A-202E, U+2066-2069), which could reorder or hide
 /// the text around them in a log or a terminal. The same set as `redact` in
 /// `lib/errors.js`.
+#[must_use]
 pub fn escaped_in_details(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
@@ -314,6 +394,7 @@ pub fn escaped_in_details(c: char) -> bool {
 /// Caps a string for an error detail and escapes [`escaped_in_details`]
 /// characters as `\u{..}`, so a detail can be logged without letting
 /// plugin- or manifest-chosen text forge, reorder or hide log lines.
+#[must_use]
 pub fn redact_string(s: &str, max_chars: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max_chars + 8));
     let mut len = 0;

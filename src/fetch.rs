@@ -9,7 +9,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use url::Url;
 
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
-use crate::urlpath::{deny_pattern, deny_segments, PathPattern, PathSeg, PathTrie};
+pub use crate::urlpath::PathPattern;
+use crate::urlpath::{deny_pattern, deny_segments, PathSeg, PathTrie};
 
 /// Longest fetch pattern a manifest may hold, in bytes.
 pub const MAX_HOST_PATTERN_BYTES: usize = 1024;
@@ -19,15 +20,22 @@ pub const MAX_URL_BYTES: usize = 65536;
 
 /// The schemes a pattern may name. They are the WHATWG special schemes that have a network host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Scheme {
+    /// `http` (default port 80).
     Http,
+    /// `https` (443).
     Https,
+    /// `ws` (80).
     Ws,
+    /// `wss` (443).
     Wss,
+    /// `ftp` (21).
     Ftp,
 }
 
 impl Scheme {
+    /// The scheme with this exact (lower-case) name, if a pattern may name it.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "http" => Some(Scheme::Http),
@@ -38,6 +46,7 @@ impl Scheme {
             _ => None,
         }
     }
+    /// Its name, as a URL spells it.
     pub const fn as_str(self) -> &'static str {
         match self {
             Scheme::Http => "http",
@@ -47,6 +56,7 @@ impl Scheme {
             Scheme::Ftp => "ftp",
         }
     }
+    /// The port a URL or a pattern without one means.
     pub const fn default_port(self) -> u16 {
         match self {
             Scheme::Http | Scheme::Ws => 80,
@@ -60,8 +70,11 @@ impl Scheme {
 /// trailing dot, or an IP address (IPv4-mapped IPv6 folded to IPv4).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Host {
+    /// A DNS name: lower-case ASCII (punycode), without its trailing dot.
     Domain(String),
+    /// An IPv4 address (also an IPv4-mapped IPv6 one).
     Ipv4(Ipv4Addr),
+    /// An IPv6 address.
     Ipv6(Ipv6Addr),
 }
 
@@ -94,6 +107,7 @@ impl fmt::Display for Host {
 
 /// Which ports a pattern grants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PortRule {
     /// No port in the pattern: only the scheme's default port.
     Default,
@@ -105,7 +119,9 @@ pub enum PortRule {
 
 /// The host part of a pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HostPattern {
+    /// Exactly this host.
     Exact(Host),
     /// `*.suffix`: one or more labels before `suffix`, never `suffix` itself, never an IP.
     ///
@@ -118,12 +134,12 @@ pub enum HostPattern {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FetchPattern {
     /// `None`: `http` and `https` (in a deny rule: every scheme).
-    pub scheme: Option<Scheme>,
-    pub host: HostPattern,
+    pub(crate) scheme: Option<Scheme>,
+    pub(crate) host: HostPattern,
     /// In a deny rule, `Default` (no port written) means every port.
-    pub port: PortRule,
+    pub(crate) port: PortRule,
     /// A path scope (SPEC §11); `None` covers every path.
-    pub path: Option<PathPattern>,
+    pub(crate) path: Option<PathPattern>,
 }
 
 impl fmt::Display for FetchPattern {
@@ -253,7 +269,26 @@ impl FetchPattern {
 }
 
 impl FetchPattern {
+    /// The scheme it names; `None` (none written) grants `http` and `https`
+    /// (in a deny rule: every scheme).
+    pub fn scheme(&self) -> Option<Scheme> {
+        self.scheme
+    }
+    /// Its host part.
+    pub fn host(&self) -> &HostPattern {
+        &self.host
+    }
+    /// Its port rule. In a deny rule, [`PortRule::Default`] (no port written) means every port.
+    pub fn port(&self) -> PortRule {
+        self.port
+    }
+    /// Its path scope (SPEC §11); `None` covers every path.
+    pub fn path(&self) -> Option<&PathPattern> {
+        self.path.as_ref()
+    }
+
     /// Whether this pattern's host part matches `host` (label boundary for suffixes).
+    #[must_use]
     pub fn host_matches(&self, host: &Host) -> bool {
         match (&self.host, host) {
             (HostPattern::Exact(h), _) => h == host,
@@ -264,10 +299,12 @@ impl FetchPattern {
         }
     }
     /// Whether this pattern grants `scheme`.
+    #[must_use]
     pub fn scheme_ok(&self, scheme: Scheme) -> bool {
         Rule { scheme: self.scheme, port: self.port }.scheme_ok(scheme)
     }
     /// Whether this pattern grants `port` for `scheme`.
+    #[must_use]
     pub fn port_ok(&self, scheme: Scheme, port: u16) -> bool {
         Rule { scheme: self.scheme, port: self.port }.port_ok(scheme, port)
     }
@@ -298,6 +335,7 @@ impl Rule {
 
 /// How a URL's host matched: needed by the address check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HostMatch {
     /// An exact grant of this IP literal.
     IpLiteral(IpAddr),
@@ -310,15 +348,30 @@ pub enum HostMatch {
 /// A URL that passed `checkFetch`: its canonical (WHATWG) serialisation and how it matched.
 #[derive(Debug, Clone)]
 pub struct AllowedUrl {
-    pub url: Url,
-    pub host_match: HostMatch,
+    pub(crate) url: Url,
+    pub(crate) host_match: HostMatch,
+}
+
+impl AllowedUrl {
+    /// The parsed URL, as the WHATWG parser serialises it: fetch this one, never the raw input.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+    /// How its host matched a grant.
+    pub fn host_match(&self) -> HostMatch {
+        self.host_match
+    }
+    /// The parsed URL, owned.
+    pub fn into_url(self) -> Url {
+        self.url
+    }
 }
 
 /// The parts of a URL a fetch decision reads, as the WHATWG parser gives
 /// them: from a parsed [`Url`] ([`Parts::of`]) or, for the simple shape
 /// [`fast_parts`] accepts, straight from the input text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parts<'a> {
+pub(crate) struct Parts<'a> {
     /// `Url::scheme`.
     pub scheme: &'a str,
     /// `Url::host`.
@@ -379,7 +432,7 @@ const fn fast_path_byte(b: u8) -> bool {
 /// No `@` is accepted before the query, so no userinfo. The unit test
 /// `fast_parts_agree_with_url` compares this with `url::Url` on generated
 /// inputs of this shape and its near misses.
-pub fn fast_parts(input: &str) -> Option<Parts<'_>> {
+pub(crate) fn fast_parts(input: &str) -> Option<Parts<'_>> {
     let b = input.as_bytes();
     let (scheme, default_port, mut i) = if b.starts_with(b"https://") {
         ("https", 443u16, 8)
@@ -494,7 +547,7 @@ impl HostRules {
 /// nothing beyond the URL parse (and, for hosts with path scopes, the
 /// request's path segments, walked once through a per-host trie).
 #[derive(Debug, Clone, Default)]
-pub struct FetchMatcher {
+pub(crate) struct FetchMatcher {
     exact_domains: HashMap<String, HostRules>,
     exact_ips: HashMap<IpAddr, HostRules>,
     suffix: HashMap<String, HostRules>,
@@ -745,12 +798,16 @@ impl FetchMatcher {
 /// One `deny.fetch` rule (SPEC §10): a fetch pattern (a missing scheme means
 /// every scheme, a missing port every port) or a CIDR block.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DenyFetch {
+    /// A fetch pattern: a missing scheme means every scheme, a missing port every port.
     Pattern(FetchPattern),
     /// `10.0.0.0/8`, `[fd00::]/8`: every IP host and resolved address inside,
     /// including the IPv6 forms that carry an IPv4 address inside it.
     Cidr {
+        /// The network address (no host bits set).
         net: IpAddr,
+        /// The prefix length: 0-32 (IPv4) or 0-128 (IPv6).
         len: u8,
     },
 }
@@ -848,7 +905,7 @@ impl DenyFetch {
 /// prefix `64:ff9b:1::/48` at each RFC 6052 position it allows, 6to4
 /// `2002::/16`, Teredo `2001::/32` (server and client), and ISATAP interface
 /// ids. A deny of an IPv4 address or block applies to each (fail closed).
-pub fn embedded_v4(a: Ipv6Addr) -> Vec<Ipv4Addr> {
+pub(crate) fn embedded_v4(a: Ipv6Addr) -> Vec<Ipv4Addr> {
     let x = u128::from(a);
     let low = x as u32;
     let mut out = Vec::new();
@@ -1085,14 +1142,14 @@ impl FetchMatcher {
 }
 
 /// `scheme://host:port` of a URL, the only part of a URL an error detail may carry.
-pub fn redacted_origin(url: &Url) -> Option<String> {
+pub(crate) fn redacted_origin(url: &Url) -> Option<String> {
     let host = url.host()?;
     let port = url.port_or_known_default()?;
     Some(format!("{}://{}:{}", url.scheme(), Host::from_url_host(host), port))
 }
 
 /// `scheme://host:port` of a string URL, or `None` when it does not parse.
-pub fn redacted_origin_str(input: &str) -> Option<String> {
+pub(crate) fn redacted_origin_str(input: &str) -> Option<String> {
     if input.len() > MAX_URL_BYTES {
         return None;
     }
@@ -1100,13 +1157,13 @@ pub fn redacted_origin_str(input: &str) -> Option<String> {
 }
 
 /// Parses an IP address as a resolver reports it (`1.2.3.4`, `::1`, `[::1]`); zone ids are rejected.
-pub fn parse_ip(s: &str) -> Option<IpAddr> {
+pub(crate) fn parse_ip(s: &str) -> Option<IpAddr> {
     let s = s.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(s);
     s.parse::<IpAddr>().ok()
 }
 
 /// Folds IPv4-mapped IPv6 to IPv4.
-pub fn canonical_ip(ip: IpAddr) -> IpAddr {
+pub(crate) fn canonical_ip(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(a) => match a.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
@@ -1180,7 +1237,7 @@ fn in_block<T: Into<u128>>(addr: T, net: T, len: u8, bits: u8) -> bool {
 /// Whether the IANA special-purpose registries (or the multicast registries)
 /// say `ip` is not globally reachable, counting every IPv6 form that carries
 /// such an IPv4 address. See [`V4_NOT_GLOBAL`] and [`V6_NOT_GLOBAL`].
-pub fn is_special_address(ip: IpAddr) -> bool {
+pub(crate) fn is_special_address(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(a) => is_special_v4(a),
         IpAddr::V6(a) => {
@@ -1204,7 +1261,7 @@ fn is_special_v4(a: Ipv4Addr) -> bool {
 }
 
 /// The decision for a fetch check result.
-pub fn decision_of<T>(r: &Result<T, DenyReason>) -> Decision {
+pub(crate) fn decision_of<T>(r: &Result<T, DenyReason>) -> Decision {
     match r {
         Ok(_) => Decision::Allowed,
         Err(reason) => Decision::deny(Capability::Fetch, *reason),

@@ -22,12 +22,16 @@ pub const MAX_POLICY_GLOB_SIZE: usize = 1 << 20;
 
 /// The access a request wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FsMode {
+    /// Read a file or list a directory: [`Capability::FsRead`].
     Read,
+    /// Create, write, rename or remove: [`Capability::FsWrite`].
     Write,
 }
 
 impl FsMode {
+    /// `"read"` or `"write"`.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "read" => Some(FsMode::Read),
@@ -35,6 +39,7 @@ impl FsMode {
             _ => None,
         }
     }
+    /// The capability a request in this mode is about.
     pub const fn capability(self) -> Capability {
         match self {
             FsMode::Read => Capability::FsRead,
@@ -45,14 +50,19 @@ impl FsMode {
 
 /// The access a grant gives. Default: `Read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum GrantMode {
+    /// `"read"`: [`FsMode::Read`] only.
     #[default]
     Read,
+    /// `"write"`: [`FsMode::Write`] only.
     Write,
+    /// `"readwrite"`: both.
     ReadWrite,
 }
 
 impl GrantMode {
+    /// `"read"`, `"write"` or `"readwrite"`, as a manifest spells it.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "read" => Some(GrantMode::Read),
@@ -61,6 +71,7 @@ impl GrantMode {
             _ => None,
         }
     }
+    /// Its manifest spelling.
     pub const fn as_str(self) -> &'static str {
         match self {
             GrantMode::Read => "read",
@@ -68,6 +79,8 @@ impl GrantMode {
             GrantMode::ReadWrite => "readwrite",
         }
     }
+    /// Whether it grants a request in `mode`.
+    #[must_use]
     pub const fn allows(self, mode: FsMode) -> bool {
         matches!(
             (self, mode),
@@ -79,17 +92,44 @@ impl GrantMode {
 /// One fs grant after validation: its normalised glob (always `/`-separated) and mode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FsGrant {
-    pub glob: String,
-    pub mode: GrantMode,
+    pub(crate) glob: String,
+    pub(crate) mode: GrantMode,
 }
 
 /// A path after lexical normalisation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NormalPath {
     /// `/`-separated, no empty, `.` or `..` segments; win32 as `C:/a/b` with an upper-case drive.
-    pub path: String,
+    pub(crate) path: String,
     /// The raw path had a `..` segment.
-    pub had_dotdot: bool,
+    pub(crate) had_dotdot: bool,
+}
+
+impl FsGrant {
+    /// The normalised glob: `/`-separated, absolute (`/…`, or `C:/…` on win32).
+    pub fn glob(&self) -> &str {
+        &self.glob
+    }
+    /// The modes it grants.
+    pub fn mode(&self) -> GrantMode {
+        self.mode
+    }
+}
+
+impl NormalPath {
+    /// The normalised path: `/`-separated, no empty, `.` or `..` segments;
+    /// win32 as `C:/a/b` with an upper-case drive letter.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+    /// Whether the raw path had a `..` segment (a denial of such a path is `path_traversal`).
+    pub fn had_dotdot(&self) -> bool {
+        self.had_dotdot
+    }
+    /// The normalised path, owned.
+    pub fn into_path(self) -> String {
+        self.path
+    }
 }
 
 fn is_win32_sep(c: char) -> bool {
@@ -217,7 +257,7 @@ pub fn normalize(raw: &str, platform: Platform) -> Result<NormalPath, DenyReason
 
 /// Validates and normalises one fs grant glob (without compiling it).
 /// `pointer` is where it sits in the manifest, for the error.
-pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<String, ManifestError> {
+pub(crate) fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<String, ManifestError> {
     let absolute = match platform {
         Platform::Posix => "an absolute posix glob starting with '/'",
         Platform::Win32 => "an absolute win32 glob starting with a drive like 'C:\\'",
@@ -274,18 +314,18 @@ pub fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> Result<S
 
 /// Whether one normalised grant glob matches a normalised path (for explain
 /// and lint; the checker uses the compiled index).
-pub fn grant_matches(glob: &str, path: &str, platform: Platform) -> bool {
+pub(crate) fn grant_matches(glob: &str, path: &str, platform: Platform) -> bool {
     let g = FsGrant { glob: glob.to_owned(), mode: GrantMode::ReadWrite };
     FsMatcher::compile(std::slice::from_ref(&g), platform).is_ok_and(|m| m.index.modes(path, 3) != 0)
 }
 
 fn parse_glob(glob: &str, platform: Platform) -> Result<Vec<glob::ParsedGlob>, glob::GlobError> {
-    glob::parse(glob, platform == Platform::Posix, platform == Platform::Win32)
+    glob::parse(glob, if platform == Platform::Win32 { glob::Syntax::WIN32 } else { glob::Syntax::POSIX })
 }
 
 /// The compiled fs grants of a policy: one index (see [`crate::glob`]), built once.
 #[derive(Debug, Clone)]
-pub struct FsMatcher {
+pub(crate) struct FsMatcher {
     platform: Platform,
     index: GlobIndex,
     /// Whether `index` holds `deny.fs` globs (mode bit [`glob::DENY`], SPEC §10),
@@ -324,10 +364,13 @@ impl FsMatcher {
         let root_len = if platform == Platform::Win32 { 2 } else { 0 };
         Self {
             platform,
-            index: GlobIndex::new(platform == Platform::Win32, root_len),
+            index: GlobIndex::new(
+                if platform == Platform::Win32 { glob::Case::Ntfs } else { glob::Case::Exact },
+                root_len,
+            ),
             has_deny: false,
             deny_variants: Vec::new(),
-            deny_folded: GlobIndex::new(false, 0),
+            deny_folded: GlobIndex::new(glob::Case::Exact, 0),
             variants: 0,
             size: 0,
         }
@@ -727,7 +770,7 @@ fn real_path_components(path: &Path) -> std::io::Result<PathBuf> {
 
 /// Whether one normalised `deny.fs` glob matches a normalised path (for
 /// explain and lint; the checker uses the compiled deny index).
-pub fn deny_matches(glob: &str, path: &str, platform: Platform) -> bool {
+pub(crate) fn deny_matches(glob: &str, path: &str, platform: Platform) -> bool {
     let mut m = FsMatcher::new(platform);
     m.add_deny(glob, "").is_ok() && m.denied(path)
 }

@@ -602,9 +602,46 @@ impl ParsedGlob {
     }
 }
 
+/// What a `\` in a glob is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backslash {
+    /// posix: `\` makes the next character literal (`\*` is a star in a name).
+    Escape,
+    /// win32: an ordinary character (separators were normalised to `/` before parsing).
+    Literal,
+}
+
+/// How glob literals and path names compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    /// posix: character for character.
+    Exact,
+    /// win32: as NTFS compares names, upper-cased with its table ([`crate::ntfs_upcase`]),
+    /// and a name shaped like an 8.3 short name matched only by a literal segment.
+    Ntfs,
+}
+
+/// The dialect a glob is parsed in: one per [`crate::Platform`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Syntax {
+    /// What a `\` is.
+    pub backslash: Backslash,
+    /// How literals compare.
+    pub case: Case,
+}
+
+impl Syntax {
+    /// posix globs: `\` escapes, names compare exactly.
+    pub const POSIX: Syntax = Syntax { backslash: Backslash::Escape, case: Case::Exact };
+    /// win32 globs: `\` is literal, names compare as NTFS does.
+    pub const WIN32: Syntax = Syntax { backslash: Backslash::Literal, case: Case::Ntfs };
+}
+
 /// Parses a normalised glob (`/`-separated; win32 globs start `X:`) into its
-/// variants (the index stores identical ones once). `escapes`: `\` escapes (posix); `fold`: NTFS case (win32).
-pub fn parse(glob: &str, escapes: bool, fold: bool) -> Result<Vec<ParsedGlob>, GlobError> {
+/// variants (the index stores identical ones once), in the dialect `syntax`.
+pub fn parse(glob: &str, syntax: Syntax) -> Result<Vec<ParsedGlob>, GlobError> {
+    let escapes = syntax.backslash == Backslash::Escape;
+    let fold = syntax.case == Case::Ntfs;
     let Some(slash) = glob.find('/') else { return Err(GlobError("an absolute glob")) };
     let (root, body) = glob.split_at(slash);
     if root.contains(['{', '}', '[', '*', '?', ',']) || (escapes && root.contains('\\')) {
@@ -797,8 +834,9 @@ pub struct GlobIndex {
 }
 
 impl GlobIndex {
-    pub fn new(fold: bool, root_len: usize) -> Self {
-        Self { fold, root_len, ..Default::default() }
+    /// An empty index whose names compare by `case`; a root (`/`, `C:`) is `root_len` bytes.
+    pub fn new(case: Case, root_len: usize) -> Self {
+        Self { fold: case == Case::Ntfs, root_len, ..Default::default() }
     }
 
     /// Adds one parsed glob with its modes (an identical variant is stored once).
@@ -992,7 +1030,7 @@ mod tests {
 
     fn seg(p: &str) -> SegPattern {
         // A leading wildcard segment keeps a literal pattern out of the prefix.
-        match &parse(&format!("/?/{p}"), true, false).unwrap()[0].rest[..] {
+        match &parse(&format!("/?/{p}"), Syntax::POSIX).unwrap()[0].rest[..] {
             [_, Seg::Pat(p)] => p.clone(),
             other => panic!("{other:?}"),
         }
@@ -1024,18 +1062,18 @@ mod tests {
             assert_eq!(seg(p).matches(s, &Budget::new(MAX_MATCH_STEPS)), want, "{p} ~ {s:?}");
         }
         for bad in ["/**a", "/a**", "/{**,x}", "/{a/**,b}", "/x/{a,**}/y", "/***", "/a\\/b", "/a[/]b", "/[.-0]"] {
-            assert!(parse(bad, true, false).is_err(), "{bad}");
+            assert!(parse(bad, Syntax::POSIX).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn brace_alternatives_are_never_recursive() {
         for g in ["/data/{*,x}*", "/data/*{*}", "/data/{*}*", "/data/*{*/x,y}"] {
-            let v = parse(g, true, false).unwrap();
+            let v = parse(g, Syntax::POSIX).unwrap();
             for pg in &v {
                 assert!(!pg.rest.contains(&Seg::Rec), "{g}: {pg:?}");
             }
-            let mut idx = GlobIndex::new(false, 0);
+            let mut idx = GlobIndex::new(Case::Exact, 0);
             for pg in v {
                 idx.add(pg, 3);
             }
@@ -1055,23 +1093,23 @@ mod tests {
     #[test]
     fn braces_expand_with_limits() {
         // A class inside a group may hold a literal `]` or `,`.
-        let v = parse("/a/{[]],[,]x}", true, false).unwrap();
+        let v = parse("/a/{[]],[,]x}", Syntax::POSIX).unwrap();
         assert_eq!(v.len(), 2);
-        let v = parse("/a/{b,c{d,e}}/f", true, false).unwrap();
+        let v = parse("/a/{b,c{d,e}}/f", Syntax::POSIX).unwrap();
         assert_eq!(v.iter().map(|g| g.prefix.clone()).collect::<Vec<_>>(), ["/a/b/f", "/a/cd/f", "/a/ce/f"]);
-        assert!(parse("/a/{b,c", true, false).is_err());
-        assert!(parse("/a/b}", true, false).is_err());
-        assert!(parse("/a/{b,}", true, false).is_err());
-        assert!(parse("/a/{.,b}", true, false).is_err());
-        assert!(parse(&"/{a,b}".repeat(9), true, false).is_err(), "512 variants");
-        assert_eq!(parse("/[{]x", true, false).unwrap()[0].rest.len(), 1);
+        assert!(parse("/a/{b,c", Syntax::POSIX).is_err());
+        assert!(parse("/a/b}", Syntax::POSIX).is_err());
+        assert!(parse("/a/{b,}", Syntax::POSIX).is_err());
+        assert!(parse("/a/{.,b}", Syntax::POSIX).is_err());
+        assert!(parse(&"/{a,b}".repeat(9), Syntax::POSIX).is_err(), "512 variants");
+        assert_eq!(parse("/[{]x", Syntax::POSIX).unwrap()[0].rest.len(), 1);
     }
 
     #[test]
     fn win32_classes_fold_per_character_never_the_bounds() {
         let class = |g: &str| {
-            let mut idx = GlobIndex::new(true, 2);
-            for pg in parse(g, false, true).unwrap() {
+            let mut idx = GlobIndex::new(Case::Ntfs, 2);
+            for pg in parse(g, Syntax::WIN32).unwrap() {
                 idx.add(pg, 1);
             }
             idx
@@ -1099,9 +1137,9 @@ mod tests {
         assert!(!is_short_name_shape("secret.txtx"));
         assert!(!is_short_name_shape("longername~1.txt"));
         assert!(!is_short_name_shape("a~b.txt"));
-        let mut idx = GlobIndex::new(true, 2);
+        let mut idx = GlobIndex::new(Case::Ntfs, 2);
         for g in ["C:/d/*.txt", "C:/e/**", "C:/f/PROGRA~1/**", "C:/g/*/x", "C:/h/*/PROGRA~1/y"] {
-            for pg in parse(g, false, true).unwrap() {
+            for pg in parse(g, Syntax::WIN32).unwrap() {
                 idx.add(pg, 1);
             }
         }
@@ -1158,9 +1196,9 @@ mod tests {
 
     #[test]
     fn identical_variants_are_stored_once() {
-        let mut idx = GlobIndex::new(false, 0);
+        let mut idx = GlobIndex::new(Case::Exact, 0);
         for g in ["/a/*/{x,x,y}", "/a/*/{y,x}", "/a/{*,*}.j"] {
-            for pg in parse(g, true, false).unwrap() {
+            for pg in parse(g, Syntax::POSIX).unwrap() {
                 idx.add(pg, 1);
             }
         }
@@ -1227,13 +1265,13 @@ mod tests {
         assert!(p.matches(&format!("x{}by", "a".repeat(2000)), &Budget::new(MAX_MATCH_STEPS)));
         let path = format!("/a/{name}");
         for (grants, write_survives) in [(5, true), (2000, false)] {
-            let mut idx = GlobIndex::new(false, 0);
+            let mut idx = GlobIndex::new(Case::Exact, 0);
             for i in 0..grants {
-                for pg in parse(&format!("/a/*?{}{i}b*", "a".repeat(2000)), true, false).unwrap() {
+                for pg in parse(&format!("/a/*?{}{i}b*", "a".repeat(2000)), Syntax::POSIX).unwrap() {
                     idx.add(pg, 1);
                 }
             }
-            for pg in parse("/a/*", true, false).unwrap() {
+            for pg in parse("/a/*", Syntax::POSIX).unwrap() {
                 idx.add(pg, 2);
             }
             STEPS.with(|w| w.set(0));

@@ -23,6 +23,7 @@ use seccompiler::{
 /// What was installed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockdownReport {
+    /// The architecture the filter was built for (`x86_64`, `aarch64`).
     pub arch: &'static str,
     /// Names of the denied syscalls (native numbering).
     pub denied: Vec<&'static str>,
@@ -33,11 +34,16 @@ pub struct LockdownReport {
 /// Why `lockdown()` refused or failed. It never leaves the process half-locked
 /// silently: a refusal happens before anything is installed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LockdownError {
+    /// The platform has no filter (`LOCKDOWN_REFUSED`, or `ERR_UNSUPPORTED_PLATFORM` in JS).
     #[error("lockdown is not supported on {0}")]
     Unsupported(&'static str),
+    /// The process is in a state a filter would not make safe, e.g. other
+    /// threads it cannot synchronise (`LOCKDOWN_REFUSED`); nothing was installed.
     #[error("refusing to lock down: {0}")]
     UnsafeState(String),
+    /// The kernel refused the filter (`LOCKDOWN_FAILED`).
     #[error("seccomp filter could not be installed: {0}")]
     Install(String),
 }
@@ -149,8 +155,8 @@ fn open_fds() -> Vec<(i32, String)> {
 }
 
 /// Builds the BPF programs for this architecture: the deny list, and the
-/// `clone3` filter (exposed for inspection and tests).
-pub fn filters() -> Result<(BpfProgram, BpfProgram), LockdownError> {
+/// `clone3` filter.
+pub(crate) fn filters() -> Result<(BpfProgram, BpfProgram), LockdownError> {
     #[cfg(target_arch = "x86_64")]
     let arch = TargetArch::x86_64;
     #[cfg(target_arch = "aarch64")]
@@ -219,4 +225,14 @@ pub fn lockdown() -> Result<LockdownReport, LockdownError> {
         denied: denied().iter().map(|(n, _)| n.trim_start_matches("SYS_")).collect(),
         open_fds: fds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn filters_compile_for_this_arch() {
+        let (deny, clone3) = super::filters().unwrap();
+        assert!(deny.len() > 100 && deny.len() < 4096, "{}", deny.len());
+        assert!(!clone3.is_empty());
+    }
 }

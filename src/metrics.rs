@@ -7,10 +7,13 @@ use opentelemetry::KeyValue;
 /// An instrument as data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InstrumentDescriptor {
+    /// The instrument name (`plugin.permission_denied_total`).
     pub name: &'static str,
     /// Always `counter`.
     pub kind: &'static str,
+    /// The UCUM unit (`{denial}`, `{breach}`).
     pub unit: &'static str,
+    /// One line for dashboards.
     pub description: &'static str,
     /// The attribute keys, the only labels recorded.
     pub attribute_keys: &'static [&'static str],
@@ -19,6 +22,7 @@ pub struct InstrumentDescriptor {
 /// The instrumentation scope name both languages record under.
 pub const METER_NAME: &str = "@suaveplan/api-sandbox-permissions";
 
+/// `plugin.permission_denied_total{plugin, capability, reason}`: one per denied call (SPEC §5).
 pub const PERMISSION_DENIED_TOTAL: InstrumentDescriptor = InstrumentDescriptor {
     name: "plugin.permission_denied_total",
     kind: "counter",
@@ -27,6 +31,7 @@ pub const PERMISSION_DENIED_TOTAL: InstrumentDescriptor = InstrumentDescriptor {
     attribute_keys: &["plugin", "capability", "reason"],
 };
 
+/// `plugin.budget_exceeded_total{plugin, capability, reason}`: one per budget kind a tracker breaches (SPEC §6).
 pub const BUDGET_EXCEEDED_TOTAL: InstrumentDescriptor = InstrumentDescriptor {
     name: "plugin.budget_exceeded_total",
     kind: "counter",
@@ -62,7 +67,10 @@ fn counter(meter: &Meter, d: &InstrumentDescriptor) -> Counter<u64> {
     meter.u64_counter(d.name).with_unit(d.unit).with_description(d.description).build()
 }
 
-/// The two counters, created once per checker or tracker.
+/// The counters, created once per checker or tracker: pass them in
+/// [`TrackerOptions::instruments`](crate::budget::TrackerOptions::instruments).
+/// Only the crate records through them, so every label value comes from a
+/// closed set or is the policy's plugin id.
 #[derive(Clone)]
 pub struct Instruments {
     denied: Counter<u64>,
@@ -94,22 +102,22 @@ impl Instruments {
     }
 
     /// One permission denial. Every value is from a closed set or the host-chosen plugin id.
-    pub fn denied(&self, plugin: &str, capability: &'static str, reason: &'static str) {
+    pub(crate) fn denied(&self, plugin: &str, capability: &'static str, reason: &'static str) {
         count(&self.denied, plugin, capability, reason);
     }
 
     /// One call the shadow policy would have denied.
-    pub fn shadow_denied(&self, plugin: &str, capability: &'static str, reason: &'static str) {
+    pub(crate) fn shadow_denied(&self, plugin: &str, capability: &'static str, reason: &'static str) {
         count(&self.shadow_denied, plugin, capability, reason);
     }
 
     /// One shadow budget breach.
-    pub fn budget_shadow_exceeded(&self, plugin: &str, capability: &str, reason: &'static str) {
+    pub(crate) fn budget_shadow_exceeded(&self, plugin: &str, capability: &str, reason: &'static str) {
         count(&self.budget_shadow, plugin, capability.to_owned(), reason);
     }
 
     /// One budget breach.
-    pub fn budget_exceeded(&self, plugin: &str, capability: &str, reason: &'static str) {
+    pub(crate) fn budget_exceeded(&self, plugin: &str, capability: &str, reason: &'static str) {
         count(&self.budget, plugin, capability.to_owned(), reason);
     }
 }

@@ -541,7 +541,7 @@ impl PermissionPolicy {
 
     /// `checkFs(path, mode, { resolveSymlinks: true })`: the lexical check, then
     /// the real path (what `open(2)` reaches from the raw path; see
-    /// [`crate::fs::FsMatcher::authorize`]).
+    /// [`crate::fs::real_path`]).
     pub fn check_fs_resolved(&self, path: &str, mode: FsMode) -> Decision {
         self.fs.check_resolved(path, mode)
     }

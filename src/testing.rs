@@ -12,9 +12,9 @@ use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use serde_json::Value;
 
-use crate::budget::{BudgetStatus, Sampler, TrackerError};
+use crate::budget::{BudgetError, BudgetStatus, BudgetTracker, Clock, Sampler, TrackerError};
 use crate::conformance::{cases, BudgetStep, Case, Expect, Op};
-use crate::error::{BudgetKind, Capability, Decision, InvalidSample, ManifestError};
+use crate::error::{BudgetKind, Capability, Decision, ErrorCode, InvalidSample, ManifestError, PermissionDenied};
 use crate::fs::FsMode;
 use crate::metrics::{BUDGET_EXCEEDED_TOTAL, METER_NAME, PERMISSION_DENIED_TOTAL};
 use crate::policy::Platform;
@@ -42,6 +42,7 @@ impl ManualHooks {
     fn set(&self, step: BudgetStep) {
         *self.0.lock().unwrap() = step;
     }
+    /// The manual clock's current reading, ms.
     pub fn now_ms(&self) -> f64 {
         self.0.lock().unwrap().0
     }
@@ -62,18 +63,65 @@ impl ManualHooks {
     }
 }
 
-/// A budget tracker under test.
+/// A budget tracker under test. [`BudgetTracker`] implements it, so a host
+/// that uses this crate's tracker returns it as it is (no newtype).
 pub trait ConformanceTracker {
+    /// Reads the clock and the samplers, records, and evaluates
+    /// ([`BudgetTracker::sample`]).
     fn sample(&mut self) -> Result<BudgetStatus, InvalidSample>;
+    /// The host's `assertWithin` path ([`BudgetTracker::assert_within`]): `Ok`
+    /// within budget, else [`BudgetError::Exceeded`] naming the plugin, the
+    /// budget, its limit and the observed value; a breach it raises is not
+    /// counted again. `None` (the default): the host has no assert path, and the
+    /// runner checks statuses only.
+    fn assert_within(&mut self) -> Option<Result<(), BudgetError>> {
+        None
+    }
+}
+
+impl<C: Clock> ConformanceTracker for BudgetTracker<C> {
+    fn sample(&mut self) -> Result<BudgetStatus, InvalidSample> {
+        BudgetTracker::sample(self)
+    }
+    fn assert_within(&mut self) -> Option<Result<(), BudgetError>> {
+        Some(BudgetTracker::assert_within(self))
+    }
 }
 
 /// What a host adapts its checker to.
+///
+/// The `check_*` methods are required. The `assert_*` methods are the host's
+/// error path (SPEC §5): when an adapter provides one, the runner calls it
+/// after the check and requires `Ok(())` for an allowed call and, for a
+/// denied one, a [`PermissionDenied`] whose plugin, capability and reason
+/// are the case's, whose `target` (if any) is `scheme://host:port` only, and
+/// which is counted exactly once (an assert that denies does not count
+/// twice). The default, `None`, skips that step for the case.
 pub trait ConformanceChecker {
+    /// `checkFs(path, mode)` (SPEC §2), lexical (no symlink resolution).
     fn check_fs(&self, path: &str, mode: FsMode) -> Decision;
+    /// `checkFetch(url)` (SPEC §3).
     fn check_fetch(&self, url: &str) -> Decision;
+    /// `checkCapability(id, payload)` (SPEC §4).
     fn check_capability(&self, id: &str, payload: &Value) -> Decision;
     /// `None`: the adapter has no address check; its cases are skipped and printed.
     fn check_fetch_address(&self, _url: &str, _ip: &str) -> Option<Decision> {
+        None
+    }
+    /// `assertFs(path, mode)`; `None`: the adapter has no assert path.
+    fn assert_fs(&self, _path: &str, _mode: FsMode) -> Option<Result<(), PermissionDenied>> {
+        None
+    }
+    /// `assertFetch(url)`; `None`: the adapter has no assert path.
+    fn assert_fetch(&self, _url: &str) -> Option<Result<(), PermissionDenied>> {
+        None
+    }
+    /// `assertFetchAddress(url, ip)`; `None`: the adapter has no assert path.
+    fn assert_fetch_address(&self, _url: &str, _ip: &str) -> Option<Result<(), PermissionDenied>> {
+        None
+    }
+    /// `assertCapability(id, payload)`; `None`: the adapter has no assert path.
+    fn assert_capability(&self, _id: &str, _payload: &Value) -> Option<Result<(), PermissionDenied>> {
         None
     }
     /// `None`: the adapter has no budget tracker; budget cases are skipped and printed.
@@ -109,9 +157,13 @@ pub struct ConformanceOptions {
 /// The outcome of a run.
 #[derive(Debug, Clone, Default)]
 pub struct ConformanceReport {
+    /// The label the run was given.
     pub label: String,
+    /// Names of the cases that passed.
     pub passed: Vec<String>,
+    /// Cases that failed: (name, what was wrong).
     pub failed: Vec<(String, String)>,
+    /// Cases not run: (name, why), declared by the options or the adapter.
     pub skipped: Vec<(String, String)>,
 }
 
@@ -227,6 +279,11 @@ fn run_case(
         return Err(format!("decision {got:?}, expected {want:?}"));
     }
     denial_metrics(probe, want.reason().map(|r| (cap, r.as_str())))?;
+    if let Some(asserted) = assert_op(checker, &case.op) {
+        check_assert(asserted, want, "")?;
+        denial_metrics(probe, want.reason().map(|r| (cap, r.as_str())))
+            .map_err(|e| format!("after the assert (a denial counts exactly once): {e}"))?;
+    }
     if let Some(shadowed) = checker.with_deny_all_shadow() {
         shadow_pass(case, probe, &*shadowed, cap, want)?;
     }
@@ -257,6 +314,17 @@ fn shadow_pass(
             "with a shadow: decision {got:?}, expected {want:?} (a shadow must never change a decision)"
         ));
     }
+    shadow_metrics(probe, cap, want, "")?;
+    if let Some(asserted) = assert_op(shadowed, &case.op) {
+        check_assert(asserted, want, "with a shadow: ")?;
+        shadow_metrics(probe, cap, want, " after the assert")?;
+    }
+    Ok(())
+}
+
+/// The increments since the last look, beside a deny-all shadow: the enforced
+/// ones of `want`, and exactly one shadow increment with capability `cap`.
+fn shadow_metrics(probe: &mut Probe, cap: Capability, want: Decision, when: &str) -> Result<(), String> {
     let shadow_name = crate::metrics::PERMISSION_SHADOW_DENIED_TOTAL.name;
     let delta = probe.delta();
     let (shadow, rest): (HashMap<_, _>, HashMap<_, _>) = delta.into_iter().partition(|(k, _)| k.0 == shadow_name);
@@ -273,14 +341,67 @@ fn shadow_pass(
         })
         .unwrap_or_default();
     if rest != want_rest {
-        return Err(format!("with a shadow: enforced increments {rest:?}, expected {want_rest:?}"));
+        return Err(format!("with a shadow{when}: enforced increments {rest:?}, expected {want_rest:?}"));
     }
     let once =
         shadow.len() == 1 && shadow.iter().all(|(k, v)| *v == 1 && k.1 == CONFORMANCE_PLUGIN && k.2 == cap.as_str());
     if !once {
-        return Err(format!("with a deny-all shadow: shadow increments {shadow:?}, expected one for {cap}"));
+        return Err(format!("with a deny-all shadow{when}: shadow increments {shadow:?}, expected one for {cap}"));
     }
     Ok(())
+}
+
+/// The adapter's assert path for the case's operation, if it has one.
+fn assert_op(checker: &dyn ConformanceChecker, op: &Op) -> Option<Result<(), PermissionDenied>> {
+    match op {
+        Op::Fs { path, mode } => checker.assert_fs(path, *mode),
+        Op::Fetch { url } => checker.assert_fetch(url),
+        Op::FetchAddress { url, ip } => checker.assert_fetch_address(url, ip),
+        Op::Capability { id, payload } => checker.assert_capability(id, payload),
+        _ => None,
+    }
+}
+
+/// An assert's outcome against the case's decision: `Ok(())` when allowed;
+/// when denied, `PERMISSION_DENIED` with the case's plugin, capability and
+/// reason, and a redaction-safe target (SPEC §5).
+fn check_assert(got: Result<(), PermissionDenied>, want: Decision, when: &str) -> Result<(), String> {
+    match (got, want) {
+        (Ok(()), Decision::Allowed) => Ok(()),
+        (Err(e), Decision::Allowed) => Err(format!("{when}the assert path denied an allowed call: {e}")),
+        (Ok(()), Decision::Denied(d)) => Err(format!("{when}the assert path returned for a denied call ({d:?})")),
+        (Err(e), Decision::Denied(d)) => {
+            if e.code() != ErrorCode::PermissionDenied {
+                return Err(format!("{when}the assert path raised {}, expected PERMISSION_DENIED", e.code()));
+            }
+            if e.plugin != CONFORMANCE_PLUGIN {
+                return Err(format!("{when}PermissionDenied.plugin {:?}, expected {CONFORMANCE_PLUGIN:?}", e.plugin));
+            }
+            if e.denial != d {
+                return Err(format!("{when}PermissionDenied.denial {:?}, expected {d:?}", e.denial));
+            }
+            match &e.target {
+                Some(t) if !is_origin_only(t) => {
+                    Err(format!("{when}PermissionDenied.target {t:?} must be scheme://host:port only"))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// `scheme://host:port` and nothing else: no userinfo, path, query, fragment or whitespace.
+fn is_origin_only(t: &str) -> bool {
+    let Some((scheme, rest)) = t.split_once("://") else { return false };
+    let Some((host, port)) = rest.rsplit_once(':') else { return false };
+    let mut sc = scheme.chars();
+    sc.next().is_some_and(|c| c.is_ascii_lowercase())
+        && sc.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '.' | '-'))
+        && !host.is_empty()
+        && !host.contains(['/', '?', '#', '@'])
+        && !host.chars().any(char::is_whitespace)
+        && !port.is_empty()
+        && port.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn run_budget(
@@ -326,7 +447,7 @@ fn run_budget(
             reason.to_owned(),
         )
     };
-    match (&case.expect, last) {
+    let checked: Result<Option<String>, String> = match (&case.expect, last) {
         (Expect::BudgetOk { elapsed_ms }, BudgetStatus::Ok { elapsed_ms: got, .. }) => {
             if let Some(e) = elapsed_ms {
                 if !close(*e, got) {
@@ -350,6 +471,39 @@ fn run_budget(
             Ok(None)
         }
         (e, got) => Err(format!("status {got:?}, expected {e:?}")),
+    };
+    if checked?.is_none() {
+        assert_within_pass(&mut *tracker, probe, &case.expect)?;
+    }
+    Ok(None)
+}
+
+/// The tracker's assert path after the case's last sample, at the same
+/// readings: `Ok` within budget, else `BUDGET_EXCEEDED` with the plugin and
+/// the breach's figures; nothing counted again.
+fn assert_within_pass(tracker: &mut dyn ConformanceTracker, probe: &mut Probe, expect: &Expect) -> Result<(), String> {
+    let Some(got) = tracker.assert_within() else { return Ok(()) };
+    match (expect, got) {
+        (Expect::BudgetOk { .. }, Ok(())) => {}
+        (Expect::BudgetExceeded { budget, limit, observed, .. }, Err(BudgetError::Exceeded(e))) => {
+            if e.code() != ErrorCode::BudgetExceeded
+                || e.plugin != CONFORMANCE_PLUGIN
+                || e.budget != *budget
+                || !close(e.limit, *limit)
+                || !close(e.observed, *observed)
+            {
+                return Err(format!(
+                    "assert_within raised {e:?}, expected {budget:?} limit {limit} observed {observed} for {CONFORMANCE_PLUGIN:?}"
+                ));
+            }
+        }
+        (e, got) => return Err(format!("assert_within returned {got:?}, expected {e:?}")),
+    }
+    let d = probe.delta();
+    if d.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("assert_within counted {d:?} again (each breach counts once)"))
     }
 }
 
@@ -427,16 +581,10 @@ where
 
 /// The adapter for this crate's own [`crate::PermissionChecker`] and [`crate::budget::BudgetTracker`].
 pub struct NativeAdapter {
+    /// The checker under test.
     pub checker: crate::PermissionChecker,
+    /// The meter its trackers record to (the run's in-memory one).
     pub meter: Meter,
-}
-
-struct NativeTracker<C: crate::budget::Clock>(crate::budget::BudgetTracker<C>);
-
-impl<C: crate::budget::Clock> ConformanceTracker for NativeTracker<C> {
-    fn sample(&mut self) -> Result<BudgetStatus, InvalidSample> {
-        self.0.sample()
-    }
 }
 
 impl ConformanceChecker for NativeAdapter {
@@ -451,6 +599,18 @@ impl ConformanceChecker for NativeAdapter {
     }
     fn check_fetch_address(&self, url: &str, ip: &str) -> Option<Decision> {
         Some(self.checker.check_fetch_address(url, ip))
+    }
+    fn assert_fs(&self, path: &str, mode: FsMode) -> Option<Result<(), PermissionDenied>> {
+        Some(self.checker.assert_fs(path, mode, crate::FsCheckOptions::default()))
+    }
+    fn assert_fetch(&self, url: &str) -> Option<Result<(), PermissionDenied>> {
+        Some(self.checker.assert_fetch(url).map(drop))
+    }
+    fn assert_fetch_address(&self, url: &str, ip: &str) -> Option<Result<(), PermissionDenied>> {
+        Some(self.checker.assert_fetch_address(url, ip).map(drop))
+    }
+    fn assert_capability(&self, id: &str, payload: &Value) -> Option<Result<(), PermissionDenied>> {
+        Some(self.checker.assert_capability(id, payload))
     }
     fn with_deny_all_shadow(&self) -> Option<Box<dyn ConformanceChecker>> {
         if self.checker.shadow_policy().is_some() {
@@ -479,8 +639,8 @@ impl ConformanceChecker for NativeAdapter {
             ..Default::default()
         };
         Some(
-            crate::budget::BudgetTracker::new(self.checker.policy(), hooks.clock(), options)
-                .map(|t| Box::new(NativeTracker(t)) as Box<dyn ConformanceTracker>),
+            BudgetTracker::new(self.checker.policy(), hooks.clock(), options)
+                .map(|t| Box::new(t) as Box<dyn ConformanceTracker>),
         )
     }
 }
@@ -495,4 +655,141 @@ pub fn native_checker(
         crate::PolicyOptions::new(&ctx.plugin).platform(ctx.platform),
     )?;
     Ok(Box::new(NativeAdapter { checker: crate::PermissionChecker::new(policy, &ctx.meter), meter: ctx.meter.clone() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The native adapter with one assert path broken.
+    struct BrokenAssert {
+        inner: NativeAdapter,
+        kind: &'static str,
+    }
+
+    struct RenamedTracker(Box<dyn ConformanceTracker>);
+
+    impl ConformanceTracker for RenamedTracker {
+        fn sample(&mut self) -> Result<BudgetStatus, InvalidSample> {
+            self.0.sample()
+        }
+        fn assert_within(&mut self) -> Option<Result<(), BudgetError>> {
+            self.0.assert_within().map(|r| {
+                r.map_err(|e| match e {
+                    BudgetError::Exceeded(mut x) => {
+                        x.plugin = "another-plugin".into();
+                        BudgetError::Exceeded(x)
+                    }
+                    e => e,
+                })
+            })
+        }
+    }
+
+    impl ConformanceChecker for BrokenAssert {
+        fn check_fs(&self, path: &str, mode: FsMode) -> Decision {
+            self.inner.check_fs(path, mode)
+        }
+        fn check_fetch(&self, url: &str) -> Decision {
+            self.inner.check_fetch(url)
+        }
+        fn check_capability(&self, id: &str, payload: &Value) -> Decision {
+            self.inner.check_capability(id, payload)
+        }
+        fn assert_fs(&self, path: &str, mode: FsMode) -> Option<Result<(), PermissionDenied>> {
+            if self.kind == "counts-twice" {
+                let _ = self.inner.check_fs(path, mode);
+            }
+            self.inner.assert_fs(path, mode)
+        }
+        fn assert_fetch(&self, url: &str) -> Option<Result<(), PermissionDenied>> {
+            self.inner.assert_fetch(url).map(|r| {
+                r.map_err(|mut e| {
+                    if self.kind == "leaks-url" {
+                        e.target = Some(url.to_owned());
+                    }
+                    e
+                })
+            })
+        }
+        fn assert_capability(&self, id: &str, payload: &Value) -> Option<Result<(), PermissionDenied>> {
+            match self.kind {
+                "returns-on-deny" => Some(Ok(())),
+                _ => self.inner.assert_capability(id, payload),
+            }
+        }
+        fn budget_tracker(
+            &self,
+            hooks: &ManualHooks,
+            cpu_grace_ms: f64,
+            unmeasured: &[BudgetKind],
+        ) -> Option<Result<Box<dyn ConformanceTracker>, TrackerError>> {
+            let t = self.inner.budget_tracker(hooks, cpu_grace_ms, unmeasured)?;
+            Some(t.map(|t| {
+                if self.kind == "wrong-plugin" {
+                    Box::new(RenamedTracker(t)) as Box<dyn ConformanceTracker>
+                } else {
+                    t
+                }
+            }))
+        }
+    }
+
+    fn broken(
+        kind: &'static str,
+    ) -> impl FnMut(&Value, &ConformanceContext) -> Result<Box<dyn ConformanceChecker>, ManifestError> {
+        move |m, ctx| {
+            let policy = crate::PermissionPolicy::from_manifest(
+                m,
+                crate::PolicyOptions::new(&ctx.plugin).platform(ctx.platform),
+            )?;
+            let inner =
+                NativeAdapter { checker: crate::PermissionChecker::new(policy, &ctx.meter), meter: ctx.meter.clone() };
+            Ok(Box::new(BrokenAssert { inner, kind }))
+        }
+    }
+
+    #[test]
+    fn the_assert_paths_of_a_host_are_checked() {
+        for (kind, must_fail, why) in [
+            ("counts-twice", "fs - write to a read grant", "exactly once"),
+            ("leaks-url", "fetch - other port", "scheme://host:port only"),
+            ("returns-on-deny", "capability - fs.write on a read grant", "returned for a denied call"),
+            ("wrong-plugin", "budget - wall clock over the limit", "assert_within raised"),
+        ] {
+            let options = ConformanceOptions::default();
+            let report = run_permissions_conformance_with(kind, &options, broken(kind));
+            let hit = report.failed.iter().find(|(n, _)| n == must_fail);
+            assert!(
+                hit.is_some_and(|(_, w)| w.contains(why)),
+                "{kind} not caught at {must_fail}: {hit:?} (first failures {:?})",
+                report.failed.iter().take(3).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn the_native_adapter_passes_its_assert_paths_and_allowed_asserts_return() {
+        let report = run_permissions_conformance("native with asserts", native_checker);
+        assert!(report.passed.len() > 250, "only {} cases ran", report.passed.len());
+        // An adapter whose asserts all pass-through still passes: the pass adds checks, not failures.
+        let report = run_permissions_conformance_with("pass-through", &ConformanceOptions::default(), broken("none"));
+        assert!(report.failed.is_empty(), "{:?}", report.failed.iter().take(3).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn origin_only_targets() {
+        for ok in ["https://a.example:443", "http://[::1]:8080", "ws://10.0.0.1:80"] {
+            assert!(is_origin_only(ok), "{ok}");
+        }
+        for bad in [
+            "https://a.example",
+            "https://u@a.example:443",
+            "https://a.example:443/x",
+            "a.example:443",
+            "https://a b:1",
+        ] {
+            assert!(!is_origin_only(bad), "{bad}");
+        }
+    }
 }

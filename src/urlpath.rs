@@ -109,10 +109,12 @@ pub enum PathSeg {
     Rest,
 }
 
-/// A parsed path scope (`/v1/repos/*/issues`).
+/// A parsed path scope (`/v1/repos/*/issues`, SPEC §11): what
+/// [`FetchPattern::path`](crate::fetch::FetchPattern::path) returns. Its
+/// `Display` is the canonical form (literals percent-encoded where needed).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PathPattern {
-    pub segs: Vec<PathSeg>,
+    pub(crate) segs: Vec<PathSeg>,
 }
 
 /// Bytes a literal keeps as they are in the canonical (`toJSON`) form: the
@@ -218,7 +220,7 @@ const PATH_GRAMMAR: &str = "a path of '/'-separated segments, each a literal, '*
 impl PathPattern {
     /// Parses the path part of a fetch pattern (`raw` starts with `/`).
     /// The error text says what would be valid (never echoes the input).
-    pub fn parse(raw: &str) -> Result<Self, String> {
+    pub(crate) fn parse(raw: &str) -> Result<Self, String> {
         let err = |why: &str| format!("{PATH_GRAMMAR} ({why})");
         let Some(body) = raw.strip_prefix('/') else { return Err(err("it must start with '/'")) };
         let parts: Vec<&str> = body.split('/').collect();
@@ -428,6 +430,7 @@ pub fn deny_segments(path: &str, opaque: bool) -> Option<Vec<String>> {
 /// pattern over the deny forms (the reference the deny trie is tested
 /// against; the checker uses [`PathTrie::deny_first`]). A trailing `**` also
 /// covers the directory itself, and a bad path is always denied.
+#[cfg(test)]
 pub fn deny_path_matches(p: &PathPattern, path: &str, opaque: bool) -> bool {
     let Some(segs) = deny_segments(path, opaque) else { return true };
     let pat = deny_pattern(p);

@@ -43,7 +43,7 @@ fn normalised_paths_have_no_empty_dot_or_dotdot_segments() {
             let input = if platform == Platform::Win32 { format!("C:{raw}") } else { raw.clone() };
             match normalize(&input, platform) {
                 Ok(p) => {
-                    let body = if platform == Platform::Win32 { &p.path[2..] } else { &p.path[..] };
+                    let body = if platform == Platform::Win32 { &p.path()[2..] } else { p.path() };
                     assert!(body.starts_with('/'), "{input:?} -> {p:?}");
                     if body != "/" {
                         for seg in body[1..].split('/') {
@@ -54,7 +54,7 @@ fn normalised_paths_have_no_empty_dot_or_dotdot_segments() {
                         }
                     }
                     // Idempotent.
-                    assert_eq!(normalize(&p.path, platform).unwrap().path, p.path);
+                    assert_eq!(normalize(p.path(), platform).unwrap().path(), p.path());
                 }
                 Err(r) => assert!(matches!(r, DenyReason::PathTraversal | DenyReason::InvalidPath), "{input:?}"),
             }
@@ -76,7 +76,7 @@ fn dotdot_never_escapes_a_grant_root() {
         }
         let allowed = p.check_fs(&raw, FsMode::Read).is_allowed();
         let n = normalize(&raw, Platform::Posix);
-        let inside = matches!(&n, Ok(n) if n.path.starts_with("/data/plugin/"));
+        let inside = matches!(&n, Ok(n) if n.path().starts_with("/data/plugin/"));
         assert_eq!(allowed, inside, "{raw:?} -> {n:?}");
     }
 }
@@ -201,7 +201,8 @@ fn fast_matcher_agrees_with_the_naive_reference() {
                 }
                 let input = if platform == Platform::Win32 { format!("C:{path}") } else { path.clone() };
                 let Ok(norm) = normalize(&input, platform) else { continue };
-                let body = if platform == Platform::Win32 { norm.path[2..].to_owned() } else { norm.path.clone() };
+                let body =
+                    if platform == Platform::Win32 { norm.path()[2..].to_owned() } else { norm.path().to_owned() };
                 let want = reference::matches(&pattern, &body, platform == Platform::Win32);
                 let got = p.check_fs(&input, FsMode::Read).is_allowed();
                 assert_eq!(got, want, "{platform:?} pattern {pattern:?} path {input:?}");
@@ -332,7 +333,7 @@ fn glob_engine_agrees_with_globset() {
                 }
                 let input = if platform == Platform::Win32 { format!("C:{path}") } else { path.clone() };
                 let Ok(norm) = normalize(&input, platform) else { continue };
-                let want = reference.is_match(&norm.path);
+                let want = reference.is_match(norm.path());
                 let got = p.check_fs(&input, FsMode::Read).is_allowed();
                 assert_eq!(got, want, "{platform:?} glob {grant:?} path {input:?}");
                 compared += 1;

@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let p = policy();
     let Ok(allowed) = p.check_fetch_url(input) else { return };
     let u = url::Url::parse(input).expect("allowed implies parseable");
-    assert_eq!(allowed.url.as_str(), u.as_str());
+    assert_eq!(allowed.url().as_str(), u.as_str());
     assert!(u.username().is_empty() && u.password().is_none());
     let host = u.host_str().expect("a host").trim_end_matches('.').to_owned();
     let ok = host == "api.example.com"

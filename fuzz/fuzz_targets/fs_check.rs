@@ -24,19 +24,19 @@ fuzz_target!(|data: &[u8]| {
         let n = normalize(raw, *platform);
         if let Ok(n) = &n {
             let root = if *platform == Platform::Win32 { 2 } else { 0 };
-            let body = &n.path[root..];
+            let body = &n.path()[root..];
             assert!(body == "/" || body[1..].split('/').all(|s| !matches!(s, "" | "." | "..")), "{raw:?} -> {n:?}");
-            assert_eq!(normalize(&n.path, *platform).unwrap().path, n.path);
+            assert_eq!(normalize(n.path(), *platform).unwrap().path(), n.path());
         }
         for mode in [FsMode::Read, FsMode::Write] {
             if p.check_fs(raw, mode).is_allowed() {
                 let n = n.as_ref().expect("allowed implies normalisable");
-                let lower = n.path.to_lowercase();
+                let lower = n.path().to_lowercase();
                 let ok = match platform {
-                    Platform::Posix => n.path.starts_with("/data/plugin/") || n.path.starts_with("/out/") || n.path == "/etc/app.conf" || n.path.starts_with("/srv/"),
+                    Platform::Posix => n.path().starts_with("/data/plugin/") || n.path().starts_with("/out/") || n.path() == "/etc/app.conf" || n.path().starts_with("/srv/"),
                     Platform::Win32 => lower.starts_with("c:/data/plugin/") || lower.starts_with("d:/out/"),
                 };
-                assert!(ok, "{raw:?} allowed as {:?}", n.path);
+                assert!(ok, "{raw:?} allowed as {:?}", n.path());
             }
         }
     }

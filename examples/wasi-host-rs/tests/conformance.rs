@@ -5,8 +5,8 @@
 
 use std::sync::Mutex;
 
-use api_sandbox_permissions::budget::{BudgetStatus, TrackerError};
-use api_sandbox_permissions::error::{BudgetKind, Decision, InvalidSample, ManifestError};
+use api_sandbox_permissions::budget::TrackerError;
+use api_sandbox_permissions::error::{BudgetKind, Decision, ManifestError};
 use api_sandbox_permissions::testing::{
     run_permissions_conformance, ConformanceChecker, ConformanceContext, ConformanceTracker, ManualHooks,
 };
@@ -19,14 +19,6 @@ struct WasiAdapter {
     gate: Mutex<Gate>,
     policy: PermissionPolicy,
     meter: Meter,
-}
-
-struct Tracker(api_sandbox_permissions::budget::BudgetTracker<Clock>);
-
-impl ConformanceTracker for Tracker {
-    fn sample(&mut self) -> Result<BudgetStatus, InvalidSample> {
-        self.0.sample()
-    }
 }
 
 impl ConformanceChecker for WasiAdapter {
@@ -59,7 +51,7 @@ impl ConformanceChecker for WasiAdapter {
                 Some(cpu_grace_ms),
                 unmeasured,
             )
-            .map(|t| Box::new(Tracker(t)) as Box<dyn ConformanceTracker>),
+            .map(|t| Box::new(t) as Box<dyn ConformanceTracker>),
         )
     }
 }
