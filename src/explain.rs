@@ -210,7 +210,7 @@ impl PermissionPolicy {
         let mut warn = |pointer: String, code: &str, message: String| {
             out.push(json!({ "pointer": pointer, "code": code, "message": message }))
         };
-        let root_len = if self.platform() == Platform::Win32 { 2 } else { 0 };
+        let root_len = self.platform().root_len();
         for (i, g) in self.fs_grants().iter().enumerate() {
             let body = &g.glob[root_len..];
             // Literal segments before the first wildcard.

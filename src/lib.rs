@@ -16,6 +16,7 @@ pub mod glob;
 pub mod lockdown;
 pub mod metrics;
 pub mod ntfs_upcase;
+pub mod platform;
 pub mod policy;
 pub mod posix_fold;
 #[cfg(feature = "testing")]

@@ -9,39 +9,14 @@ use crate::capability::{TopicPattern, MAX_PAYLOAD_STRING_BYTES};
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
 use crate::fetch::{AllowedUrl, DenyFetch, FetchMatcher, FetchPattern};
 use crate::fs::{self, FsGrant, FsMatcher, FsMode, GrantMode};
+/// Re-exported: the path flavour lives in [`crate::platform`]; this path keeps working.
+pub use crate::platform::Platform;
 
 /// Most entries one manifest list (`fs`, `fetch`, `secrets`, `events.publishes`,
 /// `events.subscribes`) may hold.
 pub const MAX_PATTERNS: usize = 10_000;
 /// Longest secret name, database name or plugin id, in bytes.
 pub const MAX_NAME_BYTES: usize = 256;
-
-/// Which path flavour fs checks use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Platform {
-    /// `/`-separated, case-sensitive; `\` is an ordinary character. Default on non-Windows hosts.
-    #[cfg_attr(not(windows), default)]
-    Posix,
-    /// `\` and `/` separate, drive-absolute paths only, case-insensitive. Default on Windows hosts.
-    #[cfg_attr(windows, default)]
-    Win32,
-}
-
-impl Platform {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "posix" => Some(Platform::Posix),
-            "win32" => Some(Platform::Win32),
-            _ => None,
-        }
-    }
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Platform::Posix => "posix",
-            Platform::Win32 => "win32",
-        }
-    }
-}
 
 /// Options of [`PermissionPolicy::from_manifest`].
 #[derive(Debug, Clone, PartialEq, Eq)]
