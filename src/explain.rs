@@ -4,11 +4,11 @@
 use serde_json::{json, Value};
 use url::Url;
 
-use crate::capability::{Segment, TopicPattern};
 use crate::error::{Capability, Decision, DenyReason};
 use crate::fetch::{is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
 use crate::fs::{deny_matches, grant_matches, normalize, FsMode, GrantMode};
 use crate::policy::{PermissionPolicy, Platform};
+use crate::topic::{Segment, TopicPattern};
 use crate::urlpath::{grant_path_matches, RequestPath};
 
 fn decision_json(d: Decision) -> Value {

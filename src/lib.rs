@@ -14,6 +14,7 @@ pub mod fs;
 pub mod glob;
 #[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub mod lockdown;
+mod manifest;
 pub mod metrics;
 pub mod ntfs_upcase;
 pub mod platform;
@@ -21,6 +22,7 @@ pub mod policy;
 pub mod posix_fold;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod topic;
 pub mod urlpath;
 
 /// The Node-API binding (feature `napi`). Not a Rust API: use the core modules.
