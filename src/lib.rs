@@ -12,6 +12,7 @@ pub mod explain;
 pub mod fetch;
 pub mod fs;
 pub mod glob;
+pub mod lint;
 #[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub mod lockdown;
 mod manifest;

@@ -32,16 +32,6 @@ impl Platform {
             Platform::Win32 => "win32",
         }
     }
-
-    /// Bytes of a normalised path's root before its first `/`: 0 on posix,
-    /// 2 on win32 (the drive, `C:`).
-    #[must_use]
-    pub(crate) const fn root_len(self) -> usize {
-        match self {
-            Platform::Posix => 0,
-            Platform::Win32 => 2,
-        }
-    }
 }
 
 #[cfg(test)]
