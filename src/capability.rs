@@ -130,6 +130,7 @@ impl CapabilityGrants {
     }
 
     /// `secrets.get`: exact, case-sensitive; a bound secret is not readable.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub(crate) fn check_secret(&self, name: &str) -> Decision {
         if name.len() > MAX_PAYLOAD_STRING_BYTES {
             Decision::deny(Capability::SecretsGet, DenyReason::InvalidPayload)
@@ -147,6 +148,7 @@ impl CapabilityGrants {
     /// secret's `hosts` patterns. An undeclared name is `secret_not_declared`;
     /// a readable (unbound) name, a URL `fetch` denies, or one outside the
     /// hosts is `secret_destination_not_allowed`.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub(crate) fn check_secret_use(&self, fetch: &FetchMatcher, name: &str, url: &str) -> Decision {
         const CAP: Capability = Capability::SecretsUse;
         if name.len() > MAX_PAYLOAD_STRING_BYTES || url.len() > MAX_PAYLOAD_STRING_BYTES {
@@ -170,6 +172,7 @@ impl CapabilityGrants {
     /// `events.publish` (a concrete topic) and `events.subscribe` (a topic or
     /// pattern, which must be covered by a declared pattern). Any other
     /// capability is `unknown_capability`.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub(crate) fn check_topic(&self, capability: Capability, topic: &str) -> Decision {
         let (patterns, must_be_concrete) = match capability {
             Capability::EventsPublish => (self.publishes(), true),
@@ -190,6 +193,7 @@ impl CapabilityGrants {
     }
 
     /// `db.query`: the database equals the declared one, exactly.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub(crate) fn check_database(&self, database: &str) -> Decision {
         if database.len() > MAX_PAYLOAD_STRING_BYTES {
             Decision::deny(Capability::DbQuery, DenyReason::InvalidPayload)
@@ -219,6 +223,7 @@ impl Gate<'_> {
     /// `database`), `second` the second field of a two-field capability
     /// (`secrets.use`: `url`); `None` when absent or not a string (then
     /// `invalid_payload`). Each field is at most 4096 bytes.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub(crate) fn check_fields(self, id: &str, field: Option<&str>, second: Option<&str>) -> Decision {
         let Some(cap) = Capability::from_id(id) else {
             return Decision::deny(Capability::Unknown, DenyReason::UnknownCapability);
@@ -246,6 +251,7 @@ impl Gate<'_> {
 
     /// `checkCapability(id, payload)` on a JSON payload: it must be an object
     /// whose field for the capability is a string of at most 4096 bytes.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub(crate) fn check_payload(self, id: &str, payload: &Value) -> Decision {
         let Some(cap) = Capability::from_id(id) else {
             return Decision::deny(Capability::Unknown, DenyReason::UnknownCapability);

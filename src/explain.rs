@@ -24,6 +24,7 @@ fn decision_json(d: Decision) -> Value {
 
 impl PermissionPolicy {
     /// `explain fs`: the decision, the normalised path, and every grant matching it.
+    #[must_use]
     pub fn explain_fs(&self, path: &str, mode: FsMode) -> Value {
         let decision = self.check_fs(path, mode);
         let normalized = normalize(path, self.platform());
@@ -68,6 +69,7 @@ impl PermissionPolicy {
     }
 
     /// `explain fetch`: the decision, the parsed URL parts, and each pattern whose host matches.
+    #[must_use]
     pub fn explain_fetch(&self, url: &str) -> Value {
         let decision = self.check_fetch(url);
         let parsed = Url::parse(url).ok();
@@ -113,6 +115,7 @@ impl PermissionPolicy {
     }
 
     /// `explain cap`: the decision and the declarations that decided it.
+    #[must_use]
     pub fn explain_capability(&self, id: &str, field: Option<&str>) -> Value {
         let decision = self.check_capability_field(id, field);
         let cap = Capability::from_id(id);
@@ -156,6 +159,7 @@ impl PermissionPolicy {
     /// the decision, the bound secret's `hosts` patterns that match the URL
     /// (by pointer), and the fetch explanation of the URL; for every other
     /// capability the same as [`Self::explain_capability`] on its field.
+    #[must_use]
     pub fn explain_capability_payload(&self, id: &str, payload: &Value) -> Value {
         let cap = Capability::from_id(id);
         if cap != Some(Capability::SecretsUse) {

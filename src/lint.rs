@@ -34,6 +34,7 @@ fn is_public_suffix(suffix: &str) -> bool {
 impl PermissionPolicy {
     /// Warnings for grants that widen authority more than they likely mean to.
     /// Each is `{ pointer, code, message }`.
+    #[must_use]
     pub fn lint(&self) -> Vec<Value> {
         let mut out = Vec::new();
         let mut warn = |pointer: String, code: &str, message: String| {
