@@ -23,8 +23,7 @@ const _: () = assert!(crate::topic::MAX_TOPIC_BYTES == MAX_PAYLOAD_STRING_BYTES)
 /// included) and their matcher.
 #[derive(Debug, Clone)]
 pub struct BoundSecret {
-    /// The `hosts` patterns, as parsed (canonical when displayed).
-    pub hosts: Vec<FetchPattern>,
+    hosts: Vec<FetchPattern>,
     matcher: FetchMatcher,
 }
 
@@ -33,6 +32,13 @@ impl BoundSecret {
     pub(crate) fn new(hosts: Vec<FetchPattern>) -> Self {
         let matcher = FetchMatcher::compile(&hosts);
         Self { hosts, matcher }
+    }
+
+    /// The `hosts` patterns, as parsed (canonical when displayed). Read-only:
+    /// the matcher is compiled from them.
+    #[must_use]
+    pub fn hosts(&self) -> &[FetchPattern] {
+        &self.hosts
     }
 
     /// Whether `url` matches one of the hosts patterns (scheme, host, port and path).

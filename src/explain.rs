@@ -177,7 +177,7 @@ impl PermissionPolicy {
         if let Some(i) = self.secrets().iter().position(|s| s == name) {
             match self.bound_secret(name) {
                 Some(b) => {
-                    for (j, h) in b.hosts.iter().enumerate() {
+                    for (j, h) in b.hosts().iter().enumerate() {
                         if crate::fetch::FetchMatcher::compile(std::slice::from_ref(h)).check(url).is_ok() {
                             matched.push(
                                 json!({ "pointer": format!("/secrets/{i}/hosts/{j}"), "pattern": h.to_string() }),

@@ -203,7 +203,7 @@ impl PermissionPolicy {
         }
         for (i, name) in self.secrets().iter().enumerate() {
             let Some(b) = self.bound_secret(name) else { continue };
-            for (j, h) in b.hosts.iter().enumerate() {
+            for (j, h) in b.hosts().iter().enumerate() {
                 let covered = self
                     .fetch_patterns()
                     .iter()

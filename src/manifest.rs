@@ -294,7 +294,7 @@ impl Sections {
                 .map(|n| match secrets.bound(n) {
                     Some(b) => serde_json::json!({
                         "name": n,
-                        "hosts": b.hosts.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                        "hosts": b.hosts().iter().map(ToString::to_string).collect::<Vec<_>>(),
                     }),
                     None => Value::String(n.clone()),
                 })
