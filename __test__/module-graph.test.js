@@ -31,21 +31,24 @@ test('the edges the re-home is about', () => {
 })
 
 test('the reader: comments, strings and test modules are no edges; root re-exports and use groups are', () => {
-  const modules = new Set(['a', 'b', 'c', 'd', 'e'])
+  const modules = new Set(['a', 'b', 'c', 'd', 'e', 'f'])
   const reExports = rootReExports('pub mod a;\npub use d::{Thing, Other as O};\npub use e::Single;')
   assert.deepEqual([...reExports], [['Thing', 'd'], ['O', 'd'], ['Single', 'e']])
   const src = [
     '//! see [`crate::b`]',
     'use crate::{a::X, Thing};',
+    'use crate::{c::{Other, Single as S}};',
     'const S: &str = "crate::b::y";',
     "const C: char = '\"'; fn f<'a>(x: &'a str) -> &'a str { x }",
     'let r = r#"crate::b "quoted" "#;',
     '/* crate::b */ fn g() { crate::c::h() }',
     '#[cfg(test)]\nmod tests {\n    use crate::b::Z;\n    fn t() { let _ = "}"; }\n}',
     'fn after() -> crate::Single { todo!() }',
+    'use crate::{f::{self}};',
   ].join('\n')
   const refs = references(withoutTestModules(blank(src)), modules, reExports)
-  assert.deepEqual([...refs].sort(), ['a', 'c', 'd', 'e'])
+  // Names nested in a group (`c::{Other, Single}`) are not root re-exports: only `c` and `f`.
+  assert.deepEqual([...refs].sort(), ['a', 'c', 'd', 'e', 'f'])
 })
 
 test('a cycle is reported with its path', () => {

@@ -118,11 +118,18 @@ function references(code, modules, reExports) {
     if (modules.has(first)) out.add(first)
     else if (reExports.has(first)) out.add(reExports.get(first))
   }
-  // `use crate::{a::X, b, C}`: each item's first path segment.
-  for (const m of code.matchAll(/crate::\{([^;]*?)\}\s*;/g)) {
-    for (const item of m[1].split(',')) {
-      const first = item.trim().split('::')[0].replace(/[{}\s]/g, '')
-      if (first) add(first)
+  // `use crate::{a::{X, Y}, b, C}`: the first path segment of each top-level item.
+  for (const m of code.matchAll(/crate::\{([^;]*)\}\s*;/g)) {
+    let depth = 0
+    let item = ''
+    for (const ch of m[1] + ',') {
+      if (ch === '{') depth++
+      else if (ch === '}') depth--
+      if (ch === ',' && depth === 0) {
+        const first = item.trim().split('::')[0].trim()
+        if (first) add(first)
+        item = ''
+      } else if (depth === 0 && ch !== '}') item += ch
     }
   }
   for (const m of code.matchAll(/\bcrate::(\w+)/g)) add(m[1])
