@@ -25,11 +25,13 @@ pub struct FsCheckOptions {
 /// `scheme://host:port` of a fetch (or `secrets.use`) URL, never a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShadowEvent {
+    /// The capability checked.
     pub capability: Capability,
     /// The shadow policy's reason.
     pub reason: DenyReason,
     /// What the enforced policy decided: `true` allowed.
     pub enforced_allowed: bool,
+    /// `scheme://host:port` of the URL of a fetch or `secrets.use` check; `None` for every other check.
     pub target: Option<String>,
 }
 
@@ -79,11 +81,13 @@ enum Input<'a> {
 
 impl PermissionChecker {
     /// A checker recording to `meter`.
+    #[must_use]
     pub fn new(policy: PermissionPolicy, meter: &Meter) -> Self {
         Self { policy: Arc::new(policy), instruments: Instruments::new(meter), shadow: None }
     }
 
     /// A checker recording to the global meter provider.
+    #[must_use]
     pub fn with_global_meter(policy: PermissionPolicy) -> Self {
         Self { policy: Arc::new(policy), instruments: Instruments::global(), shadow: None }
     }
@@ -106,6 +110,7 @@ impl PermissionChecker {
     }
 
     /// The shadow policy, if any.
+    #[must_use]
     pub fn shadow_policy(&self) -> Option<&PermissionPolicy> {
         self.shadow.as_ref().map(|s| &*s.policy)
     }
@@ -152,6 +157,8 @@ impl PermissionChecker {
         }
     }
 
+    /// The enforced policy.
+    #[must_use]
     pub fn policy(&self) -> &PermissionPolicy {
         &self.policy
     }
@@ -187,41 +194,52 @@ impl PermissionChecker {
         PermissionDenied { plugin: self.policy.plugin().to_owned(), denial, target: redacted_origin_str(url) }
     }
 
+    /// `checkFs`: the policy's fs check; a denial is counted once.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub fn check_fs(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Decision {
         let d = self.count(self.fs_decision(path, mode, options));
         self.observe(Input::Fs(path, mode, options), &d);
         d
     }
 
+    /// `checkFetch`: the policy's fetch check; a denial is counted once.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub fn check_fetch(&self, url: &str) -> Decision {
         let d = self.count(self.policy.check_fetch(url));
         self.observe(Input::Fetch(url), &d);
         d
     }
 
-    /// The fetch check; when allowed, the canonical URL to fetch.
-    pub fn check_fetch_url(&self, url: &str) -> Result<Url, Decision> {
-        let r = self
-            .policy
-            .check_fetch_url(url)
-            .map(|a| a.url)
-            .map_err(|r| self.count(Decision::deny(Capability::Fetch, r)));
-        self.observe(Input::Fetch(url), r.as_ref().err().unwrap_or(&Decision::Allowed));
+    /// The fetch check; when allowed, the canonical URL to fetch. The same
+    /// result as [`PermissionPolicy::check_fetch_url`] (the capability is
+    /// always `fetch`); a denial is counted once.
+    pub fn check_fetch_url(&self, url: &str) -> Result<AllowedUrl, DenyReason> {
+        let r = self.policy.check_fetch_url(url);
+        let d = self.count(crate::fetch::decision_of(&r));
+        self.observe(Input::Fetch(url), &d);
         r
     }
 
+    /// `checkFetchAddress`: the fetch check with the address the host resolved
+    /// (DNS-rebinding defence); a denial is counted once.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub fn check_fetch_address(&self, url: &str, resolved_ip: &str) -> Decision {
         let d = self.count(crate::fetch::decision_of(&self.policy.check_fetch_address(url, resolved_ip)));
         self.observe(Input::FetchAddress(url, resolved_ip), &d);
         d
     }
 
+    /// `checkCapability`: the policy's capability check on a JSON payload; a
+    /// denial is counted once.
+    #[must_use = "a check decides nothing unless its Decision is read"]
     pub fn check_capability(&self, id: &str, payload: &Value) -> Decision {
         let d = self.count(self.policy.check_capability(id, payload));
         self.observe(Input::Capability(id, payload), &d);
         d
     }
 
+    /// `assertFs`: the fs check as a `Result`; a denial is counted once and
+    /// becomes [`PermissionDenied`] (no path in it).
     pub fn assert_fs(&self, path: &str, mode: FsMode, options: FsCheckOptions) -> Result<(), PermissionDenied> {
         let d = self.fs_decision(path, mode, options);
         self.observe(Input::Fs(path, mode, options), &d);
@@ -242,7 +260,9 @@ impl PermissionChecker {
         })
     }
 
-    /// Asserts, and returns the canonical URL the host must fetch.
+    /// `assertFetch`: asserts, and returns the canonical URL the host must
+    /// fetch; a denial is counted once and becomes [`PermissionDenied`] with
+    /// target `scheme://host:port`.
     pub fn assert_fetch(&self, url: &str) -> Result<Url, PermissionDenied> {
         let r = self.policy.check_fetch_url(url);
         self.observe(
@@ -255,6 +275,9 @@ impl PermissionChecker {
         }
     }
 
+    /// `assertFetchAddress`: as [`Self::check_fetch_address`], returning the
+    /// canonical URL to fetch; a denial is counted once and becomes
+    /// [`PermissionDenied`] with target `scheme://host:port`.
     pub fn assert_fetch_address(&self, url: &str, resolved_ip: &str) -> Result<Url, PermissionDenied> {
         let r = self.policy.check_fetch_address(url, resolved_ip);
         let d = r.as_ref().err().map_or(Decision::Allowed, |x| Decision::deny(Capability::Fetch, *x));
@@ -265,6 +288,9 @@ impl PermissionChecker {
         }
     }
 
+    /// `assertCapability`: the capability check as a `Result`; a denial is
+    /// counted once and becomes [`PermissionDenied`] (target: the origin of a
+    /// fetch or `secrets.use` URL).
     pub fn assert_capability(&self, id: &str, payload: &Value) -> Result<(), PermissionDenied> {
         let d = self.policy.check_capability(id, payload);
         self.observe(Input::Capability(id, payload), &d);
@@ -281,4 +307,61 @@ impl PermissionChecker {
 /// The reason as a `Result`, for hosts that prefer `?`.
 pub fn into_result(d: Decision) -> Result<(), DenyReason> {
     d.reason().map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+    use serde_json::json;
+
+    use super::*;
+    use crate::policy::{Platform, PolicyOptions};
+
+    /// `(capability, reason) -> count` of `plugin.permission_denied_total`.
+    fn denied(provider: &SdkMeterProvider, exporter: &InMemoryMetricExporter) -> Vec<(String, String, u64)> {
+        provider.force_flush().unwrap();
+        let mut out = Vec::new();
+        if let Some(rm) = exporter.get_finished_metrics().unwrap().last() {
+            for sm in rm.scope_metrics() {
+                for m in sm.metrics().filter(|m| m.name() == crate::metrics::PERMISSION_DENIED_TOTAL.name) {
+                    if let AggregatedMetrics::U64(MetricData::Sum(sum)) = m.data() {
+                        for dp in sum.data_points() {
+                            let get = |k: &str| {
+                                dp.attributes().find(|kv| kv.key.as_str() == k).unwrap().value.as_str().into_owned()
+                            };
+                            out.push((get("capability"), get("reason"), dp.value()));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn check_fetch_url_has_the_policys_result_and_counts_a_denial_once() {
+        let exporter = InMemoryMetricExporter::default();
+        let provider =
+            SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
+        let policy = PermissionPolicy::from_manifest(
+            &json!({ "fetch": ["https://api.example.com"] }),
+            PolicyOptions::new("p").platform(Platform::Posix),
+        )
+        .unwrap();
+        let checker = PermissionChecker::new(policy.clone(), &provider.meter("t"));
+        for url in ["https://API.example.com/a?b", "http://api.example.com/", "https://other.example/", "not a url"] {
+            let (got, want) = (checker.check_fetch_url(url), policy.check_fetch_url(url));
+            assert_eq!(got.as_ref().map(|a| a.url.as_str()), want.as_ref().map(|a| a.url.as_str()), "{url}");
+            assert_eq!(got.is_ok(), checker.check_fetch(url).is_allowed(), "{url}");
+        }
+        assert_eq!(
+            checker.check_fetch_url("https://api.example.com/x").unwrap().url.as_str(),
+            "https://api.example.com/x"
+        );
+        // Three denials, each counted by check_fetch_url and again by check_fetch: twice per URL, not more.
+        let total: u64 = denied(&provider, &exporter).iter().map(|(c, _, n)| if c == "fetch" { *n } else { 0 }).sum();
+        assert_eq!(total, 6);
+    }
 }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::error::{BudgetKind, DenyReason};
 use crate::fs::FsMode;
-use crate::policy::Platform;
+use crate::platform::Platform;
 
 /// The embedded data files, each starting with a provenance string.
 pub const DATA_FILES: &[(&str, &str)] = &[

@@ -1,14 +1,16 @@
-//! Explanations (which grant matched, or why none did) and lint warnings for
-//! over-broad grants: the data behind the `explain` and `lint` CLI commands.
+//! Explanations: which grant matched a request, or why none did, with the
+//! JSON pointers of the declarations that decided it. The data behind the
+//! `explain` CLI command; tooling, not a hot path. (`lint` is in
+//! [`crate::lint`].)
 
 use serde_json::{json, Value};
 use url::Url;
 
-use crate::capability::{Segment, TopicPattern};
 use crate::error::{Capability, Decision, DenyReason};
-use crate::fetch::{is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
-use crate::fs::{deny_matches, grant_matches, normalize, FsMode, GrantMode};
-use crate::policy::{PermissionPolicy, Platform};
+use crate::fetch::Scheme;
+use crate::fs::{deny_matches, grant_matches, normalize, FsMode};
+use crate::policy::PermissionPolicy;
+use crate::topic::TopicPattern;
 use crate::urlpath::{grant_path_matches, RequestPath};
 
 fn decision_json(d: Decision) -> Value {
@@ -20,26 +22,9 @@ fn decision_json(d: Decision) -> Value {
     }
 }
 
-/// Domains whose subdomains belong to unrelated parties but which the Public
-/// Suffix List does not list as suffixes (checked against the `psl` crate
-/// this crate builds with): AWS lists only its service subdomains, GitHub
-/// Codespaces serve `*.app.github.dev`, Glitch projects were `*.glitch.me`.
-const SHARED_PARENTS: &[&str] = &["amazonaws.com", "github.dev", "glitch.me"];
-
-/// Whether a `*.suffix` grant covers names owned by unrelated parties: a
-/// single label (a TLD), a suffix of the full Public Suffix List (ICANN and
-/// private sections, through the maintained `psl` crate), or one of
-/// [`SHARED_PARENTS`].
-fn is_public_suffix(suffix: &str) -> bool {
-    let s = suffix.strip_suffix('.').unwrap_or(suffix);
-    if !s.contains('.') || SHARED_PARENTS.contains(&s) {
-        return true;
-    }
-    matches!(psl::suffix(s.as_bytes()), Some(found) if found.is_known() && found.as_bytes() == s.as_bytes())
-}
-
 impl PermissionPolicy {
     /// `explain fs`: the decision, the normalised path, and every grant matching it.
+    #[must_use]
     pub fn explain_fs(&self, path: &str, mode: FsMode) -> Value {
         let decision = self.check_fs(path, mode);
         let normalized = normalize(path, self.platform());
@@ -84,6 +69,7 @@ impl PermissionPolicy {
     }
 
     /// `explain fetch`: the decision, the parsed URL parts, and each pattern whose host matches.
+    #[must_use]
     pub fn explain_fetch(&self, url: &str) -> Value {
         let decision = self.check_fetch(url);
         let parsed = Url::parse(url).ok();
@@ -129,6 +115,7 @@ impl PermissionPolicy {
     }
 
     /// `explain cap`: the decision and the declarations that decided it.
+    #[must_use]
     pub fn explain_capability(&self, id: &str, field: Option<&str>) -> Value {
         let decision = self.check_capability_field(id, field);
         let cap = Capability::from_id(id);
@@ -172,6 +159,7 @@ impl PermissionPolicy {
     /// the decision, the bound secret's `hosts` patterns that match the URL
     /// (by pointer), and the fetch explanation of the URL; for every other
     /// capability the same as [`Self::explain_capability`] on its field.
+    #[must_use]
     pub fn explain_capability_payload(&self, id: &str, payload: &Value) -> Value {
         let cap = Capability::from_id(id);
         if cap != Some(Capability::SecretsUse) {
@@ -189,7 +177,7 @@ impl PermissionPolicy {
         if let Some(i) = self.secrets().iter().position(|s| s == name) {
             match self.bound_secret(name) {
                 Some(b) => {
-                    for (j, h) in b.hosts.iter().enumerate() {
+                    for (j, h) in b.hosts().iter().enumerate() {
                         if crate::fetch::FetchMatcher::compile(std::slice::from_ref(h)).check(url).is_ok() {
                             matched.push(
                                 json!({ "pointer": format!("/secrets/{i}/hosts/{j}"), "pattern": h.to_string() }),
@@ -202,111 +190,6 @@ impl PermissionPolicy {
         }
         json!({ "query": query, "decision": decision_json(decision), "matched": matched, "fetch": self.explain_fetch(url) })
     }
-
-    /// Warnings for grants that widen authority more than they likely mean to.
-    /// Each is `{ pointer, code, message }`.
-    pub fn lint(&self) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut warn = |pointer: String, code: &str, message: String| {
-            out.push(json!({ "pointer": pointer, "code": code, "message": message }))
-        };
-        let root_len = if self.platform() == Platform::Win32 { 2 } else { 0 };
-        for (i, g) in self.fs_grants().iter().enumerate() {
-            let body = &g.glob[root_len..];
-            // Literal segments before the first wildcard.
-            let literal_depth = body
-                .split('/')
-                .skip(1)
-                .take_while(|s| !s.contains(['*', '?', '[', '{']))
-                .filter(|s| !s.is_empty())
-                .count();
-            let wild = body.contains(['*', '?', '[', '{']);
-            if wild && literal_depth == 0 {
-                warn(
-                    format!("/fs/{i}"),
-                    "fs-root-wildcard",
-                    format!(
-                        "'{}' grants names at the filesystem root{}",
-                        g.glob,
-                        if body.contains("**") { " and everything below it" } else { "" }
-                    ),
-                );
-            } else if body.ends_with("/**") && literal_depth == 1 {
-                warn(
-                    format!("/fs/{i}"),
-                    "fs-top-level-recursive",
-                    format!("'{}' grants everything under a top-level directory", g.glob),
-                );
-            }
-            if g.mode != GrantMode::Read && (literal_depth <= 1 && (wild || body == "/")) {
-                warn(
-                    format!("/fs/{i}/mode"),
-                    "fs-write-near-root",
-                    format!("'{}' grants {} access at or just below a root", g.glob, g.mode.as_str()),
-                );
-            }
-        }
-        for (i, p) in self.fetch_patterns().iter().enumerate() {
-            let ptr = format!("/fetch/{i}");
-            if let HostPattern::Suffix(s) = &p.host {
-                if is_public_suffix(s) {
-                    warn(
-                        ptr.clone(),
-                        "fetch-public-suffix",
-                        format!("'*.{s}' is a public suffix: it grants hosts owned by anyone"),
-                    );
-                }
-            }
-            if p.port == PortRule::Any {
-                warn(ptr.clone(), "fetch-any-port", format!("'{p}' grants every port of the host"));
-            }
-            if p.scheme.is_none() {
-                warn(ptr.clone(), "fetch-plain-http", format!("'{p}' has no scheme, so it also grants plaintext http"));
-            }
-            if let HostPattern::Exact(h) = &p.host {
-                let ip = match h {
-                    crate::fetch::Host::Ipv4(a) => Some(std::net::IpAddr::V4(*a)),
-                    crate::fetch::Host::Ipv6(a) => Some(std::net::IpAddr::V6(*a)),
-                    crate::fetch::Host::Domain(d) if d == "localhost" => Some(std::net::Ipv4Addr::LOCALHOST.into()),
-                    crate::fetch::Host::Domain(_) => None,
-                };
-                if ip.is_some_and(is_special_address) {
-                    warn(
-                        ptr.clone(),
-                        "fetch-internal-address",
-                        format!("'{p}' grants a loopback, private or link-local address"),
-                    );
-                }
-            }
-        }
-        for (key, list) in [("publishes", self.publishes()), ("subscribes", self.subscribes())] {
-            for (i, t) in list.iter().enumerate() {
-                if matches!(t.segments().first(), Some(Segment::Rest | Segment::One))
-                    && !t.segments().iter().any(|s| matches!(s, Segment::Literal(_)))
-                {
-                    warn(
-                        format!("/events/{key}/{i}"),
-                        "events-wildcard-only",
-                        format!("'{t}' covers every topic of its length or more"),
-                    );
-                }
-            }
-        }
-        self.lint_deny(&mut warn);
-        self.lint_bound_secrets(&mut warn);
-        let b = self.budgets();
-        if b.wall_clock_ms.is_none() {
-            warn(
-                "/budgets/wallClockMs".into(),
-                "budget-missing",
-                "no wallClockMs budget: a runaway request is never stopped".into(),
-            );
-        }
-        if b.cpu_percent.is_none() && b.memory_mb.is_none() {
-            warn("/budgets".into(), "budget-missing", "no cpuPercent or memoryMb budget".into());
-        }
-        out
-    }
 }
 
 trait PathOk {
@@ -318,172 +201,6 @@ impl PathOk for Option<&crate::urlpath::PathPattern> {
         match self {
             None => true,
             Some(p) => grant_path_matches(p, req),
-        }
-    }
-}
-
-/// The literal directory segments of a normalised glob before its first
-/// wildcard, folded like the matcher (win32: NTFS upper case).
-fn literal_dirs(glob: &str, platform: Platform) -> Vec<String> {
-    let root_len = if platform == Platform::Win32 { 2 } else { 0 };
-    let body = &glob[root_len..];
-    let mut out: Vec<String> = body
-        .split('/')
-        .skip(1)
-        .take_while(|s| !s.contains(['*', '?', '[', '{', '\\']))
-        .filter(|s| !s.is_empty())
-        // Compared as the deny index compares: NTFS case on win32, the posix deny fold on posix.
-        .map(|s| if platform == Platform::Win32 { crate::glob::fold_str(s) } else { crate::posix_fold::fold(s) })
-        .collect();
-    if platform == Platform::Win32 {
-        out.insert(0, glob[..root_len].to_ascii_uppercase());
-    }
-    out
-}
-
-/// Whether two fetch hosts can name one host.
-fn hosts_overlap(a: &HostPattern, b: &HostPattern) -> bool {
-    let under =
-        |d: &str, s: &str| d.len() > s.len() + 1 && d.ends_with(s) && d.as_bytes()[d.len() - s.len() - 1] == b'.';
-    match (a, b) {
-        (HostPattern::Exact(x), HostPattern::Exact(y)) => x == y,
-        (HostPattern::Suffix(s), HostPattern::Exact(Host::Domain(d)))
-        | (HostPattern::Exact(Host::Domain(d)), HostPattern::Suffix(s)) => under(d, s),
-        (HostPattern::Suffix(s), HostPattern::Suffix(t)) => s == t || under(s, t) || under(t, s),
-        _ => false,
-    }
-}
-
-/// Whether a deny pattern and a grant can both match one request (scheme,
-/// host and port; path scopes are assumed to overlap).
-fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
-    let grant_schemes: &[Scheme] = match &g.scheme {
-        None => &[Scheme::Http, Scheme::Https],
-        Some(s) => std::slice::from_ref(s),
-    };
-    let schemes: Vec<Scheme> =
-        grant_schemes.iter().copied().filter(|s| d.scheme.is_none() || d.scheme == Some(*s)).collect();
-    let ports = schemes.iter().any(|s| match (d.port, g.port) {
-        (PortRule::Exact(x), PortRule::Exact(y)) => x == y,
-        (PortRule::Exact(x), PortRule::Default) => x == s.default_port(),
-        _ => true,
-    });
-    // A deny naming localhost or *.localhost also denies the loopback addresses.
-    let loopback = matches!(&d.host, HostPattern::Exact(Host::Domain(h)) | HostPattern::Suffix(h) if h == "localhost")
-        && (matches!(&g.host, HostPattern::Exact(Host::Ipv4(a)) if a.is_loopback())
-            || matches!(&g.host, HostPattern::Exact(Host::Ipv6(a)) if a.is_loopback()));
-    !schemes.is_empty() && ports && (hosts_overlap(&d.host, &g.host) || loopback)
-}
-
-impl PermissionPolicy {
-    /// `deny-unreachable` warnings: deny rules that no grant could reach
-    /// (a deny still denies; the warning says it decides nothing today).
-    /// SPEC §13: a bound secret's hosts pattern that no fetch grant covers
-    /// (scheme and host; ports and paths are not compared) can never be sent.
-    fn lint_bound_secrets(&self, warn: &mut impl FnMut(String, &str, String)) {
-        fn host_covers(g: &HostPattern, h: &HostPattern) -> bool {
-            match (g, h) {
-                (HostPattern::Exact(a), HostPattern::Exact(b)) => a == b,
-                (HostPattern::Suffix(s), HostPattern::Exact(Host::Domain(d))) => d.ends_with(&format!(".{s}")),
-                (HostPattern::Suffix(s), HostPattern::Suffix(t)) => t == s || t.ends_with(&format!(".{s}")),
-                _ => false,
-            }
-        }
-        for (i, name) in self.secrets().iter().enumerate() {
-            let Some(b) = self.bound_secret(name) else { continue };
-            for (j, h) in b.hosts.iter().enumerate() {
-                let covered = self
-                    .fetch_patterns()
-                    .iter()
-                    .any(|g| (g.scheme.is_none() || g.scheme == h.scheme) && host_covers(&g.host, &h.host));
-                if !covered {
-                    warn(
-                        format!("/secrets/{i}/hosts/{j}"),
-                        "secret-host-not-granted",
-                        format!("no fetch grant covers '{h}': the bound secret can never be sent there"),
-                    );
-                }
-            }
-        }
-    }
-
-    fn lint_deny(&self, warn: &mut impl FnMut(String, &str, String)) {
-        let platform = self.platform();
-        let grant_dirs: Vec<Vec<String>> = self.fs_grants().iter().map(|g| literal_dirs(&g.glob, platform)).collect();
-        for (i, d) in self.deny_fs().iter().enumerate() {
-            let dd = literal_dirs(d, platform);
-            let reached = grant_dirs.iter().any(|g| {
-                let n = g.len().min(dd.len());
-                g[..n] == dd[..n]
-            });
-            if !reached {
-                warn(
-                    format!("/deny/fs/{i}"),
-                    "deny-unreachable",
-                    format!("no fs grant could reach '{d}': the deny rule decides nothing"),
-                );
-            }
-        }
-        for (i, d) in self.deny_fetch().iter().enumerate() {
-            let reached = match d {
-                DenyFetch::Cidr { net, len } => self.fetch_patterns().iter().any(|g| match &g.host {
-                    HostPattern::Exact(Host::Ipv4(a)) => {
-                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V4(*a))
-                    }
-                    HostPattern::Exact(Host::Ipv6(a)) => {
-                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V6(*a))
-                    }
-                    // A name can resolve to any address (checkFetchAddress).
-                    _ => true,
-                }),
-                DenyFetch::Pattern(p) => self.fetch_patterns().iter().any(|g| deny_reaches(p, g)),
-            };
-            if !reached {
-                warn(
-                    format!("/deny/fetch/{i}"),
-                    "deny-unreachable",
-                    format!("no fetch grant could reach '{d}': the deny rule decides nothing"),
-                );
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod public_suffix_tests {
-    use super::is_public_suffix;
-
-    #[test]
-    fn the_full_list_private_section_included() {
-        // Private-section entries a curated subset missed, and the one GitHub name the list lacks.
-        for s in ["r2.dev", "deno.dev", "supabase.co", "github.dev"] {
-            assert!(is_public_suffix(s), "{s}");
-        }
-        // ICANN entries, wildcard rules, single labels, the old curated entries.
-        for s in [
-            "com",
-            "co.uk",
-            "com.au",
-            "github.io",
-            "s3.amazonaws.com",
-            "eu-west-1.compute.amazonaws.com",
-            "amazonaws.com",
-            "vercel.app",
-            "localhost",
-            "xn--p1ai",
-        ] {
-            assert!(is_public_suffix(s), "{s}");
-        }
-        // Registrable domains and names under them are not.
-        for s in [
-            "example.com",
-            "api.example.co.uk",
-            "bucket.s3.amazonaws.com",
-            "cdn.example.net",
-            "foo.internal",
-            "my-project.r2.dev",
-        ] {
-            assert!(!is_public_suffix(s), "{s}");
         }
     }
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
 use crate::glob::{self, GlobIndex, Modes};
-use crate::policy::Platform;
+use crate::platform::Platform;
 
 /// Longest path (in UTF-8 bytes) a check accepts, and longest fs glob a manifest may hold.
 pub const MAX_PATH_BYTES: usize = 4096;

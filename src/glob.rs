@@ -1024,6 +1024,31 @@ impl GlobIndex {
     }
 }
 
+/// One brace variant of a glob as the parser reads it, for `lint.rs`
+/// ([`variant_shapes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct VariantShape {
+    /// The literal segments before the first wildcard segment, the root
+    /// first (`""` on posix, the drive on win32), escapes resolved, NTFS
+    /// upper case when folded. A variant without wildcards is all literal.
+    pub(crate) literal: Vec<String>,
+    /// Each segment after those: whether it is a recursive `**`.
+    pub(crate) recursive: Vec<bool>,
+}
+
+/// Read-only, for `lint.rs`: the brace variants of a normalised glob as
+/// [`parse`] reads them (same dialect), so lint never re-derives glob
+/// structure from text.
+pub(crate) fn variant_shapes(glob: &str, syntax: Syntax) -> Result<Vec<VariantShape>, GlobError> {
+    Ok(parse(glob, syntax)?
+        .into_iter()
+        .map(|g| VariantShape {
+            literal: g.prefix.split('/').map(str::to_owned).collect(),
+            recursive: g.rest.iter().map(|s| *s == Seg::Rec).collect(),
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

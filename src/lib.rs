@@ -169,26 +169,26 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod budget;
-#[allow(missing_docs)] // TODO(merge): rcore documents these
 pub mod capability;
-#[allow(missing_docs)] // TODO(merge): rcore documents these
 pub mod checker;
 pub mod conformance;
 pub mod error;
-#[allow(missing_docs)] // TODO(merge): rcore documents these
 pub mod explain;
 pub mod fetch;
 pub mod fs;
 mod glob;
+pub mod lint;
 #[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub mod lockdown;
+mod manifest;
 pub mod metrics;
 mod ntfs_upcase;
-#[allow(missing_docs)] // TODO(merge): rcore documents these
+pub mod platform;
 pub mod policy;
 mod posix_fold;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod topic;
 mod urlpath;
 
 /// The Node-API binding (feature `napi`). Not a Rust API: use the core modules.
@@ -203,7 +203,8 @@ pub use error::{
     PermissionDenied, UnmeasuredBudget, ERROR_REGISTRY,
 };
 pub use fs::FsMode;
-pub use policy::{Budgets, PermissionPolicy, Platform, PolicyOptions};
+pub use platform::Platform;
+pub use policy::{Budgets, PermissionPolicy, PolicyOptions};
 
 // The crates whose types appear in this API, so a host uses the same versions.
 /// The `opentelemetry` crate this API records through ([`PermissionChecker::new`] takes its `Meter`).

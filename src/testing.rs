@@ -17,7 +17,7 @@ use crate::conformance::{cases, BudgetStep, Case, Expect, Op};
 use crate::error::{BudgetKind, Capability, Decision, ErrorCode, InvalidSample, ManifestError, PermissionDenied};
 use crate::fs::FsMode;
 use crate::metrics::{BUDGET_EXCEEDED_TOTAL, METER_NAME, PERMISSION_DENIED_TOTAL};
-use crate::policy::Platform;
+use crate::platform::Platform;
 
 /// The plugin id every conformance policy is built with.
 pub const CONFORMANCE_PLUGIN: &str = "conformance-plugin";

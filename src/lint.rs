@@ -1,0 +1,384 @@
+//! `lint`: warnings for grants that widen authority more than they likely
+//! mean to, and for deny rules and bound secrets that decide nothing. Tooling
+//! (the `lint` CLI command), not a hot path. fs grants are read through the
+//! glob parser's own output ([`crate::glob`]), never re-derived from text, so
+//! an escaped `\*` is a name and a brace alternative is a variant.
+
+use serde_json::{json, Value};
+
+use crate::fetch::{is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
+use crate::fs::GrantMode;
+use crate::glob::VariantShape;
+use crate::platform::Platform;
+use crate::policy::PermissionPolicy;
+use crate::topic::Segment;
+
+/// Domains whose subdomains belong to unrelated parties but which the Public
+/// Suffix List does not list as suffixes (checked against the `psl` crate
+/// this crate builds with): AWS lists only its service subdomains, GitHub
+/// Codespaces serve `*.app.github.dev`, Glitch projects were `*.glitch.me`.
+const SHARED_PARENTS: &[&str] = &["amazonaws.com", "github.dev", "glitch.me"];
+
+/// Whether a `*.suffix` grant covers names owned by unrelated parties: a
+/// single label (a TLD), a suffix of the full Public Suffix List (ICANN and
+/// private sections, through the maintained `psl` crate), or one of
+/// [`SHARED_PARENTS`].
+fn is_public_suffix(suffix: &str) -> bool {
+    let s = suffix.strip_suffix('.').unwrap_or(suffix);
+    if !s.contains('.') || SHARED_PARENTS.contains(&s) {
+        return true;
+    }
+    matches!(psl::suffix(s.as_bytes()), Some(found) if found.is_known() && found.as_bytes() == s.as_bytes())
+}
+
+impl PermissionPolicy {
+    /// Warnings for grants that widen authority more than they likely mean to.
+    /// Each is `{ pointer, code, message }`.
+    #[must_use]
+    pub fn lint(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut warn = |pointer: String, code: &str, message: String| {
+            out.push(json!({ "pointer": pointer, "code": code, "message": message }))
+        };
+        for (i, g) in self.fs_grants().iter().enumerate() {
+            let shapes = self.shapes(&g.glob);
+            // Literal directories below the root before the first wildcard, and whether one follows.
+            let depth = |v: &VariantShape| v.literal.len() - 1;
+            let wild = |v: &VariantShape| !v.recursive.is_empty();
+            let root_wild: Vec<&VariantShape> = shapes.iter().filter(|v| depth(v) == 0 && wild(v)).collect();
+            if !root_wild.is_empty() {
+                let below = root_wild.iter().any(|v| v.recursive.contains(&true));
+                warn(
+                    format!("/fs/{i}"),
+                    "fs-root-wildcard",
+                    format!(
+                        "'{}' grants names at the filesystem root{}",
+                        g.glob,
+                        if below { " and everything below it" } else { "" }
+                    ),
+                );
+            } else if shapes.iter().any(|v| depth(v) == 1 && v.recursive.last() == Some(&true)) {
+                warn(
+                    format!("/fs/{i}"),
+                    "fs-top-level-recursive",
+                    format!("'{}' grants everything under a top-level directory", g.glob),
+                );
+            }
+            // The root itself, or a wildcard at or just below it.
+            if g.mode != GrantMode::Read && shapes.iter().any(|v| depth(v) == 0 || (depth(v) == 1 && wild(v))) {
+                warn(
+                    format!("/fs/{i}/mode"),
+                    "fs-write-near-root",
+                    format!("'{}' grants {} access at or just below a root", g.glob, g.mode.as_str()),
+                );
+            }
+        }
+        for (i, p) in self.fetch_patterns().iter().enumerate() {
+            let ptr = format!("/fetch/{i}");
+            if let HostPattern::Suffix(s) = &p.host {
+                if is_public_suffix(s) {
+                    warn(
+                        ptr.clone(),
+                        "fetch-public-suffix",
+                        format!("'*.{s}' is a public suffix: it grants hosts owned by anyone"),
+                    );
+                }
+            }
+            if p.port == PortRule::Any {
+                warn(ptr.clone(), "fetch-any-port", format!("'{p}' grants every port of the host"));
+            }
+            if p.scheme.is_none() {
+                warn(ptr.clone(), "fetch-plain-http", format!("'{p}' has no scheme, so it also grants plaintext http"));
+            }
+            if let HostPattern::Exact(h) = &p.host {
+                let ip = match h {
+                    crate::fetch::Host::Ipv4(a) => Some(std::net::IpAddr::V4(*a)),
+                    crate::fetch::Host::Ipv6(a) => Some(std::net::IpAddr::V6(*a)),
+                    crate::fetch::Host::Domain(d) if d == "localhost" => Some(std::net::Ipv4Addr::LOCALHOST.into()),
+                    crate::fetch::Host::Domain(_) => None,
+                };
+                if ip.is_some_and(is_special_address) {
+                    warn(
+                        ptr.clone(),
+                        "fetch-internal-address",
+                        format!("'{p}' grants a loopback, private or link-local address"),
+                    );
+                }
+            }
+        }
+        for (key, list) in [("publishes", self.publishes()), ("subscribes", self.subscribes())] {
+            for (i, t) in list.iter().enumerate() {
+                if matches!(t.segments().first(), Some(Segment::Rest | Segment::One))
+                    && !t.segments().iter().any(|s| matches!(s, Segment::Literal(_)))
+                {
+                    warn(
+                        format!("/events/{key}/{i}"),
+                        "events-wildcard-only",
+                        format!("'{t}' covers every topic of its length or more"),
+                    );
+                }
+            }
+        }
+        self.lint_deny(&mut warn);
+        self.lint_bound_secrets(&mut warn);
+        let b = self.budgets();
+        if b.wall_clock_ms.is_none() {
+            warn(
+                "/budgets/wallClockMs".into(),
+                "budget-missing",
+                "no wallClockMs budget: a runaway request is never stopped".into(),
+            );
+        }
+        if b.cpu_percent.is_none() && b.memory_mb.is_none() {
+            warn("/budgets".into(), "budget-missing", "no cpuPercent or memoryMb budget".into());
+        }
+        out
+    }
+}
+
+/// Whether two fetch hosts can name one host.
+fn hosts_overlap(a: &HostPattern, b: &HostPattern) -> bool {
+    let under =
+        |d: &str, s: &str| d.len() > s.len() + 1 && d.ends_with(s) && d.as_bytes()[d.len() - s.len() - 1] == b'.';
+    match (a, b) {
+        (HostPattern::Exact(x), HostPattern::Exact(y)) => x == y,
+        (HostPattern::Suffix(s), HostPattern::Exact(Host::Domain(d)))
+        | (HostPattern::Exact(Host::Domain(d)), HostPattern::Suffix(s)) => under(d, s),
+        (HostPattern::Suffix(s), HostPattern::Suffix(t)) => s == t || under(s, t) || under(t, s),
+        _ => false,
+    }
+}
+
+/// Whether a deny pattern and a grant can both match one request (scheme,
+/// host and port; path scopes are assumed to overlap).
+fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
+    let grant_schemes: &[Scheme] = match &g.scheme {
+        None => &[Scheme::Http, Scheme::Https],
+        Some(s) => std::slice::from_ref(s),
+    };
+    let schemes: Vec<Scheme> =
+        grant_schemes.iter().copied().filter(|s| d.scheme.is_none() || d.scheme == Some(*s)).collect();
+    let ports = schemes.iter().any(|s| match (d.port, g.port) {
+        (PortRule::Exact(x), PortRule::Exact(y)) => x == y,
+        (PortRule::Exact(x), PortRule::Default) => x == s.default_port(),
+        _ => true,
+    });
+    // A deny naming localhost or *.localhost also denies the loopback addresses.
+    let loopback = matches!(&d.host, HostPattern::Exact(Host::Domain(h)) | HostPattern::Suffix(h) if h == "localhost")
+        && (matches!(&g.host, HostPattern::Exact(Host::Ipv4(a)) if a.is_loopback())
+            || matches!(&g.host, HostPattern::Exact(Host::Ipv6(a)) if a.is_loopback()));
+    !schemes.is_empty() && ports && (hosts_overlap(&d.host, &g.host) || loopback)
+}
+
+impl PermissionPolicy {
+    /// The brace variants of a normalised glob of this policy, as the glob
+    /// parser reads them (escapes resolved, braces expanded, win32 folded).
+    /// Every glob of a policy parsed when it was built.
+    fn shapes(&self, glob: &str) -> Vec<VariantShape> {
+        let platform = self.platform();
+        crate::glob::variant_shapes(
+            glob,
+            if platform == Platform::Win32 { crate::glob::Syntax::WIN32 } else { crate::glob::Syntax::POSIX },
+        )
+        .unwrap_or_default()
+    }
+
+    /// Per brace variant: the literal directory segments before the first
+    /// wildcard, the root first, compared as the deny index compares them
+    /// (NTFS upper case on win32, the posix deny fold on posix).
+    fn literal_dirs(&self, glob: &str) -> Vec<Vec<String>> {
+        let posix = self.platform() == Platform::Posix;
+        self.shapes(glob)
+            .into_iter()
+            .map(|v| v.literal.into_iter().map(|s| if posix { crate::posix_fold::fold(&s) } else { s }).collect())
+            .collect()
+    }
+
+    /// SPEC §13: a bound secret's hosts pattern that no fetch grant covers
+    /// (scheme and host; ports and paths are not compared) can never be sent.
+    fn lint_bound_secrets(&self, warn: &mut impl FnMut(String, &str, String)) {
+        fn host_covers(g: &HostPattern, h: &HostPattern) -> bool {
+            match (g, h) {
+                (HostPattern::Exact(a), HostPattern::Exact(b)) => a == b,
+                (HostPattern::Suffix(s), HostPattern::Exact(Host::Domain(d))) => d.ends_with(&format!(".{s}")),
+                (HostPattern::Suffix(s), HostPattern::Suffix(t)) => t == s || t.ends_with(&format!(".{s}")),
+                _ => false,
+            }
+        }
+        for (i, name) in self.secrets().iter().enumerate() {
+            let Some(b) = self.bound_secret(name) else { continue };
+            for (j, h) in b.hosts().iter().enumerate() {
+                let covered = self
+                    .fetch_patterns()
+                    .iter()
+                    .any(|g| (g.scheme.is_none() || g.scheme == h.scheme) && host_covers(&g.host, &h.host));
+                if !covered {
+                    warn(
+                        format!("/secrets/{i}/hosts/{j}"),
+                        "secret-host-not-granted",
+                        format!("no fetch grant covers '{h}': the bound secret can never be sent there"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// `deny-unreachable` warnings: deny rules that no grant could reach
+    /// (a deny still denies; the warning says it decides nothing today).
+    fn lint_deny(&self, warn: &mut impl FnMut(String, &str, String)) {
+        let grant_dirs: Vec<Vec<String>> = self.fs_grants().iter().flat_map(|g| self.literal_dirs(&g.glob)).collect();
+        for (i, d) in self.deny_fs().iter().enumerate() {
+            // Reached when some variant of the deny and some variant of a grant
+            // agree on the literal directories both spell out.
+            let reached = self.literal_dirs(d).iter().any(|dd| {
+                grant_dirs.iter().any(|g| {
+                    let n = g.len().min(dd.len());
+                    g[..n] == dd[..n]
+                })
+            });
+            if !reached {
+                warn(
+                    format!("/deny/fs/{i}"),
+                    "deny-unreachable",
+                    format!("no fs grant could reach '{d}': the deny rule decides nothing"),
+                );
+            }
+        }
+        for (i, d) in self.deny_fetch().iter().enumerate() {
+            let reached = match d {
+                DenyFetch::Cidr { net, len } => self.fetch_patterns().iter().any(|g| match &g.host {
+                    HostPattern::Exact(Host::Ipv4(a)) => {
+                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V4(*a))
+                    }
+                    HostPattern::Exact(Host::Ipv6(a)) => {
+                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V6(*a))
+                    }
+                    // A name can resolve to any address (checkFetchAddress).
+                    _ => true,
+                }),
+                DenyFetch::Pattern(p) => self.fetch_patterns().iter().any(|g| deny_reaches(p, g)),
+            };
+            if !reached {
+                warn(
+                    format!("/deny/fetch/{i}"),
+                    "deny-unreachable",
+                    format!("no fetch grant could reach '{d}': the deny rule decides nothing"),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::is_public_suffix;
+    use crate::platform::Platform;
+    use crate::policy::{PermissionPolicy, PolicyOptions};
+
+    /// `code@pointer` of every fs warning of a manifest (budgets set, so only fs and deny warn).
+    fn fs_warnings(platform: Platform, manifest: serde_json::Value) -> Vec<String> {
+        let mut m = manifest;
+        m["budgets"] = json!({ "wallClockMs": 1000, "memoryMb": 64 });
+        let p = PermissionPolicy::from_manifest(&m, PolicyOptions::new("t").platform(platform)).unwrap();
+        p.lint().iter().map(|w| format!("{}@{}", w["code"].as_str().unwrap(), w["pointer"].as_str().unwrap())).collect()
+    }
+
+    fn grant(platform: Platform, glob: &str, mode: &str) -> Vec<String> {
+        fs_warnings(platform, json!({ "fs": [{ "path": glob, "mode": mode }] }))
+    }
+
+    #[test]
+    fn an_escaped_star_is_a_name_not_a_root_wildcard() {
+        // posix `\*` is the file named `*`: the parser says so, lint follows.
+        assert_eq!(grant(Platform::Posix, "/\\*", "read"), Vec::<String>::new());
+        assert_eq!(grant(Platform::Posix, "/\\*\\*/x", "read"), Vec::<String>::new());
+        assert_eq!(grant(Platform::Posix, "/*", "read"), ["fs-root-wildcard@/fs/0"]);
+        // `/a/\*/**` is everything under the directory `/a/*`, two levels down; `/a/*/**` is under every `/a/x`.
+        assert_eq!(grant(Platform::Posix, "/a/\\*/**", "read"), Vec::<String>::new());
+        assert_eq!(grant(Platform::Posix, "/a/*/**", "read"), ["fs-top-level-recursive@/fs/0"]);
+        // A write grant of the one name `*` at the root is like one of `/a`: no wildcard near the root.
+        assert_eq!(grant(Platform::Posix, "/\\*", "write"), Vec::<String>::new());
+        assert_eq!(grant(Platform::Posix, "/*", "write"), ["fs-root-wildcard@/fs/0", "fs-write-near-root@/fs/0/mode"]);
+        assert_eq!(grant(Platform::Posix, "/srv/\\*", "write"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn braces_are_variants_and_classes_are_wildcards() {
+        // Literal alternatives grant no wildcard at the root.
+        assert_eq!(grant(Platform::Posix, "/{srv,opt}/app", "read"), Vec::<String>::new());
+        assert_eq!(grant(Platform::Posix, "/{srv,opt}/**", "read"), ["fs-top-level-recursive@/fs/0"]);
+        // One wildcard alternative is enough.
+        assert_eq!(grant(Platform::Posix, "/{srv,*}/app", "read"), ["fs-root-wildcard@/fs/0"]);
+        let w = fs_warnings(Platform::Posix, json!({ "fs": ["/{*,opt}/**"] }));
+        assert_eq!(w, ["fs-root-wildcard@/fs/0"]);
+        let p = PermissionPolicy::from_manifest(
+            &json!({ "fs": ["/*/**"] }),
+            PolicyOptions::new("t").platform(Platform::Posix),
+        )
+        .unwrap();
+        assert!(p.lint()[0]["message"].as_str().unwrap().ends_with("at the filesystem root and everything below it"));
+        // Classes and `?` are wildcards.
+        assert_eq!(grant(Platform::Posix, "/[ab]", "read"), ["fs-root-wildcard@/fs/0"]);
+        assert_eq!(grant(Platform::Posix, "/?/x", "read"), ["fs-root-wildcard@/fs/0"]);
+        assert_eq!(grant(Platform::Posix, "/srv/[ab]*", "readwrite"), ["fs-write-near-root@/fs/0/mode"]);
+        // The root itself, and win32's drive root.
+        assert_eq!(grant(Platform::Posix, "/", "write"), ["fs-write-near-root@/fs/0/mode"]);
+        assert_eq!(
+            grant(Platform::Win32, "C:\\**", "write"),
+            ["fs-root-wildcard@/fs/0", "fs-write-near-root@/fs/0/mode"]
+        );
+        assert_eq!(grant(Platform::Win32, "c:\\Users\\**", "read"), ["fs-top-level-recursive@/fs/0"]);
+        assert_eq!(grant(Platform::Win32, "C:\\Users\\me\\**", "read"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn deny_reach_reads_variants_and_escapes() {
+        let w = fs_warnings(
+            Platform::Posix,
+            json!({ "fs": ["/srv/a/**"], "deny": { "fs": ["/srv/\\*", "/{srv,etc}/a/x", "/{etc,opt}/x", "/srv/*/y"] } }),
+        );
+        // `/srv/\*` names the file `*` in /srv, which /srv/a/** never reaches; one brace variant reaching is enough.
+        assert_eq!(w, ["deny-unreachable@/deny/fs/0", "deny-unreachable@/deny/fs/2"]);
+        let w = fs_warnings(
+            Platform::Win32,
+            json!({ "fs": ["C:\\Data\\**"], "deny": { "fs": ["c:\\data\\x", "C:\\Other"] } }),
+        );
+        assert_eq!(w, ["fs-top-level-recursive@/fs/0", "deny-unreachable@/deny/fs/1"]);
+    }
+
+    #[test]
+    fn the_full_list_private_section_included() {
+        // Private-section entries a curated subset missed, and the one GitHub name the list lacks.
+        for s in ["r2.dev", "deno.dev", "supabase.co", "github.dev"] {
+            assert!(is_public_suffix(s), "{s}");
+        }
+        // ICANN entries, wildcard rules, single labels, the old curated entries.
+        for s in [
+            "com",
+            "co.uk",
+            "com.au",
+            "github.io",
+            "s3.amazonaws.com",
+            "eu-west-1.compute.amazonaws.com",
+            "amazonaws.com",
+            "vercel.app",
+            "localhost",
+            "xn--p1ai",
+        ] {
+            assert!(is_public_suffix(s), "{s}");
+        }
+        // Registrable domains and names under them are not.
+        for s in [
+            "example.com",
+            "api.example.co.uk",
+            "bucket.s3.amazonaws.com",
+            "cdn.example.net",
+            "foo.internal",
+            "my-project.r2.dev",
+        ] {
+            assert!(!is_public_suffix(s), "{s}");
+        }
+    }
+}
