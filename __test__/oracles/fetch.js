@@ -267,21 +267,12 @@ const isLoopback = (host) => host === '[::1]' || ipForms(host).some((f) => !f.v6
 function naiveRule(p, isDeny) {
   const cidr = /^(\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:.]+\])\/(\d+)$/.exec(p)
   if (isDeny && cidr) return { cidr: true, net: ipToBig(cidr[1]), v6: cidr[1].startsWith('['), len: Number(cidr[2]) }
-  let scheme = null
-  let rest = p
-  const i = p.indexOf('://')
-  if (i >= 0) {
-    scheme = p.slice(0, i).toLowerCase()
-    rest = p.slice(i + 3)
-  }
-  let path = null
-  const slash = rest.indexOf('/')
-  if (slash >= 0) {
-    path = rest.slice(slash + 1).split('/').map((s) => (s === '*' || s === '**' ? s : { lit: decodeSegment(s) }))
-    rest = rest.slice(0, slash)
-  }
-  const hp = naivePattern(rest)
-  return { ...hp, scheme, path }
+  // The path starts at the first '/' after the scheme; the rest is a pattern as above.
+  const scheme = p.indexOf('://')
+  const slash = p.indexOf('/', scheme >= 0 ? scheme + 3 : 0)
+  if (slash < 0) return { ...naivePattern(p), path: null }
+  const path = p.slice(slash + 1).split('/').map((s) => (s === '*' || s === '**' ? s : { lit: decodeSegment(s) }))
+  return { ...naivePattern(p.slice(0, slash)), path }
 }
 
 /** An IP literal (`1.2.3.4` or `[v6]`, Node's serialisation) as a BigInt, or null. */
