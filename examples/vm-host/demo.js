@@ -8,15 +8,12 @@ const path = require('node:path')
 const http = require('node:http')
 const { PermissionPolicy } = require('../..')
 const { demoMeter, logCounts } = require('../shared/meter.js')
+const { demoLog, runDemo } = require('../shared/run-demo.js')
 const { runPlugin } = require('./host.js')
 const { runPluginProcess } = require('./process-tier.js')
 
 async function main({ json = false } = {}) {
-  const lines = []
-  const log = (line) => {
-    lines.push(line)
-    if (!json) console.log(line)
-  }
+  const { lines, log } = demoLog(json)
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'vm-host-demo-')))
   fs.mkdirSync(path.join(root, 'data'))
   fs.mkdirSync(path.join(root, 'out'))
@@ -143,20 +140,9 @@ async function main({ json = false } = {}) {
   return results
 }
 
-if (require.main === module) {
-  const json = process.argv.includes('--json')
-  main({ json }).then(
-    (r) => {
-      if (json) console.log(JSON.stringify(r))
-      const denoOk = !r['deno-good'] || (r['deno-good'].ok && r['deno-evil'].code === 'BUDGET_EXCEEDED')
-      const ok = r.good.ok && r.secret.ok && !r.evil.ok && r.evil.code === 'BUDGET_EXCEEDED' && (!r.escape || r.escape.code === 'BUDGET_EXCEEDED') && denoOk && !r.lines.some((l) => l.includes('UNEXPECTED'))
-      process.exitCode = ok ? 0 : 1
-    },
-    (e) => {
-      console.error(e)
-      process.exitCode = 1
-    },
-  )
-}
+runDemo(module, main, (r) => {
+  const denoOk = !r['deno-good'] || (r['deno-good'].ok && r['deno-evil'].code === 'BUDGET_EXCEEDED')
+  return r.good.ok && r.secret.ok && !r.evil.ok && r.evil.code === 'BUDGET_EXCEEDED' && (!r.escape || r.escape.code === 'BUDGET_EXCEEDED') && denoOk && !r.lines.some((l) => l.includes('UNEXPECTED'))
+})
 
 module.exports = { main }

@@ -6,15 +6,12 @@
 const fs = require('node:fs')
 const { PermissionPolicy } = require('../..')
 const { demoMeter, logCounts } = require('../shared/meter.js')
+const { demoLog, runDemo } = require('../shared/run-demo.js')
 const { runWasiPlugin, assembleWat } = require('./host.js')
 const fx = require('./fixture.js')
 
 async function main({ json = false } = {}) {
-  const lines = []
-  const log = (line) => {
-    lines.push(line)
-    if (!json) console.log(line)
-  }
+  const { lines, log } = demoLog(json)
   const root = fx.makeRoot('wasi-host-demo-')
   const { server, port } = await fx.startServer()
   const metrics = demoMeter('wasi-host-demo')
@@ -54,19 +51,6 @@ async function main({ json = false } = {}) {
   return results
 }
 
-if (require.main === module) {
-  const json = process.argv.includes('--json')
-  main({ json }).then(
-    (r) => {
-      if (json) console.log(JSON.stringify(r))
-      const ok = r.good.ok && r.hostile.code === 'BUDGET_EXCEEDED' && r.hostile.reports.every((x) => x.value === 2)
-      process.exitCode = ok ? 0 : 1
-    },
-    (e) => {
-      console.error(e)
-      process.exitCode = 1
-    },
-  )
-}
+runDemo(module, main, (r) => r.good.ok && r.hostile.code === 'BUDGET_EXCEEDED' && r.hostile.reports.every((x) => x.value === 2))
 
 module.exports = { main }
