@@ -77,6 +77,13 @@ export interface ConformanceOptions {
   filter?: string
   /** Declared unsupported cases: `{ [name or 'category - ' prefix]: reason }`, skipped with the reason printed. */
   skip?: Record<string, string>
+  /**
+   * Known gaps: exact case names the adapter is expected to fail. A listed
+   * case still runs: failing, it passes as an expected failure (node:test
+   * marks it TODO); passing, it fails as an unexpected pass, so the list only
+   * shrinks. A name that is no case fails the run; a non-array is a `TypeError`.
+   */
+  expectedFailures?: readonly string[]
 }
 
 /** One case of the shared table. */

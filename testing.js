@@ -424,20 +424,43 @@ const globalRunner = () => (typeof globalThis.describe === 'function' && typeof 
  * `done`-callback test to mocha and Jest). A case the adapter cannot run is
  * skipped the runner's own way: mocha's `this.skip()`, node:test's and
  * Vitest's `context.skip()`; where the runner has none (Jest) it passes with
- * the reason printed.
+ * the reason printed. A case listed as an expected failure passes when it
+ * fails (marked TODO by node:test, printed elsewhere) and fails when it passes.
  */
-function caseBody(c, makeChecker, sdk) {
+function caseBody(c, makeChecker, sdk, expectFailure = false) {
   return async function conformanceCase() {
+    const ctx = arguments[0]
     try {
       await runCaseReported(c, makeChecker, sdk)
     } catch (e) {
-      if (!(e instanceof Skip)) throw e
-      const ctx = arguments[0]
-      if (this && typeof this.skip === 'function' && typeof this.timeout === 'function') return this.skip() // mocha
-      if (ctx && typeof ctx.skip === 'function') return ctx.skip(e.reason) // node:test, Vitest
-      console.log(`# skipped ${c.name}: ${e.reason}`)
+      if (e instanceof Skip) {
+        if (this && typeof this.skip === 'function' && typeof this.timeout === 'function') return this.skip() // mocha
+        if (ctx && typeof ctx.skip === 'function') return ctx.skip(e.reason) // node:test, Vitest
+        console.log(`# skipped ${c.name}: ${e.reason}`)
+        return
+      }
+      if (!expectFailure) throw e
+      const why = /^ {2}failure: {2}(.*)$/m.exec(String(e.message))
+      const note = `expected failure (options.expectedFailures): ${why ? why[1] : String(e.message).split('\n')[0]}`
+      if (ctx && typeof ctx.todo === 'function') ctx.todo(note) // node:test
+      else console.log(`# ${c.name}: ${note}`)
+      return
+    }
+    if (expectFailure) {
+      const err = new Error(`unexpected pass: ${c.name} is listed in options.expectedFailures and passed; remove it from the list`)
+      err.name = 'ConformanceUnexpectedPass'
+      err.case = c.name
+      err.stack = `${err.name}: ${err.message}`
+      throw err
     }
   }
+}
+
+/** `options.expectedFailures` checked: a set of exact case names; throws a TypeError on a wrong shape. */
+function expectedFailureSet(list) {
+  if (list === undefined) return new Set()
+  if (!Array.isArray(list) || !list.every((n) => typeof n === 'string')) throw new TypeError('options.expectedFailures must be an array of case names')
+  return new Set(list)
 }
 
 /**
@@ -454,7 +477,11 @@ function caseBody(c, makeChecker, sdk) {
  * when the runner defines them (mocha, Jest, Vitest with `globals: true`),
  * else `node:test`'s. Pass Vitest's explicitly without globals. `filter`
  * (substring of case names), `skip` (`{ [name or 'category - ' prefix]: reason }`:
- * declared unsupported cases, skipped with the reason printed).
+ * declared unsupported cases, skipped with the reason printed),
+ * `expectedFailures` (exact case names the adapter is known to fail: a listed
+ * case that fails passes as an expected failure, one that passes fails as an
+ * unexpected pass, so the list only shrinks; a name that is no case fails the
+ * run).
  */
 function runPermissionsConformance(label, makeChecker, options = {}) {
   if (typeof label !== 'string') throw new TypeError('label must be a string')
@@ -468,8 +495,17 @@ function runPermissionsConformance(label, makeChecker, options = {}) {
   // node:test takes the skip reason as an option; mocha, Jest and Vitest have `it.skip`.
   const isNodeTest = it === nodeTest().it || it === nodeTest().test
   const skips = Object.entries(options.skip || {})
-  const cases = conformanceCases().filter((c) => !options.filter || c.name.includes(options.filter))
+  const expectedFailures = expectedFailureSet(options.expectedFailures)
+  const all = conformanceCases()
+  const known = new Set(all.map((c) => c.name))
+  const unknown = [...expectedFailures].filter((n) => !known.has(n))
+  const cases = all.filter((c) => !options.filter || c.name.includes(options.filter))
   describe(`permissions conformance: ${label}`, () => {
+    if (unknown.length > 0) {
+      it('options.expectedFailures names only conformance cases', async function expectedFailuresAreCases() {
+        throw new Error(`options.expectedFailures lists ${unknown.length === 1 ? 'a name that is' : 'names that are'} no conformance case: ${unknown.map((n) => JSON.stringify(n)).join(', ')} (a case name is 'category - case', as conformanceCases() lists them)`)
+      })
+    }
     const skipped = new Map()
     for (const c of cases) {
       const declared = skips.find(([n]) => c.name === n || c.name.startsWith(n))
@@ -482,7 +518,7 @@ function runPermissionsConformance(label, makeChecker, options = {}) {
         }
         continue
       }
-      it(c.name, caseBody(c, makeChecker, sdk))
+      it(c.name, caseBody(c, makeChecker, sdk, expectedFailures.has(c.name)))
     }
     for (const [reason, n] of skipped) console.log(`# permissions conformance: ${label}: ${n} case${n === 1 ? '' : 's'} skipped, ${reason}`)
   })

@@ -157,6 +157,7 @@ test('payloads are read as own data properties, never through getters or prototy
   assert.equal(c.checkCapability('secrets.get', { name: new String('API_KEY') }).reason, 'invalid_payload')
 })
 
+// Manifests JSON can spell are rows of data/conformance/manifest-errors.json; here the values only JS has.
 test('manifest errors name the JSON pointer; getters and non-JSON values are rejected', () => {
   const expectPointer = (m, pointer) => {
     try {
@@ -187,8 +188,6 @@ test('manifest errors name the JSON pointer; getters and non-JSON values are rej
   const cyclic = { fs: [] }
   cyclic.fs.push(cyclic)
   expectPointer(cyclic, '/fs/0')
-  expectPointer(JSON.parse('{"__proto__": {"fs": ["/**"]}}'), '/__proto__')
-  expectPointer({ fs: new Array(10001).fill('/a') }, '/fs')
   expectPointer({ [Symbol('k')]: 1 }, '')
   // An explicit undefined is an absent optional field.
   assert.doesNotThrow(() => PermissionPolicy.fromManifest({ fs: undefined }, { plugin: 'p' }))

@@ -2,7 +2,7 @@
 // SPEC §13: destination-bound secrets, through the public JS API.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { PermissionPolicy, PermissionChecker, isInvalidManifest, isPermissionDenied, LIMITS } = require('../index.js')
+const { PermissionPolicy, PermissionChecker, isPermissionDenied, LIMITS } = require('../index.js')
 const { meterHarness } = require('./helpers.js')
 
 const pol = (m) => PermissionPolicy.fromManifest(m, { plugin: 'p', platform: 'posix' })
@@ -12,22 +12,8 @@ const manifest = {
   secrets: ['READABLE', { name: 'API_TOKEN', hosts: ['https://api.example.com/v1/**'] }, { name: 'CDN', hosts: ['*.cdn.example.net'] }],
 }
 
-test('manifest: strict validation with JSON pointers, toJSON round trip', () => {
-  const bad = [
-    [{ secrets: [{ name: 'X' }] }, '/secrets/0/hosts'],
-    [{ secrets: [{ name: 'X', hosts: [] }] }, '/secrets/0/hosts'],
-    [{ secrets: ['A', { name: 'X', hosts: ['api.example.com', 7] }] }, '/secrets/1/hosts/1'],
-    [{ secrets: ['A', { name: 'X', hosts: ['https://api.example.com/v1/:id'] }] }, '/secrets/1/hosts/0'],
-    [{ secrets: [{ hosts: ['a.example.com'] }] }, '/secrets/0/name'],
-    [{ secrets: [{ name: 'X', hosts: ['a.example.com'], extra: 1 }] }, '/secrets/0/extra'],
-    [{ secrets: ['X', { name: 'X', hosts: ['a.example.com'] }] }, '/secrets/1/name'],
-    [{ secrets: [{ name: 'X', hosts: ['a.example.com'] }, 'X'] }, '/secrets/1'],
-    [{ secrets: [{ name: '', hosts: ['a.example.com'] }] }, '/secrets/0/name'],
-    [{ secrets: [null] }, '/secrets/0'],
-  ]
-  for (const [m, pointer] of bad) {
-    assert.throws(() => pol(m), (e) => isInvalidManifest(e) && e.details.pointer === pointer, JSON.stringify(m))
-  }
+// Invalid secrets manifests (JSON pointers) are rows of data/conformance/manifest-errors.json.
+test('manifest: toJSON round trip', () => {
   const p = pol(manifest)
   assert.deepEqual(p.toJSON().secrets, ['READABLE', { name: 'API_TOKEN', hosts: ['https://api.example.com/v1/**'] }, { name: 'CDN', hosts: ['*.cdn.example.net'] }])
   assert.deepEqual(pol(p.toJSON()).toJSON(), p.toJSON())

@@ -13,6 +13,7 @@ use crate::platform::Platform;
 /// The embedded data files, each starting with a provenance string.
 pub const DATA_FILES: &[(&str, &str)] = &[
     ("manifest.json", include_str!("../data/conformance/manifest.json")),
+    ("manifest-errors.json", include_str!("../data/conformance/manifest-errors.json")),
     ("fs.json", include_str!("../data/conformance/fs.json")),
     ("fetch.json", include_str!("../data/conformance/fetch.json")),
     ("capability.json", include_str!("../data/conformance/capability.json")),

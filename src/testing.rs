@@ -185,25 +185,7 @@ impl Probe {
 
     /// Increments since the last call, by (instrument, plugin, capability, reason).
     fn delta(&mut self) -> HashMap<MetricKey, u64> {
-        let _ = self.provider.force_flush();
-        let mut now: HashMap<MetricKey, u64> = HashMap::new();
-        if let Some(rm) = self.exporter.get_finished_metrics().unwrap_or_default().last() {
-            for sm in rm.scope_metrics() {
-                for m in sm.metrics() {
-                    if let AggregatedMetrics::U64(MetricData::Sum(sum)) = m.data() {
-                        for dp in sum.data_points() {
-                            let mut labels: HashMap<&str, String> = HashMap::new();
-                            for kv in dp.attributes() {
-                                labels.insert(kv.key.as_str(), kv.value.as_str().into_owned());
-                            }
-                            let get = |k: &str| labels.get(k).cloned().unwrap_or_default();
-                            let key = (m.name().to_owned(), get("plugin"), get("capability"), get("reason"));
-                            *now.entry(key).or_default() += dp.value();
-                        }
-                    }
-                }
-            }
-        }
+        let now = counter_totals(&self.provider, &self.exporter);
         self.exporter.reset();
         let mut delta = HashMap::new();
         for (k, v) in &now {
@@ -655,6 +637,38 @@ pub fn native_checker(
         crate::PolicyOptions::new(&ctx.plugin).platform(ctx.platform),
     )?;
     Ok(Box::new(NativeAdapter { checker: crate::PermissionChecker::new(policy, &ctx.meter), meter: ctx.meter.clone() }))
+}
+
+/// Every `u64` counter data point `exporter` holds after `provider` is
+/// flushed (the last export, cumulative), summed by (instrument, plugin,
+/// capability, reason); a label a point lacks reads as `""`. The one readout
+/// of an in-memory SDK meter for the runner, this crate's tests and example
+/// hosts' tests.
+pub fn counter_totals(
+    provider: &SdkMeterProvider,
+    exporter: &InMemoryMetricExporter,
+) -> HashMap<(String, String, String, String), u64> {
+    let _ = provider.force_flush();
+    let mut out = HashMap::new();
+    if let Some(rm) = exporter.get_finished_metrics().unwrap_or_default().last() {
+        for sm in rm.scope_metrics() {
+            for m in sm.metrics() {
+                if let AggregatedMetrics::U64(MetricData::Sum(sum)) = m.data() {
+                    for dp in sum.data_points() {
+                        let get = |k: &str| {
+                            dp.attributes()
+                                .find(|kv| kv.key.as_str() == k)
+                                .map(|kv| kv.value.as_str().into_owned())
+                                .unwrap_or_default()
+                        };
+                        let key = (m.name().to_owned(), get("plugin"), get("capability"), get("reason"));
+                        *out.entry(key).or_default() += dp.value();
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,9 +4,11 @@
 use api_sandbox_permissions::budget::TrackerError;
 use api_sandbox_permissions::testing::{
     native_checker, run_permissions_conformance, run_permissions_conformance_with, ConformanceChecker,
-    ConformanceContext, ConformanceOptions, ConformanceTracker, ManualHooks, NativeAdapter,
+    ConformanceContext, ConformanceOptions, ConformanceTracker, ManualHooks, NativeAdapter, CONFORMANCE_PLUGIN,
 };
-use api_sandbox_permissions::{BudgetKind, Decision, FsMode, ManifestError, UnmeasuredBudget};
+use api_sandbox_permissions::{
+    BudgetKind, Decision, FsMode, ManifestError, PermissionPolicy, PolicyOptions, UnmeasuredBudget,
+};
 use serde_json::Value;
 
 #[test]
@@ -176,4 +178,44 @@ fn cases_json_carries_every_case_and_the_unmeasured_rule() {
     let c = named("memory over the limit");
     assert_eq!(c["args"]["unmeasured"], serde_json::json!(["cpuPercent"]));
     assert_eq!(named("within every budget")["args"]["unmeasured"], serde_json::json!([]));
+}
+
+/// The syntax-error table: every row of data/conformance/manifest-errors.json
+/// is a case of the shipped table (so every host's harness checks its
+/// pointer), and this crate's error there also says what the row's fourth
+/// column says would be valid.
+#[test]
+fn manifest_errors_name_their_pointer_and_what_would_be_valid() {
+    let doc: Value = serde_json::from_str(include_str!("../data/conformance/manifest-errors.json")).unwrap();
+    let cases = api_sandbox_permissions::conformance::cases();
+    let mut checked = 0;
+    for g in doc["groups"].as_array().unwrap() {
+        let category = g["category"].as_str().unwrap();
+        for row in g["manifest_cases"].as_array().unwrap() {
+            let name = format!("{category} - {}", row[0].as_str().unwrap());
+            let case =
+                cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{name}: not a conformance case"));
+            let options = PolicyOptions::new(CONFORMANCE_PLUGIN).platform(case.platform);
+            let err = PermissionPolicy::from_manifest(&case.manifest, options).expect_err(&name);
+            assert_eq!(Some(err.pointer.as_str()), row[2].as_str(), "{name}");
+            let valid = row[3].as_str().unwrap_or_else(|| panic!("{name}: no fourth column"));
+            assert!(err.expected.contains(valid), "{name}: {:?} does not say {valid:?}", err.expected);
+            checked += 1;
+        }
+    }
+    assert!(checked > 130, "{checked} rows");
+}
+
+/// Invalid manifests have one home: a manifest case with a pointer anywhere
+/// else, or one without a pointer in manifest-errors.json, is in the wrong table.
+#[test]
+fn invalid_manifests_live_only_in_the_syntax_error_table() {
+    for (file, text) in api_sandbox_permissions::conformance::DATA_FILES {
+        let doc: Value = serde_json::from_str(text).unwrap();
+        for g in doc["groups"].as_array().unwrap() {
+            for row in g.get("manifest_cases").and_then(Value::as_array).into_iter().flatten() {
+                assert_eq!(row[2].is_string(), *file == "manifest-errors.json", "{file}: {}", row[0]);
+            }
+        }
+    }
 }

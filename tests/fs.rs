@@ -1,9 +1,18 @@
-//! fs rules beyond the shared case table: limits, normalisation properties,
-//! the fast matcher against a naive reference, and symlinks on a real temp dir.
+//! fs rules beyond the shared case table: limits, the fast matcher against
+//! the naive reference (tests/common/naive_glob.rs) and against globset, as
+//! proptest strategies, and symlinks on a real temp dir. Normalisation and
+//! traversal properties are in tests/properties.rs.
 
 use api_sandbox_permissions::fs::{normalize, real_path};
 use api_sandbox_permissions::{Decision, DenyReason, FsMode, PermissionPolicy, Platform, PolicyOptions};
+use proptest::prelude::*;
 use serde_json::json;
+
+#[path = "common/naive_glob.rs"]
+mod naive_glob;
+#[path = "common/runner.rs"]
+mod runner;
+use runner::run_counted;
 
 fn policy(fs: serde_json::Value, platform: Platform) -> PermissionPolicy {
     PermissionPolicy::from_manifest(&json!({ "fs": fs }), PolicyOptions::new("t").platform(platform)).unwrap()
@@ -25,192 +34,66 @@ fn path_length_limit_is_4096_bytes() {
     assert_eq!(reason(p.check_fs(&multibyte, FsMode::Read)), Some(DenyReason::InvalidPath));
 }
 
-#[test]
-fn normalised_paths_have_no_empty_dot_or_dotdot_segments() {
-    let pieces = ["a", ".", "..", "", "b", "...", ".a", "a.", "\\", "..\\"];
-    let mut seed = 0x9e3779b97f4a7c15u64;
-    for _ in 0..20000 {
-        let mut raw = String::new();
-        let n = (seed % 7) as usize;
-        for _ in 0..=n {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            raw.push('/');
-            raw.push_str(pieces[(seed % pieces.len() as u64) as usize]);
-        }
-        for platform in [Platform::Posix, Platform::Win32] {
-            let input = if platform == Platform::Win32 { format!("C:{raw}") } else { raw.clone() };
-            match normalize(&input, platform) {
-                Ok(p) => {
-                    let body = if platform == Platform::Win32 { &p.path()[2..] } else { p.path() };
-                    assert!(body.starts_with('/'), "{input:?} -> {p:?}");
-                    if body != "/" {
-                        for seg in body[1..].split('/') {
-                            assert!(!matches!(seg, "" | "." | ".."), "{input:?} -> {p:?}");
-                            if platform == Platform::Win32 {
-                                assert!(!seg.contains('\\'));
-                            }
-                        }
-                    }
-                    // Idempotent.
-                    assert_eq!(normalize(p.path(), platform).unwrap().path(), p.path());
-                }
-                Err(r) => assert!(matches!(r, DenyReason::PathTraversal | DenyReason::InvalidPath), "{input:?}"),
-            }
-        }
-    }
+/// Pieces of a random glob and of a random path; non-ASCII and case pairs
+/// (`é`/`É`, `A`/`a`) so the win32 fold is exercised.
+const PAT_PIECES: &[&str] =
+    &["a", "b", ".x", "*", "?", "[ab]", "[!a]", "{a,b}", "**", "a*", "*.x", "A", "é", "?é", "[!é]", "É"];
+const PATH_PIECES: &[&str] = &["a", "b", ".x", "ab", "ba", "x.x", "A", "c", ".", "aa.x", "é", "É", "aé"];
+
+/// `/` + pieces joined by `/` (`/` alone for none).
+fn joined(pieces: &'static [&'static str], len: std::ops::Range<usize>) -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(pieces), len).prop_map(|v| format!("/{}", v.join("/")))
 }
 
-#[test]
-fn dotdot_never_escapes_a_grant_root() {
-    let p = policy(json!([{ "path": "/data/plugin/**", "mode": "readwrite" }]), Platform::Posix);
-    let segs = ["..", "x", ".", "plugin", "data", "plugin-evil"];
-    let mut seed = 12345u64;
-    for _ in 0..20000 {
-        let mut raw = String::from("/data/plugin");
-        for _ in 0..6 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            raw.push('/');
-            raw.push_str(segs[((seed >> 33) % segs.len() as u64) as usize]);
-        }
-        let allowed = p.check_fs(&raw, FsMode::Read).is_allowed();
-        let n = normalize(&raw, Platform::Posix);
-        let inside = matches!(&n, Ok(n) if n.path().starts_with("/data/plugin/"));
-        assert_eq!(allowed, inside, "{raw:?} -> {n:?}");
-    }
-}
-
-/// A deliberately naive glob matcher: braces expanded, then segment by
-/// segment with recursion for `*` and `**`.
-mod reference {
-    fn expand_braces(p: &str) -> Vec<String> {
-        let Some(open) = p.find('{') else { return vec![p.to_owned()] };
-        let close = open + p[open..].find('}').unwrap();
-        let (head, body, tail) = (&p[..open], &p[open + 1..close], &p[close + 1..]);
-        body.split(',').flat_map(|alt| expand_braces(&format!("{head}{alt}{tail}"))).collect()
-    }
-
-    fn class_match(class: &str, c: char, fold: bool) -> bool {
-        let (neg, body) = match class.strip_prefix('!').or_else(|| class.strip_prefix('^')) {
-            Some(b) => (true, b),
-            None => (false, class),
-        };
-        let chars: Vec<char> = body.chars().collect();
-        let mut hit = false;
-        let mut i = 0;
-        let eq = |a: char, b: char| if fold { a.to_lowercase().eq(b.to_lowercase()) } else { a == b };
-        while i < chars.len() {
-            if i + 2 < chars.len() && chars[i + 1] == '-' {
-                if (chars[i]..=chars[i + 2]).contains(&c) {
-                    hit = true;
-                }
-                i += 3;
-            } else {
-                if eq(chars[i], c) {
-                    hit = true;
-                }
-                i += 1;
-            }
-        }
-        hit != neg
-    }
-
-    fn seg_match(p: &[char], s: &[char], fold: bool) -> bool {
-        match p.first() {
-            None => s.is_empty(),
-            Some('*') => (0..=s.len()).any(|k| seg_match(&p[1..], &s[k..], fold)),
-            Some('?') => !s.is_empty() && seg_match(&p[1..], &s[1..], fold),
-            Some('[') => {
-                let end = p.iter().skip(2).position(|&c| c == ']').map(|x| x + 2).unwrap();
-                let class: String = p[1..end].iter().collect();
-                !s.is_empty() && class_match(&class, s[0], fold) && seg_match(&p[end + 1..], &s[1..], fold)
-            }
-            Some(&c) => {
-                let eq = if fold {
-                    s.first().is_some_and(|&x| x.to_lowercase().eq(c.to_lowercase()))
-                } else {
-                    s.first() == Some(&c)
-                };
-                eq && seg_match(&p[1..], &s[1..], fold)
-            }
-        }
-    }
-
-    fn segs_match(p: &[&str], s: &[&str], fold: bool) -> bool {
-        match p.first() {
-            None => s.is_empty(),
-            // A trailing `**` needs at least one segment; an inner one may match none.
-            Some(&"**") if p.len() == 1 => !s.is_empty(),
-            Some(&"**") => (0..=s.len()).any(|k| segs_match(&p[1..], &s[k..], fold)),
-            Some(ps) => {
-                !s.is_empty() && {
-                    let pc: Vec<char> = ps.chars().collect();
-                    let sc: Vec<char> = s[0].chars().collect();
-                    seg_match(&pc, &sc, fold) && segs_match(&p[1..], &s[1..], fold)
-                }
-            }
-        }
-    }
-
-    pub fn matches(pattern: &str, path: &str, fold: bool) -> bool {
-        expand_braces(pattern).iter().any(|p| {
-            let ps: Vec<&str> = p.split('/').skip(1).collect();
-            let ss: Vec<&str> = if path == "/" { vec![] } else { path.split('/').skip(1).collect() };
-            segs_match(&ps, &ss, fold)
-        })
-    }
+/// One fs grant compiled for `platform` (a drive prefix on win32), or `None` if the manifest refuses it.
+fn grant(pattern: &str, platform: Platform) -> Option<PermissionPolicy> {
+    let grant = if platform == Platform::Win32 { format!("C:{pattern}") } else { pattern.to_owned() };
+    PermissionPolicy::from_manifest(&json!({ "fs": [grant] }), PolicyOptions::new("t").platform(platform)).ok()
 }
 
 #[test]
 fn fast_matcher_agrees_with_the_naive_reference() {
-    let pat_pieces =
-        ["a", "b", ".x", "*", "?", "[ab]", "[!a]", "{a,b}", "**", "a*", "*.x", "A", "é", "?é", "[!é]", "É"];
-    let path_pieces = ["a", "b", ".x", "ab", "ba", "x.x", "A", "c", ".", "aa.x", "é", "É", "aé"];
-    let mut seed = 0xdeadbeefu64;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
-    let mut checked = 0;
-    for _ in 0..400 {
-        let len = 1 + next(4);
-        let mut pattern = String::new();
-        for _ in 0..len {
-            pattern.push('/');
-            pattern.push_str(pat_pieces[next(pat_pieces.len())]);
-        }
+    let cases = (joined(PAT_PIECES, 1..5), prop::collection::vec(joined(PATH_PIECES, 0..5), 60));
+    let checked = run_counted(file!(), 400, cases, |(pattern, paths)| {
+        let mut checked = 0;
         for platform in [Platform::Posix, Platform::Win32] {
-            let grant = if platform == Platform::Win32 { format!("C:{pattern}") } else { pattern.clone() };
-            let Ok(p) =
-                PermissionPolicy::from_manifest(&json!({ "fs": [grant] }), PolicyOptions::new("t").platform(platform))
-            else {
-                continue;
-            };
-            for _ in 0..60 {
-                let plen = next(5);
-                let mut path = String::new();
-                for _ in 0..plen {
-                    path.push('/');
-                    path.push_str(path_pieces[next(path_pieces.len())]);
-                }
-                if path.is_empty() {
-                    path.push('/');
-                }
-                let input = if platform == Platform::Win32 { format!("C:{path}") } else { path.clone() };
+            let Some(p) = grant(&pattern, platform) else { continue };
+            for path in &paths {
+                let input = if platform == Platform::Win32 { format!("C:{path}") } else { path.to_owned() };
                 let Ok(norm) = normalize(&input, platform) else { continue };
-                let body =
-                    if platform == Platform::Win32 { norm.path()[2..].to_owned() } else { norm.path().to_owned() };
-                let want = reference::matches(&pattern, &body, platform == Platform::Win32);
+                let body = if platform == Platform::Win32 { &norm.path()[2..] } else { &norm.path()[..] };
+                let want = naive_glob::matches(&pattern, body, platform == Platform::Win32);
                 let got = p.check_fs(&input, FsMode::Read).is_allowed();
-                assert_eq!(got, want, "{platform:?} pattern {pattern:?} path {input:?}");
+                prop_assert_eq!(got, want, "{:?} pattern {:?} path {:?}", platform, pattern, input);
                 checked += 1;
             }
         }
-    }
+        Ok(checked)
+    });
     assert!(checked > 10000, "{checked}");
+}
+
+/// The chunked one-segment matcher (`*` runs, substring search, a step
+/// budget) against plain backtracking: a leading `?` segment keeps the grant
+/// out of the literal-prefix index, so the segment pattern itself decides.
+#[test]
+fn segment_matching_agrees_with_naive_backtracking() {
+    const PIECES: &[&str] = &["*", "a", "b", "?", "[ab]", "[!a]", "é", "ab", "*a", "b*"];
+    const NAMES: &[&str] = &["", "a", "b", "ab", "ba", "aab", "abab", "bbb", "é", "aéb", "abba", "babab"];
+    let segment = prop::collection::vec(prop::sample::select(PIECES), 1..6)
+        .prop_map(|v| v.concat())
+        .prop_filter("** is a whole segment only", |s| !s.contains("**"));
+    let checked = run_counted(file!(), 3000, segment, |segment| {
+        let pattern = format!("/?/{segment}");
+        let p = grant(&pattern, Platform::Posix).expect("a valid one-segment glob");
+        for name in NAMES {
+            let path = format!("/x/{name}");
+            let want = naive_glob::matches(&pattern, normalize(&path, Platform::Posix).unwrap().path(), false);
+            prop_assert_eq!(p.check_fs(&path, FsMode::Read).is_allowed(), want, "{:?} ~ {:?}", segment, name);
+        }
+        Ok(NAMES.len())
+    });
+    assert!(checked >= 20_000, "{checked}");
 }
 
 #[test]
@@ -226,9 +109,8 @@ fn globs_and_grants_normalise() {
     let e = policy(json!(["/data/\\*"]), Platform::Posix);
     assert!(e.check_fs("/data/*", FsMode::Read).is_allowed());
     assert!(!e.check_fs("/data/x", FsMode::Read).is_allowed());
-    // A class never holds a separator: such a glob is rejected, not guessed at.
-    let err = PermissionPolicy::from_manifest(&json!({ "fs": ["/a[/]b"] }), PolicyOptions::new("t")).unwrap_err();
-    assert_eq!(err.pointer, "/fs/0");
+    // A glob with a separator inside a class is refused: "manifest fs glob
+    // grammar - a separator inside a class" in data/conformance/manifest-errors.json.
 }
 
 struct TempDir(std::path::PathBuf);
@@ -286,59 +168,36 @@ fn symlinks_out_of_a_grant_are_caught_with_resolve_symlinks() {
 fn glob_engine_agrees_with_globset() {
     // ASCII only: globset matches `?` and classes per byte, this engine per
     // character (non-ASCII is covered by the naive reference test).
-    let pat_pieces =
-        ["a", "b", ".x", "*", "?", "[ab]", "[!a]", "[a-c]", "{a,b}", "{x,*.x}", "**", "a*", "*.x", "A", "\\*"];
-    let path_pieces = ["a", "b", ".x", "ab", "ba", "x.x", "A", "c", "aa.x", "*"];
-    let mut seed = 0x1234_5678_9abc_def0u64;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
-    let mut compared = 0;
-    for _ in 0..1500 {
-        let mut pattern = String::new();
-        for _ in 0..1 + next(4) {
-            pattern.push('/');
-            pattern.push_str(pat_pieces[next(pat_pieces.len())]);
-        }
+    const PAT: &[&str] =
+        &["a", "b", ".x", "*", "?", "[ab]", "[!a]", "[a-c]", "{a,b}", "{x,*.x}", "**", "a*", "*.x", "A", "\\*"];
+    const PATH: &[&str] = &["a", "b", ".x", "ab", "ba", "x.x", "A", "c", "aa.x", "*"];
+    let cases = (joined(PAT, 1..5), prop::collection::vec(joined(PATH, 1..5), 40));
+    let compared = run_counted(file!(), 1500, cases, |(pattern, paths)| {
+        let mut compared = 0;
         for platform in [Platform::Posix, Platform::Win32] {
-            let (grant, escaped) = if platform == Platform::Win32 {
-                if pattern.contains('\\') {
-                    continue;
-                }
-                (format!("C:{pattern}"), false)
-            } else {
-                (pattern.clone(), true)
-            };
-            let Ok(p) = PermissionPolicy::from_manifest(
-                &json!({ "fs": [grant.clone()] }),
-                PolicyOptions::new("t").platform(platform),
-            ) else {
+            // Escapes are posix-only: on win32 a backslash is a separator.
+            if platform == Platform::Win32 && pattern.contains('\\') {
                 continue;
-            };
-            let reference = globset::GlobBuilder::new(&grant)
+            }
+            let Some(p) = grant(&pattern, platform) else { continue };
+            let glob = if platform == Platform::Win32 { format!("C:{pattern}") } else { pattern.clone() };
+            let reference = globset::GlobBuilder::new(&glob)
                 .literal_separator(true)
                 .case_insensitive(platform == Platform::Win32)
-                .backslash_escape(escaped)
+                .backslash_escape(platform == Platform::Posix)
                 .build()
                 .expect("globset accepts what we accept")
                 .compile_matcher();
-            for _ in 0..40 {
-                let mut path = String::new();
-                for _ in 0..1 + next(4) {
-                    path.push('/');
-                    path.push_str(path_pieces[next(path_pieces.len())]);
-                }
+            for path in &paths {
                 let input = if platform == Platform::Win32 { format!("C:{path}") } else { path.clone() };
                 let Ok(norm) = normalize(&input, platform) else { continue };
-                let want = reference.is_match(norm.path());
+                let want = reference.is_match(&norm.path());
                 let got = p.check_fs(&input, FsMode::Read).is_allowed();
-                assert_eq!(got, want, "{platform:?} glob {grant:?} path {input:?}");
+                prop_assert_eq!(got, want, "{:?} glob {:?} path {:?}", platform, glob, input);
                 compared += 1;
             }
         }
-    }
+        Ok(compared)
+    });
     assert!(compared > 50_000, "{compared}");
 }

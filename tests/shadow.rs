@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use api_sandbox_permissions::testing::counter_totals;
 use api_sandbox_permissions::{
     Capability, Decision, DenyReason, FsCheckOptions, FsMode, PermissionChecker, PermissionPolicy, Platform,
     PolicyOptions, ShadowEvent,
 };
 use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use serde_json::json;
 
@@ -18,27 +18,13 @@ fn policy(m: serde_json::Value) -> PermissionPolicy {
     PermissionPolicy::from_manifest(&m, PolicyOptions { plugin: "plug".into(), platform: Platform::Posix }).unwrap()
 }
 
+/// (instrument, capability, reason) -> count for the plugin "plug".
 fn totals(provider: &SdkMeterProvider, exporter: &InMemoryMetricExporter) -> BTreeMap<(String, String, String), u64> {
-    provider.force_flush().unwrap();
-    let mut out = BTreeMap::new();
-    if let Some(rm) = exporter.get_finished_metrics().unwrap().last() {
-        for sm in rm.scope_metrics() {
-            for m in sm.metrics() {
-                if let AggregatedMetrics::U64(MetricData::Sum(sum)) = m.data() {
-                    for dp in sum.data_points() {
-                        let get = |k: &str| {
-                            dp.attributes()
-                                .find(|kv| kv.key.as_str() == k)
-                                .map(|kv| kv.value.as_str().into_owned())
-                                .unwrap()
-                        };
-                        *out.entry((m.name().to_owned(), get("capability"), get("reason"))).or_default() += dp.value();
-                    }
-                }
-            }
-        }
-    }
-    out
+    counter_totals(provider, exporter)
+        .into_iter()
+        .filter(|((_, plugin, _, _), _)| plugin == "plug")
+        .map(|((name, _, capability, reason), n)| ((name, capability, reason), n))
+        .collect()
 }
 
 #[test]

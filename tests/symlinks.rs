@@ -1,11 +1,12 @@
 //! `resolveSymlinks` and `authorize_fs` on real temp dirs: the named attacks
 //! (a `..` after a directory link, Node's TRAVERSALSYMLINK regression), the
 //! limits (40 links, loops, `..` after a missing directory), and the kernel as
-//! the oracle over random link trees: whatever is allowed, `open(2)` of the
+//! the oracle over random link trees (a proptest strategy): whatever is allowed, `open(2)` of the
 //! RAW path reaches a file inside the grant (read back from /proc/self/fd),
 //! and the authorised path names that same file.
 #![cfg(unix)]
 
+use std::cell::Cell;
 use std::os::unix::fs::{symlink, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,13 @@ use api_sandbox_permissions::fs::real_path;
 use api_sandbox_permissions::{
     DenyReason, FsCheckOptions, FsMode, PermissionChecker, PermissionPolicy, Platform, PolicyOptions,
 };
+use proptest::prelude::*;
+use proptest::sample::Index;
 use serde_json::json;
+
+#[path = "common/runner.rs"]
+mod runner;
+use runner::run_counted;
 
 struct TempDir(PathBuf);
 impl TempDir {
@@ -178,20 +185,6 @@ fn the_real_path_keeps_its_own_mode_and_both_paths_must_be_granted() {
     assert_eq!(w.authorize_fs("C:\\x\\.\\y", FsMode::Read, false), Ok("C:/x/y".to_owned()));
 }
 
-/// xorshift64*, so a failure names its seed.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
-
 /// What the kernel opened for `raw`, and the opened file's (dev, ino).
 fn kernel_open(raw: &str, write: bool) -> Option<(String, (u64, u64))> {
     let f = std::fs::OpenOptions::new().read(!write).write(write).append(write).create(write).open(raw).ok()?;
@@ -201,24 +194,43 @@ fn kernel_open(raw: &str, write: bool) -> Option<(String, (u64, u64))> {
     Some((opened.to_str()?.to_owned(), (m.dev(), m.ino())))
 }
 
+/// One random tree: entries (every third a file, the rest directories) under
+/// a directory made before them, links from a directory to a target, and the
+/// paths to open below the grant, each read or written.
+#[derive(Debug, Clone)]
+struct Tree {
+    entries: Vec<(Index, Index)>,
+    links: Vec<(Index, Index)>,
+    paths: Vec<(Vec<Index>, bool)>,
+}
+
+fn tree() -> impl Strategy<Value = Tree> {
+    let pair = || (any::<Index>(), any::<Index>());
+    (
+        prop::collection::vec(pair(), 10),
+        prop::collection::vec(pair(), 6),
+        prop::collection::vec((prop::collection::vec(any::<Index>(), 1..=6), any::<bool>()), 150),
+    )
+        .prop_map(|(entries, links, paths)| Tree { entries, links, paths })
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn the_kernel_opens_inside_the_grant_whatever_resolve_symlinks_allows() {
     let t = TempDir::new("kernel");
-    let mut rng = Rng(0x5eed_1234_abcd_9876 ^ u64::from(std::process::id()));
-    let seed = rng.0;
     let names = ["a", "b", "é", "中", "😀", "f.txt", "l0", "l1", "l2", "l3", "l4", "l5", "up", "..", ".", ""];
-    let (mut cases, mut allowed, mut opened) = (0, 0, 0);
-    for tree in 0..12 {
-        let base = t.0.join(tree.to_string());
+    let next_tree = Cell::new(0);
+    let (allowed, opened) = (Cell::new(0), Cell::new(0));
+    let cases = run_counted(file!(), 12, tree(), |tree| {
+        // A fresh directory per case, shrinking included.
+        let base = t.0.join(next_tree.replace(next_tree.get() + 1).to_string());
         let grant = base.join("grant");
         std::fs::create_dir_all(base.join("outside")).unwrap();
         std::fs::write(base.join("secret.txt"), "s").unwrap();
         let mut dirs = vec![grant.clone(), base.join("outside")];
         std::fs::create_dir_all(&grant).unwrap();
-        for i in 0..10 {
-            let parent = rng.pick(&dirs).clone();
-            let p = parent.join(*rng.pick(&names[..6]));
+        for (i, (parent, name)) in tree.entries.iter().enumerate() {
+            let p = parent.get(&dirs).join(name.get(&names[..6]));
             if p.symlink_metadata().is_ok() {
                 continue;
             }
@@ -232,47 +244,42 @@ fn the_kernel_opens_inside_the_grant_whatever_resolve_symlinks_allows() {
         let grant_s = grant.to_str().unwrap().to_owned();
         let targets =
             [".", "..", "../..", "/", &grant_s, base.to_str().unwrap(), "missing", "../outside/new", "a/../.."];
-        for i in 0..6 {
-            let dir = rng.pick(&dirs).clone();
-            let link = dir.join(format!("l{i}"));
+        for (i, (dir, target)) in tree.links.iter().enumerate() {
+            let link = dir.get(&dirs).join(format!("l{i}"));
             if link.symlink_metadata().is_ok() {
                 continue;
             }
-            symlink(rng.pick(&targets[..]), &link).unwrap();
+            symlink(target.get(&targets), &link).unwrap();
         }
         let _ = symlink("..", grant.join("up"));
         let p = policy(json!([{ "path": format!("{grant_s}/**"), "mode": "readwrite" }]));
-        for _ in 0..150 {
+        for (segments, write) in &tree.paths {
             let mut raw = grant_s.clone();
-            for _ in 0..=rng.below(6) {
+            for name in segments {
                 raw.push('/');
-                let name: &&str = rng.pick(&names[..]);
-                raw.push_str(name);
+                raw.push_str(name.get::<&str>(&names));
             }
-            let write = rng.below(2) == 1;
-            let mode = if write { FsMode::Write } else { FsMode::Read };
-            cases += 1;
+            let mode = if *write { FsMode::Write } else { FsMode::Read };
             let decision = p.check_fs_resolved(&raw, mode);
             let authorized = p.authorize_fs(&raw, mode, true);
-            assert_eq!(decision.is_allowed(), authorized.is_ok(), "seed {seed:#x}: check and authorize agree on {raw}");
+            prop_assert_eq!(decision.is_allowed(), authorized.is_ok(), "check and authorize agree on {}", raw);
             let existed = Path::new(&raw).exists();
-            let Some((real, id)) = kernel_open(&raw, write) else { continue };
-            opened += 1;
+            let Some((real, id)) = kernel_open(&raw, *write) else { continue };
+            opened.set(opened.get() + 1);
             if let Ok(path) = authorized {
-                allowed += 1;
-                assert!(
-                    real.starts_with(&format!("{grant_s}/")),
-                    "seed {seed:#x}: {raw} allowed, the kernel opened {real}"
-                );
+                allowed.set(allowed.get() + 1);
+                prop_assert!(real.starts_with(&format!("{grant_s}/")), "{} allowed, the kernel opened {}", raw, real);
                 let m = std::fs::symlink_metadata(&path).unwrap();
-                assert!(!m.file_type().is_symlink(), "seed {seed:#x}: {path} is a link");
-                assert_eq!((m.dev(), m.ino()), id, "seed {seed:#x}: {raw} authorised {path}, the kernel opened {real}");
+                prop_assert!(!m.file_type().is_symlink(), "{} is a link", path);
+                prop_assert_eq!((m.dev(), m.ino()), id, "{} authorised {}, the kernel opened {}", raw, path, real);
             }
             if !existed {
                 let _ = std::fs::remove_file(&real);
             }
         }
-    }
+        Ok(tree.paths.len())
+    });
+    let (allowed, opened) = (allowed.get(), opened.get());
     println!("kernel oracle: {cases} cases, {opened} opened by the kernel, {allowed} allowed and checked");
     assert!(allowed > 0 && cases > 1000);
 }

@@ -267,21 +267,12 @@ const isLoopback = (host) => host === '[::1]' || ipForms(host).some((f) => !f.v6
 function naiveRule(p, isDeny) {
   const cidr = /^(\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:.]+\])\/(\d+)$/.exec(p)
   if (isDeny && cidr) return { cidr: true, net: ipToBig(cidr[1]), v6: cidr[1].startsWith('['), len: Number(cidr[2]) }
-  let scheme = null
-  let rest = p
-  const i = p.indexOf('://')
-  if (i >= 0) {
-    scheme = p.slice(0, i).toLowerCase()
-    rest = p.slice(i + 3)
-  }
-  let path = null
-  const slash = rest.indexOf('/')
-  if (slash >= 0) {
-    path = rest.slice(slash + 1).split('/').map((s) => (s === '*' || s === '**' ? s : { lit: decodeSegment(s) }))
-    rest = rest.slice(0, slash)
-  }
-  const hp = naivePattern(rest)
-  return { ...hp, scheme, path }
+  // The path starts at the first '/' after the scheme; the rest is a pattern as above.
+  const scheme = p.indexOf('://')
+  const slash = p.indexOf('/', scheme >= 0 ? scheme + 3 : 0)
+  if (slash < 0) return { ...naivePattern(p), path: null }
+  const path = p.slice(slash + 1).split('/').map((s) => (s === '*' || s === '**' ? s : { lit: decodeSegment(s) }))
+  return { ...naivePattern(p.slice(0, slash)), path }
 }
 
 /** An IP literal (`1.2.3.4` or `[v6]`, Node's serialisation) as a BigInt, or null. */
@@ -408,6 +399,34 @@ function naiveDecide(rules, denies, input, resolved) {
 const PATH_SEGS = ['v1', 'repos', 'acme', 'issues', 'pulls', 'public', 'secret', 'SECRET', 'admin', 'ADMIN', 'Admin', 'guide', '', '.', '..', '%2e', '%2E%2e', '.%2e', '.b', '.ab', '..b', '.%62', '%2f', '..%2f', 'a%2fb', '%5c', 'a\\b', '%00', '%09', '%ff', '%C3%A9', 'é', '%252f', '%25', 'a;b', 'admin;x=1', '%69ssues', '%61dmin', '*', 'x', '\u{1f600}', '%F0%9F%98%80', '%E2%82', '?q', '#f', '..;', '.;', '..;x', '%2e%2e;', '.%2E;', '..%3B', '.%3bx', ';x', 'admin.', 'admin%20', 'admin.%20', 'ADMIN::$DATA', 'adm%C4%B1n', 'adm\u0131n', '%C5%BFecret', 'internal', 'INTERNAL.', 'secret..']
 const DENY_HOSTS = ['api.example.com', 'API.example.com.', 'docs.example.com', 'evil.example.org', 'EVIL.example.org.', 'a.evil.example.org', 'x.internal.example.org', 'internal.example.org', 'a.example.org', '10.0.0.1', '0xa000001', '167772161', '10.0.0.1.', '[::ffff:10.0.0.1]', '[::ffff:a00:1]', '[::a00:1]', '[64:ff9b::a00:1]', '[64:ff9b:1:a00:0:100::]', '[2002:a00:1::1]', '[2001:0:4136:e378:8000:63bf:f5ff:fffe]', '[fd00::1]', '[2001:db8::1]', '[::ffff:c0a8:101]', 'static.example.net', 'localhost', '127.0.0.1', '127.1.2.3', '[::1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', 'a.localhost']
 
+/**
+ * The one case-recording loop both models run: `one(wrong)` in batches of 200
+ * until `seconds` pass. `wrong(entry, input, extra)` records a wrong allow
+ * (the first 50, inputs capped at 300 characters).
+ */
+function explore(seconds, one) {
+  const wrongAllows = []
+  const wrong = (entry, input, extra) => {
+    if (wrongAllows.length < 50) wrongAllows.push({ entry, input: JSON.stringify(input.length > 300 ? input.slice(0, 300) : input), length: input.length, ...extra })
+  }
+  let cases = 0
+  const deadline = Date.now() + seconds * 1000
+  while (Date.now() < deadline) {
+    for (let k = 0; k < 200; k++, cases++) one(wrong)
+  }
+  return { cases, wrongAllows }
+}
+
+/** `authorizeFetch(input)`: the canonical URL, or null on PERMISSION_DENIED (any other throw is recorded). */
+function authorized(checker, input, wrong) {
+  try {
+    return checker.authorizeFetch(input)
+  } catch (e) {
+    if (e.code !== 'PERMISSION_DENIED') wrong('authorizeFetch threw', input, { error: String(e) })
+    return null
+  }
+}
+
 async function runDeny({ seconds, seed, log }) {
   const rules = DENY_MANIFEST.fetch.map((p) => naiveRule(p, false))
   const denies = DENY_MANIFEST.deny.fetch.map((p) => naiveRule(p, true))
@@ -415,47 +434,33 @@ async function runDeny({ seconds, seed, log }) {
   const rnd = prng(seed ^ 0x9e3779b9)
   const g = generators(rnd)
   const { int, pick } = g
-  const wrongAllows = []
-  let cases = 0
   let allowed = 0
   let denied = 0
-  const deadline = Date.now() + seconds * 1000
-  const wrong = (entry, input, extra) => {
-    if (wrongAllows.length < 50) wrongAllows.push({ entry, input, ...extra })
-  }
-  while (Date.now() < deadline) {
-    for (let k = 0; k < 200; k++) {
-      cases++
-      const segs = [...Array(int(6))].map(() => (int(8) === 0 ? g.anyCodePoint() : pick(PATH_SEGS)))
-      const sep = () => pick(['/', '/', '/', '/', '\\', '//'])
-      const path = segs.map((s) => sep() + s).join('') + (int(4) === 0 ? '/' : '')
-      const input = `${pick(['https', 'https', 'http', 'ws', 'HTTPS'])}://${int(12) === 0 ? 'u@' : ''}${pick(DENY_HOSTS)}${int(6) === 0 ? pick([':8443', ':443', ':80', ':1']) : ''}${path}${int(5) === 0 ? '?x=/admin#/y' : ''}`
-      const model = naiveDecide(rules, denies, input)
-      const d = checker.checkFetch(input)
-      if (d.allowed) allowed++
-      if (d.reason === 'explicitly_denied') denied++
-      if (d.allowed && (model.denied || !model.granted)) wrong('checkFetch', input, { model })
-      let canonical = null
-      try {
-        canonical = checker.authorizeFetch(input)
-      } catch (e) {
-        if (e.code !== 'PERMISSION_DENIED') wrong('authorizeFetch threw', input, { error: String(e) })
-      }
-      if (canonical !== null) {
-        if (model.denied || !model.granted) wrong('authorizeFetch', input, { model })
-        const again = naiveDecide(rules, denies, canonical)
-        if (again.denied || !again.granted) wrong('authorizeFetch canonical', input, { canonical, again })
-      }
-      const ip = pick(['8.8.8.8', '127.0.0.1', '::1', '10.2.3.4', '::ffff:10.2.3.4', '64:ff9b::a02:304', '2002:a02:304::1', 'fd00::9', '192.168.7.7', '2606:4700::1111', '93.184.216.34'])
-      const a = checker.checkFetchAddress(input, ip)
-      if (a.allowed) {
-        const m2 = naiveDecide(rules, denies, input, ip)
-        if (model.denied || !model.granted || m2.denied) wrong('checkFetchAddress', input, { ip, model, m2 })
-      }
+  const r = explore(seconds, (wrong) => {
+    const segs = [...Array(int(6))].map(() => (int(8) === 0 ? g.anyCodePoint() : pick(PATH_SEGS)))
+    const sep = () => pick(['/', '/', '/', '/', '\\', '//'])
+    const path = segs.map((s) => sep() + s).join('') + (int(4) === 0 ? '/' : '')
+    const input = `${pick(['https', 'https', 'http', 'ws', 'HTTPS'])}://${int(12) === 0 ? 'u@' : ''}${pick(DENY_HOSTS)}${int(6) === 0 ? pick([':8443', ':443', ':80', ':1']) : ''}${path}${int(5) === 0 ? '?x=/admin#/y' : ''}`
+    const model = naiveDecide(rules, denies, input)
+    const d = checker.checkFetch(input)
+    if (d.allowed) allowed++
+    if (d.reason === 'explicitly_denied') denied++
+    if (d.allowed && (model.denied || !model.granted)) wrong('checkFetch', input, { model })
+    const canonical = authorized(checker, input, wrong)
+    if (canonical !== null) {
+      if (model.denied || !model.granted) wrong('authorizeFetch', input, { model })
+      const again = naiveDecide(rules, denies, canonical)
+      if (again.denied || !again.granted) wrong('authorizeFetch canonical', input, { canonical, again })
     }
-  }
-  log(`fetch deny/path oracle: ${cases} cases, ${allowed} allowed, ${denied} explicitly denied, ${wrongAllows.length} wrong allows`)
-  return { cases, wrongAllows }
+    const ip = pick(['8.8.8.8', '127.0.0.1', '::1', '10.2.3.4', '::ffff:10.2.3.4', '64:ff9b::a02:304', '2002:a02:304::1', 'fd00::9', '192.168.7.7', '2606:4700::1111', '93.184.216.34'])
+    const a = checker.checkFetchAddress(input, ip)
+    if (a.allowed) {
+      const m2 = naiveDecide(rules, denies, input, ip)
+      if (model.denied || !model.granted || m2.denied) wrong('checkFetchAddress', input, { ip, model, m2 })
+    }
+  })
+  log(`fetch deny/path oracle: ${r.cases} cases, ${allowed} allowed, ${denied} explicitly denied, ${r.wrongAllows.length} wrong allows`)
+  return r
 }
 
 async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
@@ -466,55 +471,41 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
   const checker = createChecker({ fetch: MANIFEST }, { plugin: 'oracle-fetch' })
   const rnd = prng(seed)
   const g = generators(rnd)
-  const wrongAllows = []
-  let cases = 0
   let mismatches = 0
   const mismatchSamples = []
   let modelGrants = 0
-  const deadline = Date.now() + seconds * 1000
-  const wrong = (entry, input, extra) => {
-    if (wrongAllows.length < 50) wrongAllows.push({ entry, input: JSON.stringify(input.length > 300 ? input.slice(0, 300) : input), length: input.length, ...extra })
-  }
-  while (Date.now() < deadline) {
-    for (let k = 0; k < 200; k++) {
-      const input = g.url()
-      cases++
-      const model = naiveGrant(patterns, input)
-      if (model.granted) modelGrants++
-      const d = checker.checkFetch(input)
-      if (d.allowed && !model.granted) wrong('checkFetch', input, { why: model.why })
-      if (!d.allowed && model.granted) {
-        mismatches++
-        if (mismatchSamples.length < 20) mismatchSamples.push({ input: input.length > 160 ? `${input.slice(0, 80)}…(${input.length})…${input.slice(-60)}` : input, reason: d.reason, nodeHost: model.host.slice(0, 80) })
-      }
-      const cap = checker.checkCapability('fetch', { url: input })
-      if (cap.allowed && !model.granted) wrong('checkCapability', input, { why: model.why })
-      let canonical = null
-      try {
-        canonical = checker.authorizeFetch(input)
-      } catch (e) {
-        if (e.code !== 'PERMISSION_DENIED') wrong('authorizeFetch threw', input, { error: String(e) })
-      }
-      if (canonical !== null) {
-        if (!model.granted) wrong('authorizeFetch', input, { why: model.why })
-        const again = naiveGrant(patterns, canonical)
-        if (!again.granted || again.host !== model.host || again.port !== model.port || again.scheme !== model.scheme) {
-          wrong('authorizeFetch canonical', input, { canonical })
-        }
-      }
-      const addr = checker.checkFetchAddress(input, g.pick(['8.8.8.8', '127.0.0.1', '10.0.0.1', '::1', '2606:4700::1111']))
-      if (addr.allowed && !model.granted) wrong('checkFetchAddress', input, { why: model.why })
-      if (model.granted && !input.startsWith('http://a.a.a')) {
-        // A URL object of Node's own parse must decide as its string does.
-        const viaUrl = checker.checkFetch(new URL(input))
-        if (viaUrl.allowed && !naiveGrant(patterns, new URL(input).href).granted) wrong('checkFetch(URL)', input, {})
+  const r = explore(seconds, (wrong) => {
+    const input = g.url()
+    const model = naiveGrant(patterns, input)
+    if (model.granted) modelGrants++
+    const d = checker.checkFetch(input)
+    if (d.allowed && !model.granted) wrong('checkFetch', input, { why: model.why })
+    if (!d.allowed && model.granted) {
+      mismatches++
+      if (mismatchSamples.length < 20) mismatchSamples.push({ input: input.length > 160 ? `${input.slice(0, 80)}…(${input.length})…${input.slice(-60)}` : input, reason: d.reason, nodeHost: model.host.slice(0, 80) })
+    }
+    const cap = checker.checkCapability('fetch', { url: input })
+    if (cap.allowed && !model.granted) wrong('checkCapability', input, { why: model.why })
+    const canonical = authorized(checker, input, wrong)
+    if (canonical !== null) {
+      if (!model.granted) wrong('authorizeFetch', input, { why: model.why })
+      const again = naiveGrant(patterns, canonical)
+      if (!again.granted || again.host !== model.host || again.port !== model.port || again.scheme !== model.scheme) {
+        wrong('authorizeFetch canonical', input, { canonical })
       }
     }
-  }
-  log(`fetch oracle: ${cases} cases, ${modelGrants} granted by the model, ${mismatches} denied that the model grants, ${wrongAllows.length} wrong allows`)
+    const addr = checker.checkFetchAddress(input, g.pick(['8.8.8.8', '127.0.0.1', '10.0.0.1', '::1', '2606:4700::1111']))
+    if (addr.allowed && !model.granted) wrong('checkFetchAddress', input, { why: model.why })
+    if (model.granted && !input.startsWith('http://a.a.a')) {
+      // A URL object of Node's own parse must decide as its string does.
+      const viaUrl = checker.checkFetch(new URL(input))
+      if (viaUrl.allowed && !naiveGrant(patterns, new URL(input).href).granted) wrong('checkFetch(URL)', input, {})
+    }
+  })
+  log(`fetch oracle: ${r.cases} cases, ${modelGrants} granted by the model, ${mismatches} denied that the model grants, ${r.wrongAllows.length} wrong allows`)
   // Denials the model grants are counted, not failures (a deny is never unsafe):
   // reported as `deniedButGranted`, not as `mismatches` (which the runner fails on).
-  return { cases: cases + second.cases, wrongAllows: [...wrongAllows, ...second.wrongAllows], deniedButGranted: mismatches, mismatchSamples }
+  return { cases: r.cases + second.cases, wrongAllows: [...r.wrongAllows, ...second.wrongAllows], deniedButGranted: mismatches, mismatchSamples }
 }
 
 module.exports = { run, naiveGrant, naivePattern, naiveDecide, naiveRule, MANIFEST, DENY_MANIFEST }

@@ -15,33 +15,7 @@
 // shadow and the candidate checked on its own.
 
 const { PermissionPolicy, PermissionChecker } = require('../../index.js')
-const { MeterProvider, InMemoryMetricExporter, AggregationTemporality, PeriodicExportingMetricReader } = require('@opentelemetry/sdk-metrics')
-
-function harness() {
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 2 ** 30 })
-  const provider = new MeterProvider({ readers: [reader] })
-  return {
-    meter: provider.getMeter('oracle'),
-    async totals() {
-      await reader.forceFlush()
-      const all = exporter.getMetrics()
-      const last = all[all.length - 1]
-      exporter.reset()
-      const out = {}
-      for (const sm of last ? last.scopeMetrics : []) {
-        for (const m of sm.metrics) {
-          for (const dp of m.dataPoints) {
-            const a = dp.attributes
-            out[`${m.descriptor.name} ${a.plugin} ${a.capability} ${a.reason}`] = dp.value
-          }
-        }
-      }
-      return out
-    },
-    shutdown: () => provider.shutdown(),
-  }
-}
+const { meterHarness } = require('../helpers.js')
 
 function rng(seed) {
   let s = seed >>> 0 || 1
@@ -153,7 +127,7 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
       if (e && e.code === 'INVALID_MANIFEST') continue
       throw e
     }
-    const [ha, hb, hc] = [harness(), harness(), harness()]
+    const [ha, hb, hc] = [meterHarness(), meterHarness(), meterHarness()]
     const events = []
     const a = new PermissionChecker(enforced, { meter: ha.meter })
     const b = new PermissionChecker(enforced, {
@@ -197,9 +171,9 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
         if (e.target !== undefined && !/^[a-z][a-z0-9+.-]*:\/\/[^/?#@]+:\d+$/.test(e.target)) mismatches.push({ why: 'event target is not scheme://host:port', target: e.target })
       }
     }
-    const [ta, tb, tc] = [await ha.totals(), await hb.totals(), await hc.totals()]
-    const enforcedOf = (t) => Object.entries(t).filter(([k]) => k.startsWith('plugin.permission_denied_total '))
-    const shadowOf = (t) => Object.entries(t).filter(([k]) => k.startsWith('plugin.permission_shadow_denied_total ')).map(([k, v]) => [k.replace('shadow_', ''), v])
+    const [ta, tb, tc] = [await ha.counts(), await hb.counts(), await hc.counts()]
+    const enforcedOf = (t) => Object.entries(t).filter(([k]) => k.startsWith('plugin.permission_denied_total|'))
+    const shadowOf = (t) => Object.entries(t).filter(([k]) => k.startsWith('plugin.permission_shadow_denied_total|')).map(([k, v]) => [k.replace('shadow_', ''), v])
     if (!same(enforcedOf(ta).sort(), enforcedOf(tb).sort())) mismatches.push({ why: 'enforced counters differ', a: enforcedOf(ta), b: enforcedOf(tb) })
     // Every shadow evaluation counts once; C saw only the `check*` calls,
     // one per case: the same number and labels.

@@ -1,8 +1,9 @@
 'use strict'
 // Shared by the runner fixtures (mocha-suite.cjs, jest-suite.cjs,
 // vitest.spec.mjs): registers the suites described by ASP_SUITES, a JSON
-// array of { label, adapter, filter?, skip? }, with the harness of this
-// checkout against the real checker. Run by __test__/runners.test.js.
+// array of { label, adapter, filter?, skip?, expectedFailures? }, with the harness of this
+// checkout against the real checker. Run by __test__/runners.test.js and
+// __test__/harness-expected-failures.test.js.
 const path = require('node:path')
 
 const root = path.join(__dirname, '..', '..')
@@ -31,7 +32,7 @@ function adapter(kind) {
 
 function register(runner) {
   for (const s of JSON.parse(process.env.ASP_SUITES || '[{"label":"package","adapter":"package"}]')) {
-    testing.runPermissionsConformance(s.label, adapter(s.adapter), { ...runner, filter: s.filter, skip: s.skip })
+    testing.runPermissionsConformance(s.label, adapter(s.adapter), { ...runner, filter: s.filter, skip: s.skip, expectedFailures: s.expectedFailures })
   }
 }
 

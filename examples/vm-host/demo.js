@@ -6,17 +6,14 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const http = require('node:http')
-const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = require('@opentelemetry/sdk-metrics')
 const { PermissionPolicy } = require('../..')
+const { demoMeter, logCounts } = require('../shared/meter.js')
+const { demoLog, runDemo } = require('../shared/run-demo.js')
 const { runPlugin } = require('./host.js')
 const { runPluginProcess } = require('./process-tier.js')
 
 async function main({ json = false } = {}) {
-  const lines = []
-  const log = (line) => {
-    lines.push(line)
-    if (!json) console.log(line)
-  }
+  const { lines, log } = demoLog(json)
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'vm-host-demo-')))
   fs.mkdirSync(path.join(root, 'data'))
   fs.mkdirSync(path.join(root, 'out'))
@@ -51,10 +48,8 @@ async function main({ json = false } = {}) {
   await new Promise((r) => server.listen(0, '127.0.0.1', r))
   const port = server.address().port
 
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 2 ** 30 })
-  const provider = new MeterProvider({ readers: [reader] })
-  const meter = provider.getMeter('vm-host-demo')
+  const metrics = demoMeter('vm-host-demo')
+  const { meter } = metrics
 
   const manifest = {
     fs: [`${root}/data/**`, { path: `${root}/out/*.json`, mode: 'write' }],
@@ -133,40 +128,21 @@ async function main({ json = false } = {}) {
     results.inputUntouched = fs.readFileSync(path.join(root, 'data', 'input.txt'), 'utf8') === 'hello from a file\n'
     results.evilFileAbsent = !fs.existsSync(path.join(root, 'out', 'evil.sh'))
 
-    await reader.forceFlush()
-    const rm = exporter.getMetrics().at(-1)
-    const counts = []
-    for (const sm of rm ? rm.scopeMetrics : []) {
-      for (const m of sm.metrics) for (const dp of m.dataPoints) counts.push({ name: m.descriptor.name, ...dp.attributes, value: dp.value })
-    }
-    counts.sort((a, b) => `${a.name}${a.plugin}${a.capability}${a.reason}`.localeCompare(`${b.name}${b.plugin}${b.capability}${b.reason}`))
-    results.metrics = counts
-    log('\n== metrics (OpenTelemetry MeterProvider, in-memory exporter)')
-    for (const c of counts) log(`${c.name}{plugin=${c.plugin}, capability=${c.capability}, reason=${c.reason}} ${c.value}`)
+    results.metrics = await metrics.counts()
+    logCounts(log, 'metrics', results.metrics)
   } finally {
     server.close()
     collector.close()
-    await provider.shutdown()
+    await metrics.shutdown()
     fs.rmSync(root, { recursive: true, force: true })
   }
   results.lines = lines
   return results
 }
 
-if (require.main === module) {
-  const json = process.argv.includes('--json')
-  main({ json }).then(
-    (r) => {
-      if (json) console.log(JSON.stringify(r))
-      const denoOk = !r['deno-good'] || (r['deno-good'].ok && r['deno-evil'].code === 'BUDGET_EXCEEDED')
-      const ok = r.good.ok && r.secret.ok && !r.evil.ok && r.evil.code === 'BUDGET_EXCEEDED' && (!r.escape || r.escape.code === 'BUDGET_EXCEEDED') && denoOk && !r.lines.some((l) => l.includes('UNEXPECTED'))
-      process.exitCode = ok ? 0 : 1
-    },
-    (e) => {
-      console.error(e)
-      process.exitCode = 1
-    },
-  )
-}
+runDemo(module, main, (r) => {
+  const denoOk = !r['deno-good'] || (r['deno-good'].ok && r['deno-evil'].code === 'BUDGET_EXCEEDED')
+  return r.good.ok && r.secret.ok && !r.evil.ok && r.evil.code === 'BUDGET_EXCEEDED' && (!r.escape || r.escape.code === 'BUDGET_EXCEEDED') && denoOk && !r.lines.some((l) => l.includes('UNEXPECTED'))
+})
 
 module.exports = { main }

@@ -4,23 +4,18 @@
 // against real files, a real HTTP server on 127.0.0.1 and an OpenTelemetry
 // MeterProvider whose counts are printed at the end.
 const fs = require('node:fs')
-const { MeterProvider, InMemoryMetricExporter, PeriodicExportingMetricReader, AggregationTemporality } = require('@opentelemetry/sdk-metrics')
 const { PermissionPolicy } = require('../..')
+const { demoMeter, logCounts } = require('../shared/meter.js')
+const { demoLog, runDemo } = require('../shared/run-demo.js')
 const { runWasiPlugin, assembleWat } = require('./host.js')
 const fx = require('./fixture.js')
 
 async function main({ json = false } = {}) {
-  const lines = []
-  const log = (line) => {
-    lines.push(line)
-    if (!json) console.log(line)
-  }
+  const { lines, log } = demoLog(json)
   const root = fx.makeRoot('wasi-host-demo-')
   const { server, port } = await fx.startServer()
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE)
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 2 ** 30 })
-  const provider = new MeterProvider({ readers: [reader] })
-  const meter = provider.getMeter('wasi-host-demo')
+  const metrics = demoMeter('wasi-host-demo')
+  const { meter } = metrics
   const results = {}
   try {
     for (const name of ['good', 'hostile']) {
@@ -45,38 +40,17 @@ async function main({ json = false } = {}) {
       log(`[${plugin}] result: ${r.ok ? 'ok' : `${r.code}${r.budget ? ` (${r.budget})` : ''}`} after ${r.elapsedMs.toFixed(0)} ms`)
     }
     results.written = fs.readFileSync(`${root}/out/result.txt`, 'utf8')
-    await reader.forceFlush()
-    const rm = exporter.getMetrics().at(-1)
-    const counts = []
-    for (const sm of rm ? rm.scopeMetrics : []) {
-      for (const m of sm.metrics) for (const dp of m.dataPoints) counts.push({ name: m.descriptor.name, ...dp.attributes, value: dp.value })
-    }
-    counts.sort((a, b) => `${a.name}${a.plugin}${a.capability}${a.reason}`.localeCompare(`${b.name}${b.plugin}${b.capability}${b.reason}`))
-    results.metrics = counts
-    log('\n== WASI metrics (OpenTelemetry MeterProvider, in-memory exporter)')
-    for (const c of counts) log(`${c.name}{plugin=${c.plugin}, capability=${c.capability}, reason=${c.reason}} ${c.value}`)
+    results.metrics = await metrics.counts()
+    logCounts(log, 'WASI metrics', results.metrics)
   } finally {
     server.close()
-    await provider.shutdown()
+    await metrics.shutdown()
     fs.rmSync(root, { recursive: true, force: true })
   }
   results.lines = lines
   return results
 }
 
-if (require.main === module) {
-  const json = process.argv.includes('--json')
-  main({ json }).then(
-    (r) => {
-      if (json) console.log(JSON.stringify(r))
-      const ok = r.good.ok && r.hostile.code === 'BUDGET_EXCEEDED' && r.hostile.reports.every((x) => x.value === 2)
-      process.exitCode = ok ? 0 : 1
-    },
-    (e) => {
-      console.error(e)
-      process.exitCode = 1
-    },
-  )
-}
+runDemo(module, main, (r) => r.good.ok && r.hostile.code === 'BUDGET_EXCEEDED' && r.hostile.reports.every((x) => x.value === 2))
 
 module.exports = { main }

@@ -8,9 +8,9 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
+use api_sandbox_permissions::testing::counter_totals;
 use api_sandbox_permissions::{PermissionPolicy, PolicyOptions};
 use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 use serde_json::json;
 use wasi_host_rs::{errno, run_guest, HostConfig, Outcome};
@@ -95,29 +95,11 @@ impl Probe {
     }
     /// (instrument, capability, reason) -> count, for one plugin.
     fn counts(&self, plugin: &str) -> HashMap<(String, String, String), u64> {
-        self.provider.force_flush().unwrap();
-        let mut out = HashMap::new();
-        if let Some(rm) = self.exporter.get_finished_metrics().unwrap().last() {
-            for sm in rm.scope_metrics() {
-                for m in sm.metrics() {
-                    if let AggregatedMetrics::U64(MetricData::Sum(sum)) = m.data() {
-                        for dp in sum.data_points() {
-                            let get = |k: &str| {
-                                dp.attributes()
-                                    .find(|kv| kv.key.as_str() == k)
-                                    .map(|kv| kv.value.as_str().into_owned())
-                                    .unwrap_or_default()
-                            };
-                            if get("plugin") == plugin {
-                                *out.entry((m.name().to_owned(), get("capability"), get("reason"))).or_default() +=
-                                    dp.value();
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        out
+        counter_totals(&self.provider, &self.exporter)
+            .into_iter()
+            .filter(|((_, p, _, _), _)| p == plugin)
+            .map(|((name, _, capability, reason), n)| ((name, capability, reason), n))
+            .collect()
     }
 }
 
