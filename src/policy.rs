@@ -212,7 +212,7 @@ impl PermissionPolicy {
     /// naming its JSON pointer; unknown keys are errors; nothing is dropped.
     pub fn from_manifest(manifest: &Value, options: PolicyOptions) -> Result<Self, ManifestError> {
         let PolicyOptions { plugin, platform } = options;
-        if plugin.is_empty() || plugin.len() > MAX_NAME_BYTES || plugin.chars().any(char::is_control) {
+        if !Self::is_valid_plugin_id(&plugin) {
             return Err(ManifestError::new(
                 "",
                 "options.plugin: a plugin id of 1 to 256 bytes without control characters",
@@ -407,6 +407,13 @@ impl PermissionPolicy {
         Ok(policy)
     }
 
+    /// Whether `id` is a valid plugin id: 1 to [`MAX_NAME_BYTES`] UTF-8 bytes
+    /// without control characters. The one place that decides it (the JS
+    /// binding throws its `TypeError` from this answer).
+    pub fn is_valid_plugin_id(id: &str) -> bool {
+        !id.is_empty() && id.len() <= MAX_NAME_BYTES && !id.chars().any(char::is_control)
+    }
+
     /// Parses JSON text, then [`Self::from_manifest`]. A syntax error points at `""`.
     pub fn from_json(json: &str, options: PolicyOptions) -> Result<Self, ManifestError> {
         let v: Value = serde_json::from_str(json).map_err(|e| {
@@ -562,6 +569,12 @@ impl PermissionPolicy {
     /// `checkFetch(url)` with the canonical URL the host must fetch when allowed.
     pub fn check_fetch_url(&self, url: &str) -> Result<AllowedUrl, DenyReason> {
         self.fetch.check(url)
+    }
+
+    /// [`Self::check_fetch_url`] on a URL the caller already parsed (the
+    /// binding keeps the parse to report the origin of a denial).
+    pub fn check_fetch_parsed(&self, url: url::Url) -> Result<AllowedUrl, DenyReason> {
+        self.fetch.check_url(url)
     }
 
     /// `checkFetchAddress(url, resolvedIp)`: DNS-rebinding defence.
