@@ -7,7 +7,7 @@
 // Needs `@opentelemetry/sdk-metrics` (an optional peer dependency).
 
 const assert = require('node:assert/strict')
-const { binding } = require('./lib/native.js')
+const { binding, CAPABILITY_FIELDS, BUDGET_KINDS } = require('./lib/native.js')
 const { isInvalidManifest, isPermissionDenied, isBudgetExceeded, isInvalidSample } = require('./lib/errors.js')
 
 const CONFORMANCE_PLUGIN = 'conformance-plugin'
@@ -83,7 +83,7 @@ function expectedCapability(c) {
     case 'fetchAddress':
       return 'fetch'
     default:
-      return ['fs.read', 'fs.write', 'fetch', 'secrets.get', 'events.publish', 'events.subscribe', 'db.query', 'secrets.use'].includes(c.args.id) ? c.args.id : 'unknown'
+      return CAPABILITY_FIELDS.has(c.args.id) ? c.args.id : 'unknown'
   }
 }
 
@@ -278,7 +278,7 @@ async function runBudgetCase(c, checker, probe, trace = {}) {
   assert.equal(last.reason, want.reason)
   assert.ok(close(last.limit, want.limit), `limit ${last.limit}`)
   assert.ok(close(last.observed, want.observed), `observed ${last.observed}, expected ${want.observed}`)
-  const reasonOf = { wallClockMs: 'wall_clock', memoryMb: 'memory', cpuPercent: 'cpu' }
+  const reasonOf = Object.fromEntries(BUDGET_KINDS)
   const expected = {}
   for (const b of [want.budget, ...want.also]) expected[`${BUDGET}|${CONFORMANCE_PLUGIN}|${BUDGET_CAPABILITY}|${reasonOf[b]}`] = 1
   assertMetric(delta, expected, 'each breach counts exactly once', trace)
