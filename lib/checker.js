@@ -19,9 +19,12 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom')
 const FETCH_INVALID_URL = codeOf('fetch', 'invalid_url')
 const FS_READ_INVALID = codeOf('fs.read', 'invalid_path')
 const FS_WRITE_INVALID = codeOf('fs.write', 'invalid_path')
+/** The fs mode bits as plain constants (the hot path reads no table). */
+const FS_WRITE = FS_BITS.write
+const FS_RESOLVE = FS_BITS.resolve
 const FS_MODES = new Map([
   ['read', 0],
-  ['write', FS_BITS.write],
+  ['write', FS_WRITE],
 ])
 const FS_OPTION_KEYS = Object.freeze(['resolveSymlinks'])
 /** Every option `PermissionChecker` knows; any other key is a TypeError. */
@@ -37,6 +40,12 @@ function warnShadowCallback() {
     process.emitWarning('api-sandbox-permissions: options.onShadow threw; the error is ignored (the shadow never changes a decision)', { code: 'SAND_PERM_SHADOW_CALLBACK' })
   } catch {}
 }
+
+const UNKNOWN_CAPABILITY = codeOf('unknown', 'unknown_capability')
+/** capability id -> its invalid_payload code, looked up once (not a key built per call). */
+const INVALID_PAYLOAD = new Map([...CAPABILITY_FIELDS.keys()].map((id) => [id, codeOf(id, 'invalid_payload')]))
+/** A capability verdict, always of one shape (the hot path stays monomorphic). */
+const verdict = (code, url, target) => ({ code, url, target })
 
 /** `scheme://host:port` of a URL string, or null (for a target the check did not return). */
 const originOf = (url) => (typeof url === 'string' && url.isWellFormed() ? binding.redactedOriginOf(url) : null)
@@ -158,12 +167,12 @@ class PermissionChecker {
     if (opts === undefined) return m
     const resolve = securityOption(opts, 'resolveSymlinks', 'options')
     if (resolve !== undefined && typeof resolve !== 'boolean') throw new TypeError('options.resolveSymlinks must be a boolean')
-    return resolve ? m | FS_BITS.resolve : m
+    return resolve ? m | FS_RESOLVE : m
   }
 
   #fsCode(path, mode, options) {
     const m = this.#fsBits(path, mode, options)
-    if (!path.isWellFormed()) return m & FS_BITS.write ? FS_WRITE_INVALID : FS_READ_INVALID
+    if (!path.isWellFormed()) return m & FS_WRITE ? FS_WRITE_INVALID : FS_READ_INVALID
     return rawCheckFs(this.#handle, path, m)
   }
 
@@ -171,7 +180,7 @@ class PermissionChecker {
   checkFs(path, mode, options) {
     // The hot path: a string, a known mode, no options.
     if (typeof path === 'string' && options === undefined && (mode === 'read' || mode === 'write')) {
-      const m = mode === 'read' ? 0 : FS_BITS.write
+      const m = mode === 'read' ? 0 : FS_WRITE
       const code = path.isWellFormed() ? rawCheckFs(this.#handle, path, m) : m === 0 ? FS_READ_INVALID : FS_WRITE_INVALID
       const d = code === 0 ? ALLOW : this.#decide(code)
       if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFs(path, mode), d)
@@ -197,7 +206,7 @@ class PermissionChecker {
    */
   authorizeFs(path, mode, options) {
     const m = this.#fsBits(path, mode, options)
-    const v = path.isWellFormed() ? policyAuthorizeFs(this.#handle, path, m) : { code: m & FS_BITS.write ? FS_WRITE_INVALID : FS_READ_INVALID }
+    const v = path.isWellFormed() ? policyAuthorizeFs(this.#handle, path, m) : { code: m & FS_WRITE ? FS_WRITE_INVALID : FS_READ_INVALID }
     if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFs(path, mode, options), DECISIONS[v.code])
     if (v.code === 0) return v.url
     throw this.#error(this.#decide(v.code))
@@ -278,8 +287,8 @@ class PermissionChecker {
    */
   #capabilityVerdict(capabilityId, payload) {
     const field = typeof capabilityId === 'string' ? CAPABILITY_FIELDS.get(capabilityId) : undefined
-    if (field === undefined) return { code: codeOf('unknown', 'unknown_capability') }
-    const invalid = { code: codeOf(capabilityId, 'invalid_payload') }
+    if (field === undefined) return verdict(UNKNOWN_CAPABILITY)
+    const invalid = verdict(INVALID_PAYLOAD.get(capabilityId))
     // A Proxy could show this check one value and the host another (its
     // getOwnPropertyDescriptor and get traps disagree): invalid, like a getter.
     if (payload === null || typeof payload !== 'object' || types.isProxy(payload) || Array.isArray(payload)) return invalid
@@ -291,17 +300,17 @@ class PermissionChecker {
       // differently (host or path) is never a granted destination.
       const url = ownValue(payload, second)
       if (typeof url !== 'string' || !url.isWellFormed()) return invalid
-      if (!fetchNeedsSecondParse(url)) return { code: rawCheckCapability(this.#handle, capabilityId, value, url), url }
+      if (!fetchNeedsSecondParse(url)) return verdict(rawCheckCapability(this.#handle, capabilityId, value, url), url)
       const refused = codeOf(capabilityId, 'secret_destination_not_allowed')
       const v = withParity(url, (node) => policyCheckCapability(this.#handle, capabilityId, value, url, node), refused)
-      return { code: v.code, url, target: v.target }
+      return verdict(v.code, url, v.target)
     }
     if (field === 'url') {
-      if (!fetchNeedsSecondParse(value)) return { code: rawCheckCapability(this.#handle, capabilityId, value), url: value }
+      if (!fetchNeedsSecondParse(value)) return verdict(rawCheckCapability(this.#handle, capabilityId, value), value)
       const v = withParity(value, (node) => policyCheckCapability(this.#handle, capabilityId, value, null, node), FETCH_INVALID_URL)
-      return { code: v.code, url: value, target: v.target }
+      return verdict(v.code, value, v.target)
     }
-    return { code: rawCheckCapability(this.#handle, capabilityId, value) }
+    return verdict(rawCheckCapability(this.#handle, capabilityId, value))
   }
 
   /** `checkCapability(id, payload)` → decision. Payload fields are read as own data properties only. */
