@@ -156,6 +156,8 @@ const REVIVE_TABLES = {
   // scheme://host:port, nothing else (the schema's `target`).
   target: '^[a-z][a-z0-9+.-]*://([a-z0-9.-]+|\\[[0-9a-f:.]+\\]|[0-9.]+):[0-9]{1,5}$',
   pointer: '^(/([^~/]|~[01])*)*$',
+  // The class name of each code with a class (CLASS_BY_CODE), for errors revived in a vm.Context.
+  names: Object.fromEntries([...CLASS_BY_CODE].map(([code, Cls]) => [code, Cls.name])),
 }
 
 /**
@@ -274,7 +276,7 @@ function reviveInRealm(json) {
   // `rebuild`, `T` and `redact` are bound by errorReviverSource.
   const r = rebuild(JSON.parse(json), T, redact)
   const e = new Error(r.message)
-  const name = { PERMISSION_DENIED: 'PermissionDeniedError', BUDGET_EXCEEDED: 'BudgetExceededError', INVALID_MANIFEST: 'InvalidManifestError', INVALID_SAMPLE: 'InvalidSampleError', ERR_UNSUPPORTED_PLATFORM: 'UnsupportedPlatformError' }[r.code]
+  const name = Object.prototype.hasOwnProperty.call(T.names, r.code) ? T.names[r.code] : undefined
   Object.defineProperties(e, {
     name: { value: name || 'SandboxPermissionError', configurable: true, writable: true },
     code: { value: r.code, enumerable: true },
