@@ -86,6 +86,7 @@ export interface BoundSecret {
 }
 
 /** Why a call was denied: the `reason` of a decision, of `PERMISSION_DENIED` details and of the metric label. */
+// @generated deny-reason
 export type DenyReason =
   | 'invalid_path'
   | 'path_traversal'
@@ -107,9 +108,12 @@ export type DenyReason =
   | 'path_not_allowed'
   | 'secret_not_readable'
   | 'secret_destination_not_allowed'
+// @end
 
 /** Known capability ids. */
+// @generated capability-id
 export type CapabilityId = 'fs.read' | 'fs.write' | 'fetch' | 'secrets.get' | 'events.publish' | 'events.subscribe' | 'db.query' | 'secrets.use'
+// @end
 /** Capability labels: the ids, and `unknown` for calls with an unknown id. */
 export type CapabilityLabel = CapabilityId | 'unknown'
 
@@ -119,7 +123,9 @@ export type Decision =
   | { readonly allowed: false; readonly capability: CapabilityLabel; readonly reason: DenyReason }
 
 /** Every error code the package throws (the registry, `ERROR_REGISTRY`). */
+// @generated error-code-name
 export type ErrorCodeName = 'PERMISSION_DENIED' | 'BUDGET_EXCEEDED' | 'INVALID_MANIFEST' | 'INVALID_SAMPLE' | 'ERR_UNSUPPORTED_PLATFORM' | 'LOCKDOWN_REFUSED' | 'LOCKDOWN_FAILED'
+// @end
 
 /** One registry entry: a code, its stable id and message template. */
 export interface ErrorSpec {
@@ -140,6 +146,7 @@ export declare const ERROR_REGISTRY: readonly ErrorSpec[]
 /** The error codes by name: `ErrorCode.PERMISSION_DENIED === 'PERMISSION_DENIED'`. */
 export declare const ErrorCode: { readonly [K in ErrorCodeName]: K }
 /** The deny reasons by name: `DenyReason.PATH_TRAVERSAL === 'path_traversal'`. */
+// @generated deny-reason-const
 export declare const DenyReason: {
   readonly INVALID_PATH: 'invalid_path'
   readonly PATH_TRAVERSAL: 'path_traversal'
@@ -162,9 +169,11 @@ export declare const DenyReason: {
   readonly SECRET_NOT_READABLE: 'secret_not_readable'
   readonly SECRET_DESTINATION_NOT_ALLOWED: 'secret_destination_not_allowed'
 }
+// @end
 /** Every deny reason, in registry order. */
 export declare const DENY_REASONS: readonly DenyReason[]
 /** The capability labels by name: `Capability.FS_READ === 'fs.read'`; `UNKNOWN` labels calls with an unknown id. */
+// @generated capability-const
 export declare const Capability: {
   readonly FS_READ: 'fs.read'
   readonly FS_WRITE: 'fs.write'
@@ -173,14 +182,17 @@ export declare const Capability: {
   readonly EVENTS_PUBLISH: 'events.publish'
   readonly EVENTS_SUBSCRIBE: 'events.subscribe'
   readonly DB_QUERY: 'db.query'
-  readonly UNKNOWN: 'unknown'
   readonly SECRETS_USE: 'secrets.use'
+  readonly UNKNOWN: 'unknown'
 }
+// @end
 
 /** An OpenTelemetry instrument the package records, as data. */
 export interface InstrumentDescriptor {
   /** The instrument name. */
+  // @generated instrument-name
   readonly name: 'plugin.permission_denied_total' | 'plugin.budget_exceeded_total' | 'plugin.permission_shadow_denied_total' | 'plugin.budget_shadow_exceeded_total'
+  // @end
   /** Always a monotonic counter. */
   readonly kind: 'counter'
   /** The UCUM unit. */
@@ -238,9 +250,13 @@ export interface PermissionDeniedDetails {
   readonly target?: string
 }
 /** A budget of the manifest's `budgets`. */
+// @generated budget-name
 export type BudgetName = 'cpuPercent' | 'memoryMb' | 'wallClockMs'
+// @end
 /** The `reason` label of a budget breach. */
+// @generated budget-reason
 export type BudgetReason = 'cpu' | 'memory' | 'wall_clock'
+// @end
 /** `details` of `BUDGET_EXCEEDED`. */
 export interface BudgetExceededDetails {
   /** The plugin id the policy was built with. */
@@ -268,7 +284,9 @@ export interface InvalidManifestDetails {
 /** `details` of `INVALID_SAMPLE`. */
 export interface InvalidSampleDetails {
   /** The hook or option whose reading was NaN, infinite, negative or not a number. */
+  // @generated sample-field
   readonly field: 'now' | 'cpuTimeMs' | 'rssMb' | 'cpuGraceMs'
+  // @end
 }
 
 /** The details of any package error. */

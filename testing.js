@@ -7,7 +7,10 @@
 // Needs `@opentelemetry/sdk-metrics` (an optional peer dependency).
 
 const assert = require('node:assert/strict')
-const { binding } = require('./lib/native.js')
+const { binding, CAPABILITY_FIELDS, BUDGET_KINDS, ERROR_REGISTRY } = require('./lib/native.js')
+
+/** The registry id of an error code (`PERMISSION_DENIED` -> `SAND_PERM_001`), from the table Rust exports. */
+const ID_OF = new Map(ERROR_REGISTRY.map((e) => [e.code, e.id]))
 const { isInvalidManifest, isPermissionDenied, isBudgetExceeded, isInvalidSample } = require('./lib/errors.js')
 
 const CONFORMANCE_PLUGIN = 'conformance-plugin'
@@ -83,7 +86,7 @@ function expectedCapability(c) {
     case 'fetchAddress':
       return 'fetch'
     default:
-      return ['fs.read', 'fs.write', 'fetch', 'secrets.get', 'events.publish', 'events.subscribe', 'db.query', 'secrets.use'].includes(c.args.id) ? c.args.id : 'unknown'
+      return CAPABILITY_FIELDS.has(c.args.id) ? c.args.id : 'unknown'
   }
 }
 
@@ -103,7 +106,7 @@ class Skip {
 
 function checkDenialError(e, capability, reason, where) {
   assert.ok(isPermissionDenied(e), `${where}: expected a PERMISSION_DENIED error, got ${e && e.code}`)
-  assert.equal(e.id, 'SAND_PERM_001', `${where}: registry id`)
+  assert.equal(e.id, ID_OF.get('PERMISSION_DENIED'), `${where}: registry id`)
   assert.equal(typeof e.message, 'string')
   const d = e.details
   assert.ok(d && typeof d === 'object', `${where}: details`)
@@ -258,7 +261,7 @@ async function runBudgetCase(c, checker, probe, trace = {}) {
       trace.actual = `sample() threw ${e && e.code !== undefined ? e.code : String(e)}`
       if (want.error === 'INVALID_SAMPLE') {
         assert.ok(isInvalidSample(e), `expected INVALID_SAMPLE, got ${e && e.code}`)
-        assert.equal(e.id, 'SAND_PERM_004')
+        assert.equal(e.id, ID_OF.get('INVALID_SAMPLE'))
         assert.deepEqual(await probe.delta(), {}, 'an invalid sample must not count')
         return
       }
@@ -278,7 +281,7 @@ async function runBudgetCase(c, checker, probe, trace = {}) {
   assert.equal(last.reason, want.reason)
   assert.ok(close(last.limit, want.limit), `limit ${last.limit}`)
   assert.ok(close(last.observed, want.observed), `observed ${last.observed}, expected ${want.observed}`)
-  const reasonOf = { wallClockMs: 'wall_clock', memoryMb: 'memory', cpuPercent: 'cpu' }
+  const reasonOf = Object.fromEntries(BUDGET_KINDS)
   const expected = {}
   for (const b of [want.budget, ...want.also]) expected[`${BUDGET}|${CONFORMANCE_PLUGIN}|${BUDGET_CAPABILITY}|${reasonOf[b]}`] = 1
   assertMetric(delta, expected, 'each breach counts exactly once', trace)
@@ -307,7 +310,7 @@ async function runCase(c, makeChecker, sdk = loadSdk(), trace = {}) {
       trace.actual = `makeChecker threw ${e && e.code !== undefined ? `${e.code} ${show(e.details)}` : String(e)}`
       if (c.op === 'manifest' && c.expect.error === 'INVALID_MANIFEST') {
         assert.ok(isInvalidManifest(e), `expected INVALID_MANIFEST, got ${e && (e.code || e.name)}: ${e && e.message}`)
-        assert.equal(e.id, 'SAND_PERM_003')
+        assert.equal(e.id, ID_OF.get('INVALID_MANIFEST'))
         assert.equal(e.details.pointer, c.args.pointer, `pointer ${e.details.pointer}, expected ${c.args.pointer}`)
         assert.equal(typeof e.details.expected, 'string')
         return

@@ -98,7 +98,7 @@ test('a Rust panic becomes a JS error in both binding layers', () => {
   assert.throws(() => binding.rawCheckFs(null, '/x', 0), TypeError)
   assert.throws(() => binding.rawBudgetCreate({}, 0, null, null, 0), TypeError)
   assert.throws(() => binding.rawBudgetRecord({}, new Float64Array(9)), TypeError)
-  const policyHandle = new binding.NativePolicy('{}', 'p', 'posix').handle()
+  const policyHandle = binding.compilePolicy('{}', 'p', 'posix').handle
   const bh = binding.rawBudgetCreate(policyHandle, 0, null, null, 0, 0)
   assert.throws(() => binding.rawBudgetRecord(bh, new Float64Array(4)), TypeError)
   const io = new Float64Array(9)
@@ -130,7 +130,7 @@ test('the worst inputs in a child process: it exits normally', () => {
     try { binding.rawBudgetRecord({}, new Float64Array(1)) } catch {}
     let deep = {}; for (let i = 0; i < 1e5; i++) deep = { fs: deep }
     try { pkg.PermissionPolicy.fromManifest(deep, { plugin: 'p' }) } catch {}
-    try { new binding.NativePolicy('['.repeat(1e6), 'p', 'posix').error() } catch {}
+    try { binding.compilePolicy('['.repeat(1e6), 'p', 'posix') } catch {}
     console.log('survived')`
   // RUST_BACKTRACE=0: 2000 caught panics each print one line on stderr, not a backtrace.
   const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000, maxBuffer: 16 << 20, env: { ...process.env, RUST_BACKTRACE: '0' } })

@@ -324,7 +324,7 @@ if (want('floor')) {
   // The Node-API floor: the cheapest call into the addon that takes one string.
   const { binding } = require('../lib/native.js')
   const inputs = fsInputs(10, 'allow')
-  const tasks = [batched('addon redactedOrigin(string) (napi-rs, one string)', (p) => binding.redactedOrigin(p), inputs)]
+  const tasks = [batched('addon redactedOriginOf(string) (napi-rs, one string)', (p) => binding.redactedOriginOf(p), inputs)]
   results.push(await group('Node-API floor', tasks, []))
 }
 

@@ -221,7 +221,7 @@ async function learn(args, flags, out) {
     if (args.length !== 1) throw new UsageError('learn takes one plugin file (or --from <audit.jsonl>)', 'learn')
     const code = readText(args[0])
     const config = flags.config !== undefined ? readJson(flags.config) : {}
-    const { runPlugin } = require('../examples/vm-host/host.js')
+    const { runPlugin } = require('../lib/vm-host/host.js')
     calls = []
     const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 30_000 } }, { plugin: 'learn' })
     const r = await runPlugin({ name: path.basename(args[0]), code, policy, config, audit: (capability, payload) => calls.push({ capability, payload }) })

@@ -3,7 +3,7 @@
 // `code`, and serialisation for postMessage with a reviver that can run
 // inside a vm.Context (so the plugin never holds a host-realm object).
 
-const { ERROR_REGISTRY, DENY_REASONS, CAPABILITY_FIELDS, BUDGET_KINDS } = require('./native.js')
+const { ERROR_REGISTRY, DENY_REASONS, CAPABILITY_IDS, BUDGET_KINDS, SAMPLE_FIELDS } = require('./native.js')
 
 const SPEC_BY_CODE = new Map(ERROR_REGISTRY.map((e) => [e.code, e]))
 const MAX_DETAIL_CHARS = 256
@@ -149,13 +149,15 @@ function serializeError(e) {
  */
 const REVIVE_TABLES = {
   codes: Object.fromEntries(ERROR_REGISTRY.map((e) => [e.code, { id: e.id, message: e.message }])),
-  capabilities: [...CAPABILITY_FIELDS.keys(), 'unknown'],
+  capabilities: [...CAPABILITY_IDS],
   reasons: [...DENY_REASONS],
   budgets: Object.fromEntries(BUDGET_KINDS),
-  sampleFields: ['now', 'cpuTimeMs', 'rssMb', 'cpuGraceMs'],
+  sampleFields: [...SAMPLE_FIELDS],
   // scheme://host:port, nothing else (the schema's `target`).
   target: '^[a-z][a-z0-9+.-]*://([a-z0-9.-]+|\\[[0-9a-f:.]+\\]|[0-9.]+):[0-9]{1,5}$',
   pointer: '^(/([^~/]|~[01])*)*$',
+  // The class name of each code with a class (CLASS_BY_CODE), for errors revived in a vm.Context.
+  names: Object.fromEntries([...CLASS_BY_CODE].map(([code, Cls]) => [code, Cls.name])),
 }
 
 /**
@@ -228,6 +230,26 @@ function rebuildSerialized(o, T, redact) {
   return { code: o.code, id: spec.id, message, details }
 }
 
+/**
+ * The error class instance for an error thrown by the Rust wire (lib/native.js
+ * `decodeError`): `code` is a registry code, `details` the raw fields Rust set;
+ * each class redacts its fields as it does for errors made in JS.
+ */
+function fromWire(code, details) {
+  const str = (k) => (typeof details[k] === 'string' ? details[k] : '')
+  switch (code) {
+    case 'INVALID_MANIFEST':
+      return new InvalidManifestError({ pointer: str('pointer'), expected: str('expected') })
+    case 'ERR_UNSUPPORTED_PLATFORM':
+      return new UnsupportedPlatformError({ feature: redact(str('feature')), platform: redact(str('platform')) })
+    case 'LOCKDOWN_REFUSED':
+    case 'LOCKDOWN_FAILED':
+      return new SandboxPermissionError(code, { reason: redact(str('reason'), 511) })
+    default:
+      return new SandboxPermissionError(code, sanitizeDetails(details))
+  }
+}
+
 /** Rebuilds the error (this realm's classes) from `serializeError` output or its JSON. */
 function reviveError(obj) {
   // A JSON round trip: whatever the input (getters, Proxies, cycles), what is
@@ -254,7 +276,7 @@ function reviveInRealm(json) {
   // `rebuild`, `T` and `redact` are bound by errorReviverSource.
   const r = rebuild(JSON.parse(json), T, redact)
   const e = new Error(r.message)
-  const name = { PERMISSION_DENIED: 'PermissionDeniedError', BUDGET_EXCEEDED: 'BudgetExceededError', INVALID_MANIFEST: 'InvalidManifestError', INVALID_SAMPLE: 'InvalidSampleError', ERR_UNSUPPORTED_PLATFORM: 'UnsupportedPlatformError' }[r.code]
+  const name = Object.prototype.hasOwnProperty.call(T.names, r.code) ? T.names[r.code] : undefined
   Object.defineProperties(e, {
     name: { value: name || 'SandboxPermissionError', configurable: true, writable: true },
     code: { value: r.code, enumerable: true },
@@ -282,6 +304,7 @@ const errorReviverSource = `(() => {
 
 module.exports = {
   redact,
+  fromWire,
   SandboxPermissionError,
   PermissionDeniedError,
   BudgetExceededError,

@@ -69,7 +69,7 @@ impl PermissionPolicy {
     /// naming its JSON pointer; unknown keys are errors; nothing is dropped.
     pub fn from_manifest(manifest: &Value, options: PolicyOptions) -> Result<Self, ManifestError> {
         let PolicyOptions { plugin, platform } = options;
-        if !manifest::is_valid_name(&plugin) {
+        if !Self::is_valid_plugin_id(&plugin) {
             return Err(ManifestError::new(
                 "",
                 "options.plugin: a plugin id of 1 to 256 bytes without control characters",
@@ -77,6 +77,14 @@ impl PermissionPolicy {
         }
         let Compiled { sections, fs, fetch } = manifest::compile(manifest, platform)?;
         Ok(PermissionPolicy { plugin, platform, sections, fs, fetch })
+    }
+
+    /// Whether `id` is a valid plugin id: 1 to [`MAX_NAME_BYTES`] UTF-8 bytes
+    /// without control characters. The one place that decides it (the JS
+    /// binding throws its `TypeError` from this answer).
+    #[must_use]
+    pub fn is_valid_plugin_id(id: &str) -> bool {
+        manifest::is_valid_name(id)
     }
 
     /// Parses JSON text, then [`Self::from_manifest`]. A syntax error points at `""`.
@@ -210,6 +218,13 @@ impl PermissionPolicy {
     /// `checkFetch(url)` with the canonical URL the host must fetch when allowed.
     pub fn check_fetch_url(&self, url: &str) -> Result<AllowedUrl, DenyReason> {
         self.fetch.check(url)
+    }
+
+    /// [`Self::check_fetch_url`] on a URL the caller already parsed (the
+    /// binding keeps the parse to report the origin of a denial).
+    #[must_use = "a check decides nothing unless its result is read"]
+    pub fn check_fetch_parsed(&self, url: url::Url) -> Result<AllowedUrl, DenyReason> {
+        self.fetch.check_url(url)
     }
 
     /// `checkFetchAddress(url, resolvedIp)`: DNS-rebinding defence.

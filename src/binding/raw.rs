@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use napi::sys;
 
+use super::wire::{code, fs_bits, invalid_sample_code, io};
 use crate::budget::{BudgetState, BudgetStatus, Sample};
 use crate::error::{BudgetKind, Capability, Decision, DenyReason};
 use crate::fs::{FsMode, MAX_PATH_BYTES};
@@ -183,6 +184,13 @@ unsafe extern "C" fn finalize_budget(_env: sys::napi_env, data: *mut c_void, _hi
     drop(unsafe { Box::from_raw(data as *mut BudgetState) });
 }
 
+/// The policy of a policy handle, or `None` for anything else. The pointer
+/// is valid while the handle value is alive (at least the current call).
+pub(crate) unsafe fn policy_ref(env: sys::napi_env, v: sys::napi_value) -> Option<*const PermissionPolicy> {
+    // SAFETY: the caller's contract: `env` is live and `v` one of its values.
+    unsafe { tagged::<PermissionPolicy>(env, v, &POLICY_TAG) }.map(|p| p as *const PermissionPolicy)
+}
+
 /// A tagged external owning one reference to the policy.
 pub(crate) unsafe fn policy_handle(env: sys::napi_env, policy: Arc<PermissionPolicy>) -> sys::napi_value {
     let raw = Arc::into_raw(policy) as *mut c_void;
@@ -220,14 +228,14 @@ unsafe extern "C" fn check_fs(env: sys::napi_env, info: sys::napi_callback_info)
             return throw_type_error(env, b"expected a policy handle\0");
         };
         let mut m = 0u32;
-        if sys::napi_get_value_uint32(env, mode, &mut m) != OK || m > 3 {
+        if sys::napi_get_value_uint32(env, mode, &mut m) != OK || m > (fs_bits::WRITE | fs_bits::RESOLVE) {
             return throw_type_error(env, b"mode must be 0-3\0");
         }
-        let fs_mode = if m & 1 == 1 { FsMode::Write } else { FsMode::Read };
+        let fs_mode = if m & fs_bits::WRITE != 0 { FsMode::Write } else { FsMode::Read };
         let mut buf = [0u8; PATH_BUF];
         let mut heap = Vec::new();
         let code = match string(env, path, &mut buf, MAX_PATH_BYTES, &mut heap) {
-            Str::Ok(s) if m & 2 == 2 => (*p).check_fs_resolved(s, fs_mode).code(),
+            Str::Ok(s) if m & fs_bits::RESOLVE != 0 => (*p).check_fs_resolved(s, fs_mode).code(),
             Str::Ok(s) => (*p).check_fs(s, fs_mode).code(),
             Str::TooLong => Decision::deny(fs_mode.capability(), DenyReason::InvalidPath).code(),
             Str::NotString => return throw_type_error(env, b"path must be a string\0"),
@@ -301,9 +309,9 @@ unsafe extern "C" fn check_capability(env: sys::napi_env, info: sys::napi_callba
 }
 
 /// `budgetCreate(policyHandle, now, cpu?, rss?, graceMs, unmeasured)`: a
-/// budget handle, or a number: the invalid-sample code, or 4 | (budget
-/// index << 8) for a budget with no sampler that `unmeasured` (a bit set by
-/// budget index) does not declare measured elsewhere.
+/// budget handle, or a number (the layout is [`code`]): the invalid-sample
+/// code, or `UNMEASURED` with the budget index for a budget with no sampler
+/// that `unmeasured` (a bit set by budget index) does not declare measured elsewhere.
 unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     // SAFETY: as in `check_fs`: live `env`/`info`; `p` kept alive by the
     // argument. The new external owns the boxed state; `finalize_budget` frees it.
@@ -324,7 +332,7 @@ unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_
             crate::budget::Measured { cpu_time_ms: start.cpu_time_ms.is_some(), rss_mb: start.rss_mb.is_some() }
                 .unmeasured(&budgets, declared);
         if let Some(kind) = unmeasured {
-            return ret_u32(env, 4 | (kind.index() << 8));
+            return ret_u32(env, code::UNMEASURED | (kind.index() << code::FIELD_SHIFT));
         }
         match BudgetState::new(budgets, start, number(env, grace).unwrap_or(f64::NAN)) {
             Ok(state) => {
@@ -337,28 +345,16 @@ unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_
                 sys::napi_type_tag_object(env, out, &BUDGET_TAG);
                 out
             }
-            Err(e) => ret_u32(env, invalid_code(e.field)),
+            Err(e) => ret_u32(env, invalid_sample_code(e.field)),
         }
     })
 }
 
-fn invalid_code(field: &str) -> u32 {
-    let f = match field {
-        "now" => 0,
-        "cpuTimeMs" => 1,
-        "rssMb" => 2,
-        _ => 3,
-    };
-    2 | (f << 8)
-}
-
-/// `budgetRecord(handle, io: Float64Array(9))`: the readings are passed in
-/// `io[0..4]` (`now`, `cpuTimeMs`, `rssMb`, presence flags: bit 0 CPU, bit 1
-/// RSS) so the call converts no JS numbers. Returns the result code (low
-/// nibble 0 ok, 1 exceeded, 2 invalid sample with the field in bits 8+; bits
-/// 4-6 the budgets newly breached) and writes the status into `io[4..9]`:
-/// `[ok, elapsedMs, cpuPercent|-1, memoryMb|-1, 0]` or
-/// `[0, elapsedMs, budgetIndex, limit, observed]`. The array is looked up on
+/// `budgetRecord(handle, io: Float64Array(io::LEN))`: the readings are
+/// passed in the input slots of [`io`] so the call converts no JS numbers.
+/// Returns the result code ([`code`]: `OK`, `EXCEEDED`, or `INVALID_SAMPLE`
+/// with the field index; the budgets newly breached from `FRESH_SHIFT`) and
+/// writes the status into the output slots of [`io`]. The array is looked up on
 /// every call (never cached), so a detached buffer is a TypeError, not a
 /// dangling pointer; one over a SharedArrayBuffer (which another thread could
 /// write while we read) is a TypeError too. The JS memory is only ever read
@@ -376,11 +372,11 @@ unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_
         let Some(io) = F64Io::of(env, io) else {
             return throw_type_error(env, b"io must be a Float64Array of at least 9 over an ArrayBuffer\0");
         };
-        let flags = io.get(3) as u32;
+        let flags = io.get(io::PRESENCE) as u32;
         let sample = Sample {
-            now_ms: io.get(0),
-            cpu_time_ms: (flags & 1 != 0).then(|| io.get(1)),
-            rss_mb: (flags & 2 != 0).then(|| io.get(2)),
+            now_ms: io.get(io::NOW),
+            cpu_time_ms: (flags & io::CPU_PRESENT != 0).then(|| io.get(io::CPU_TIME_MS)),
+            rss_mb: (flags & io::RSS_PRESENT != 0).then(|| io.get(io::RSS_MB)),
         };
         let code = match (*state).record(sample) {
             Ok((status, new)) => {
@@ -390,12 +386,13 @@ unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_
                     }
                     BudgetStatus::Exceeded(b) => [0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed],
                 };
-                for (i, x) in out.into_iter().enumerate() {
-                    io.set(4 + i, x);
+                let slots = [io::OK, io::ELAPSED_MS, io::CPU_PERCENT_OR_BUDGET, io::MEMORY_MB_OR_LIMIT, io::OBSERVED];
+                for (slot, x) in slots.into_iter().zip(out) {
+                    io.set(slot, x);
                 }
-                (if status.is_ok() { 0 } else { 1 }) | ((new.0 as u32) << 4)
+                (if status.is_ok() { code::OK } else { code::EXCEEDED }) | ((new.0 as u32) << code::FRESH_SHIFT)
             }
-            Err(e) => invalid_code(e.field),
+            Err(e) => invalid_sample_code(e.field),
         };
         ret_u32(env, code)
     })
@@ -420,7 +417,7 @@ impl F64Io {
         // SAFETY: every out-pointer is a live local.
         let st =
             unsafe { sys::napi_get_typedarray_info(env, v, &mut kind, &mut len, &mut data, &mut buffer, &mut offset) };
-        if st != OK || kind != sys::TypedarrayType::float64_array || len < 9 || data.is_null() {
+        if st != OK || kind != sys::TypedarrayType::float64_array || len < io::LEN || data.is_null() {
             return None;
         }
         let mut plain = false;
@@ -432,7 +429,7 @@ impl F64Io {
     }
 
     fn get(&self, i: usize) -> f64 {
-        assert!(i < 9);
+        assert!(i < io::LEN);
         // SAFETY: `of` checked that `data` holds at least 9 f64 of an
         // unshared, attached ArrayBuffer, and only this thread runs JS on it
         // while the callback runs; read by value, unaligned to assume nothing.
@@ -440,7 +437,7 @@ impl F64Io {
     }
 
     fn set(&self, i: usize, x: f64) {
-        assert!(i < 9);
+        assert!(i < io::LEN);
         // SAFETY: as in `get`; written by value, no reference formed.
         unsafe { self.data.add(i).write_unaligned(x) }
     }

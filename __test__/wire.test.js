@@ -1,0 +1,144 @@
+'use strict'
+// The wire (src/binding/wire.rs ↔ lib/native.js): one place decides each
+// value, errors arrive with code and details set in Rust, and the numeric
+// layouts are read by name.
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const pkg = require('../index.js')
+const native = require('../lib/native.js')
+
+const { PermissionPolicy, createChecker, InvalidManifestError, PermissionDeniedError, SandboxPermissionError, UnsupportedPlatformError, LIMITS } = pkg
+const bytes = (s) => Buffer.byteLength(s, 'utf8')
+
+test('plugin id: at most maxNameBytes UTF-8 bytes, decided in Rust, a TypeError past it (2-, 3-, 4-byte characters)', () => {
+  const max = LIMITS.maxNameBytes
+  assert.equal(max, 256)
+  let cases = 0
+  for (const ch of ['a', 'é', '€', '😀']) {
+    const n = bytes(ch)
+    for (let pad = 0; pad < n; pad++) {
+      // The longest id of `ch` with `pad` ASCII bytes that fits, and one byte more.
+      const fit = 'a'.repeat(pad) + ch.repeat(Math.floor((max - pad) / n))
+      const exact = fit + 'a'.repeat(max - bytes(fit))
+      assert.equal(bytes(exact), max)
+      const p = PermissionPolicy.fromManifest({}, { plugin: exact, platform: 'posix' })
+      assert.equal(p.plugin, exact)
+      const over = exact + 'a'
+      assert.throws(() => PermissionPolicy.fromManifest({}, { plugin: over, platform: 'posix' }), (e) => e instanceof TypeError && !('code' in e) && /options\.plugin .*1 to 256 UTF-8 bytes/.test(e.message))
+      // The last character crossing the limit: n bytes where only n - 1 fit.
+      const crossing = exact.slice(0, -Math.max(1, n - 1) || undefined)
+      const cut = crossing + ch
+      if (bytes(cut) > max) assert.throws(() => PermissionPolicy.fromManifest({}, { plugin: cut, platform: 'posix' }), TypeError)
+      cases += 2
+    }
+  }
+  for (const bad of ['', 'a\u0000b', 'a\u007fb', 'a\u009fb', '\ud800']) assert.throws(() => PermissionPolicy.fromManifest({}, { plugin: bad, platform: 'posix' }), TypeError, JSON.stringify(bad))
+  assert.throws(() => PermissionPolicy.fromManifest({}, { plugin: 'p', platform: 'darwin' }), /options\.platform must be 'posix' or 'win32'/)
+  console.log(`plugin id limit: ${cases} cases`)
+})
+
+test('INVALID_MANIFEST is thrown by Rust with code and details, and decoded to the class', () => {
+  let raw
+  try {
+    native.binding.compilePolicy('{"fs":[1]}', 'p', 'posix')
+  } catch (e) {
+    raw = e
+  }
+  assert.equal(raw.code, 'INVALID_MANIFEST')
+  assert.deepEqual({ ...raw.details }, { pointer: '/fs/0', expected: raw.details.expected })
+  const e = native.decodeError(raw)
+  assert.ok(e instanceof InvalidManifestError)
+  assert.deepEqual(e.details, { pointer: '/fs/0', expected: raw.details.expected })
+  // The class redacts what Rust passed raw (a manifest key is third-party text).
+  assert.throws(() => PermissionPolicy.fromManifest({ budgets: { ['x\u202e']: 1 } }, { plugin: 'p' }), (e) => e instanceof InvalidManifestError && e.details.pointer === '/budgets/x\\u{202e}')
+})
+
+test('decodeError: only registry codes with details become package errors; lockdown codes keep their reason', () => {
+  const wire = (code, details) => Object.assign(new Error('m'), { code, details })
+  const refused = native.decodeError(wire('LOCKDOWN_REFUSED', { reason: 'io_uring \u0007 open' }))
+  assert.ok(refused instanceof SandboxPermissionError)
+  assert.equal(refused.code, 'LOCKDOWN_REFUSED')
+  assert.equal(refused.details.reason, 'io_uring \\u{7} open')
+  const unsupported = native.decodeError(wire('ERR_UNSUPPORTED_PLATFORM', { feature: 'lockdown', platform: 'linux-x64' }))
+  assert.ok(unsupported instanceof UnsupportedPlatformError)
+  assert.deepEqual(unsupported.details, { feature: 'lockdown', platform: 'linux-x64' })
+  const other = new Error('x')
+  assert.equal(native.decodeError(other), other)
+  const napiError = Object.assign(new Error('y'), { code: 'InvalidArg' })
+  assert.equal(native.decodeError(napiError), napiError)
+  assert.equal(native.decodeError(wire('PERMISSION_DENIED', null)).code, 'PERMISSION_DENIED')
+  assert.equal(native.decodeError(wire('PERMISSION_DENIED', null)).details, null)
+})
+
+test('the tracker slot layout and result codes are exported by name', () => {
+  const { IO, RESULT, FS_BITS, SAMPLE_FIELDS } = native
+  assert.deepEqual(Object.keys(IO).sort(), ['cpuPercentOrBudget', 'cpuPresent', 'cpuTimeMs', 'elapsedMs', 'len', 'memoryMbOrLimit', 'now', 'observed', 'ok', 'presence', 'rssMb', 'rssPresent'])
+  const slots = [IO.now, IO.cpuTimeMs, IO.rssMb, IO.presence, IO.ok, IO.elapsedMs, IO.cpuPercentOrBudget, IO.memoryMbOrLimit, IO.observed]
+  assert.equal(new Set(slots).size, slots.length)
+  assert.ok(slots.every((s) => Number.isInteger(s) && s >= 0 && s < IO.len))
+  assert.deepEqual([...SAMPLE_FIELDS], ['now', 'cpuTimeMs', 'rssMb', 'cpuGraceMs'])
+  assert.equal(typeof RESULT.invalidSample, 'number')
+  assert.equal(FS_BITS.write & FS_BITS.resolve, 0)
+  // cpuGraceMs (the last sample field) reaches JS by name: a negative grace is INVALID_SAMPLE { field: 'cpuGraceMs' }.
+  const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 10 } }, { plugin: 'p' })
+  assert.throws(() => new pkg.BudgetTracker(policy, { cpuGraceMs: -1 }), (e) => e.code === 'INVALID_SAMPLE' && e.details.field === 'cpuGraceMs')
+})
+
+test('policy: one call builds it; budgets omit absent ones', () => {
+  const c = native.binding.compilePolicy('{"budgets":{"memoryMb":5}}', 'p', 'posix')
+  assert.equal(typeof c.handle, 'object')
+  const p = PermissionPolicy.fromManifest({ budgets: { memoryMb: 5 } }, { plugin: 'p' })
+  assert.deepEqual(p.budgets, { memoryMb: 5 })
+  assert.ok(Object.isFrozen(p.budgets))
+  assert.deepEqual(PermissionPolicy.fromManifest({}, { plugin: 'p' }).budgets, {})
+})
+
+test('a fetch denial carries the target of its one parse, parity refusals included (SPEC §3/§11, README Errors)', () => {
+  const c = createChecker({ fetch: ['api.example.com', 'xn--fuball-cta.de'], secrets: [{ name: 'K', hosts: ['api.example.com'] }] }, { plugin: 'p', platform: 'posix' })
+  const target = (f) => {
+    try {
+      f()
+    } catch (e) {
+      assert.ok(e instanceof PermissionDeniedError)
+      return [e.details.reason, e.details.target]
+    }
+    assert.fail('did not throw')
+  }
+  assert.deepEqual(target(() => c.authorizeFetch('https://evil.example/x')), ['host_not_allowlisted', 'https://evil.example:443'])
+  // Parity refusals (Node reads another host): the same shape at every entry point.
+  // Node reads ẞ as ss (fussball.de); the core as xn--fuball-cta.de: the target is the core's reading.
+  const url = 'https://fuẞball.de/'
+  assert.equal(new URL(url).host, 'fussball.de')
+  const want = ['invalid_url', 'https://xn--fuball-cta.de:443']
+  assert.deepEqual(target(() => c.authorizeFetch(url)), want)
+  assert.deepEqual(target(() => c.assertFetch(url)), want)
+  assert.deepEqual(target(() => c.assertFetchAddress(url, '93.184.216.34')), want)
+  assert.deepEqual(target(() => c.assertCapability('fetch', { url })), want)
+  assert.deepEqual(target(() => c.assertCapability('secrets.use', { name: 'K', url })), ['secret_destination_not_allowed', 'https://xn--fuball-cta.de:443'])
+  assert.deepEqual(c.checkFetch(url), { allowed: false, capability: 'fetch', reason: 'invalid_url' })
+  // No origin, no target.
+  assert.deepEqual(target(() => c.authorizeFetch('not a url')), ['invalid_url', undefined])
+})
+
+test('payload limit: Rust alone decides, at the exact byte limit with 2-, 3- and 4-byte characters', () => {
+  const c = createChecker({ events: { publishes: ['t.*'] }, secrets: ['S'] }, { plugin: 'p', platform: 'posix' })
+  const max = LIMITS.maxPayloadStringBytes
+  let cases = 0
+  for (const ch of ['é', '€', '😀']) {
+    const n = bytes(ch)
+    // Ends with at least one ASCII byte, so swapping it for `ch` crosses the limit by n - 1.
+    const body = ch.repeat(Math.floor((max - 3) / n))
+    const exact = 't.' + body + 'x'.repeat(max - 2 - bytes(body))
+    assert.equal(bytes(exact), max)
+    assert.ok(exact.endsWith('x'))
+    assert.deepEqual(c.checkCapability('events.publish', { topic: exact }), { allowed: true }, ch)
+    assert.equal(c.checkCapability('events.publish', { topic: exact + 'x' }).reason, 'invalid_payload')
+    assert.equal(c.checkCapability('events.publish', { topic: exact.slice(0, -1) + ch }).reason, 'invalid_payload')
+    const url = `https://api.example.com/${ch.repeat(Math.floor((max - 24) / n))}`
+    const over = url + 'x'.repeat(max - bytes(url) + 1)
+    assert.equal(c.checkCapability('secrets.use', { name: 'S', url: over }).reason, 'invalid_payload')
+    assert.equal(c.checkCapability('fetch', { url: over }).reason, 'invalid_payload')
+    cases += 5
+  }
+  console.log(`payload limit: ${cases} cases`)
+})

@@ -1,0 +1,84 @@
+'use strict'
+// Reading options and arguments: JS types only (SPEC §2 "Security options").
+// Values are validated once, in Rust; what is checked here is what Rust
+// cannot see: getters, Proxies, inherited keys, unknown keys, JS types.
+
+const { metrics } = require('@opentelemetry/api')
+const { types } = require('node:util')
+const native = require('./native.js')
+const { redact } = require('./errors.js')
+
+const VERSION = require('../package.json').version
+
+function describe(v) {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  return typeof v
+}
+
+function optionsObject(options, what) {
+  if (options === undefined) return {}
+  if (options === null || typeof options !== 'object') throw new TypeError(`${what} must be an object, got ${describe(options)}`)
+  return options
+}
+
+/**
+ * One security option, read strictly (SPEC §2 "Security options"): an own
+ * data property's value, or `undefined` when neither the object nor its
+ * prototype chain has `key`. An accessor (getter), an inherited value, or a
+ * Proxy (the object or anywhere on its prototype chain) is a TypeError, so a
+ * host never silently gets the default of a field it meant to set.
+ */
+function securityOption(obj, key, what) {
+  if (types.isProxy(obj)) throw new TypeError(`${what} must be a plain object, not a Proxy`)
+  const d = Object.getOwnPropertyDescriptor(obj, key)
+  if (d !== undefined) {
+    if (!('value' in d)) throw new TypeError(`${what}.${key} must be a data property, not a getter`)
+    return d.value
+  }
+  for (let p = Object.getPrototypeOf(obj); p !== null; p = Object.getPrototypeOf(p)) {
+    if (types.isProxy(p)) throw new TypeError(`${what} must not inherit from a Proxy`)
+    if (Object.getOwnPropertyDescriptor(p, key) !== undefined) throw new TypeError(`${what}.${key} must be an own property, not inherited`)
+  }
+  return undefined
+}
+
+/**
+ * An options object carrying only security options: `undefined` (every
+ * default) or an object whose own keys are all in `keys`, each read with
+ * `securityOption`. An unknown key (a typo such as `resolveSymLinks`) is a
+ * TypeError rather than a silently weaker check.
+ */
+function securityOptions(options, what, keys) {
+  if (options === undefined) return undefined
+  if (options === null || typeof options !== 'object') throw new TypeError(`${what} must be an object, got ${describe(options)}`)
+  if (types.isProxy(options)) throw new TypeError(`${what} must be a plain object, not a Proxy`)
+  for (const k of Reflect.ownKeys(options)) {
+    if (!keys.includes(k)) throw new TypeError(`${what} has an unknown key ${typeof k === 'string' ? JSON.stringify(redact(k)) : 'symbol'}; allowed: ${keys.join(', ')}`)
+  }
+  return options
+}
+
+/** Reads an own data property without invoking getters; `undefined` otherwise. */
+function ownValue(obj, key) {
+  try {
+    const d = Object.getOwnPropertyDescriptor(obj, key)
+    return d !== undefined && 'value' in d ? d.value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Resolves the meter: an explicit one, or the global provider's at this moment. */
+function meterFrom(opts) {
+  const meter = ownValue(opts, 'meter')
+  if (meter === undefined) return metrics.getMeter(native.METER_NAME, VERSION)
+  if (meter === null || typeof meter.createCounter !== 'function') throw new TypeError('options.meter must be an OpenTelemetry Meter')
+  return meter
+}
+
+function counterFor(meter, d) {
+  return meter.createCounter(d.name, { description: d.description, unit: d.unit })
+}
+
+module.exports = { VERSION, describe, optionsObject, securityOption, securityOptions, ownValue, meterFrom, counterFor }

@@ -1,0 +1,225 @@
+'use strict'
+// PermissionPolicy: a compiled manifest (one crossing: wire.rs
+// `compilePolicy` returns the handle and the budgets, or throws
+// INVALID_MANIFEST), its explain views and the checks straight on it.
+
+const { types } = require('node:util')
+const native = require('./native.js')
+const { InvalidManifestError } = require('./errors.js')
+const { manifestJson } = require('./plain.js')
+const { optionsObject, securityOption, ownValue } = require('./options.js')
+const { urlHref, withParity, nodeView, grantParityError } = require('./url-parity.js')
+
+const { binding, call, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, PLATFORMS, DECISIONS, codeOf } = native
+
+const TOKEN = Symbol('compiled')
+const HANDLE = Symbol('handle')
+const INSPECT = Symbol.for('nodejs.util.inspect.custom')
+const FS_MODES = new Set(['read', 'write'])
+const FETCH_INVALID_URL = codeOf('fetch', 'invalid_url')
+const hostPlatform = () => (process.platform === 'win32' ? 'win32' : 'posix')
+/** The checker module (it requires this one). */
+const checkerModule = () => require('./checker.js')
+/** A meter that records nothing, for explain views (which count no metric). */
+let noopMeter
+const NOOP_METER = () => (noopMeter ??= require('@opentelemetry/api').createNoopMeter())
+
+/** What `util.inspect` shows of a policy: plugin, platform, grant counts and budgets (never the grants). */
+function policySummary(policy) {
+  const m = policy.toJSON()
+  const n = (list) => (Array.isArray(list) ? list.length : 0)
+  const grants = { fs: n(m.fs), fetch: n(m.fetch), secrets: n(m.secrets), publishes: n(m.events && m.events.publishes), subscribes: n(m.events && m.events.subscribes), db: m.db ? 1 : 0 }
+  return { plugin: policy.plugin, platform: policy.platform, grants, budgets: policy.budgets }
+}
+
+function inspectAs(name, summary, options, inspect) {
+  return `${name} ${(inspect || require('node:util').inspect)(summary, options)}`
+}
+
+/** The wire's budgets as the public object: absent ones omitted, frozen. */
+function budgetsOf(b) {
+  const out = {}
+  for (const k of native.BUDGET_KIND_LIST) if (typeof b[k] === 'number') out[k] = b[k]
+  return Object.freeze(out)
+}
+
+/** The validated, compiled permissions of one plugin. Immutable; build with `fromManifest`. */
+class PermissionPolicy {
+  #handle
+  #plugin
+  #platform
+  #budgets
+  #json
+  #checker
+
+  /** @private use `PermissionPolicy.fromManifest` */
+  constructor(token, compiled, plugin, platform) {
+    if (token !== TOKEN) throw new TypeError('use PermissionPolicy.fromManifest(manifest, { plugin })')
+    this.#handle = compiled.handle
+    this.#budgets = budgetsOf(compiled.budgets)
+    this.#plugin = plugin
+    this.#platform = platform
+    Object.freeze(this)
+  }
+
+  /**
+   * Validates and compiles a manifest. Throws `INVALID_MANIFEST` (with
+   * `details.pointer` and `details.expected`) for any invalid field, and a
+   * TypeError for invalid options (the plugin id is decided in Rust).
+   */
+  static fromManifest(manifest, options) {
+    const opts = optionsObject(options, 'options')
+    const plugin = ownValue(opts, 'plugin')
+    // JS types only: the plugin id's length and characters are Rust's to judge;
+    // a lone surrogate is the one thing Rust cannot see (it would read U+FFFD).
+    if (typeof plugin !== 'string' || !plugin.isWellFormed()) {
+      throw new TypeError(`options.plugin must be a plugin id of 1 to ${native.LIMITS.maxNameBytes} UTF-8 bytes without control characters`)
+    }
+    const platformOpt = securityOption(opts, 'platform', 'options')
+    const platform = platformOpt === undefined ? hostPlatform() : platformOpt
+    if (typeof platform !== 'string' || !PLATFORMS.includes(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
+    const json = manifestJson(manifest)
+    const compiled = call(binding.compilePolicy, json, plugin, platform)
+    const parity = grantParityError(json)
+    if (parity !== undefined) throw new InvalidManifestError(parity)
+    return new PermissionPolicy(TOKEN, compiled, plugin, platform)
+  }
+
+  get plugin() {
+    return this.#plugin
+  }
+
+  get platform() {
+    return this.#platform
+  }
+
+  /** Budgets from the manifest; absent ones are omitted. */
+  get budgets() {
+    return this.#budgets
+  }
+
+  /** The normalised manifest (deep-frozen). */
+  toJSON() {
+    if (this.#json === undefined) this.#json = native.deepFreeze(JSON.parse(binding.policyToJson(this.#handle)))
+    return this.#json
+  }
+
+  /**
+   * Why `checkFs`/`checkFetch`/`checkCapability` decide as they do: the
+   * decision plus the grants that matched (or none). For tools, not hot paths;
+   * counts no metric.
+   */
+  explainFs(path, mode) {
+    if (typeof path !== 'string') throw new TypeError('path must be a string')
+    if (!FS_MODES.has(mode)) throw new TypeError("mode must be 'read' or 'write'")
+    return JSON.parse(binding.policyExplain(this.#handle, `fs-${mode}`, path, null))
+  }
+
+  explainFetch(url) {
+    url = urlHref(url)
+    const explained = JSON.parse(binding.policyExplain(this.#handle, 'fetch', url, null))
+    if (url.isWellFormed()) {
+      // SPEC §3/§11 parity: the decision the checks make.
+      const v = withParity(url, (node) => binding.policyCheckFetch(this.#handle, url, null, node), FETCH_INVALID_URL)
+      if (v.code === FETCH_INVALID_URL && explained.decision.reason !== 'invalid_url') {
+        explained.decision = DECISIONS[FETCH_INVALID_URL]
+        const node = nodeView(url)
+        explained.parity = { node: node !== undefined && node.href !== undefined ? new URL(node.href).host : null, core: explained.url ? explained.url.host : null }
+      }
+    }
+    return explained
+  }
+
+  explainCapability(capabilityId, payload) {
+    if (typeof capabilityId !== 'string') throw new TypeError('capabilityId must be a string')
+    const field = CAPABILITY_FIELDS.get(capabilityId)
+    const plain = payload !== null && typeof payload === 'object' && !types.isProxy(payload) && !Array.isArray(payload)
+    const second = CAPABILITY_SECOND_FIELDS.get(capabilityId)
+    if (second !== undefined) {
+      // Two fields (secrets.use): the own string values only, as the checks read them.
+      const p = {}
+      for (const k of [field, second]) {
+        const v = plain ? ownValue(payload, k) : undefined
+        if (typeof v === 'string' && v.isWellFormed()) p[k] = v
+      }
+      const explained = JSON.parse(binding.policyExplain(this.#handle, 'cap-json', capabilityId, JSON.stringify(p)))
+      // The decision the checks make (SPEC §3 parity included).
+      explained.decision = new (checkerModule().PermissionChecker)(this, { meter: NOOP_METER() }).checkCapability(capabilityId, payload)
+      return explained
+    }
+    const value = field !== undefined && plain ? ownValue(payload, field) : undefined
+    return JSON.parse(binding.policyExplain(this.#handle, 'cap', capabilityId, typeof value === 'string' ? value : null))
+  }
+
+  /**
+   * The checks, straight on the policy: a `PermissionChecker` on the global
+   * meter provider (resolved at the first check), so denials are counted as
+   * always. Use `new PermissionChecker(policy, { meter })` for another meter.
+   */
+  #default() {
+    if (this.#checker === undefined) this.#checker = new (checkerModule().PermissionChecker)(this)
+    return this.#checker
+  }
+
+  checkFs(path, mode, options) {
+    return this.#default().checkFs(path, mode, options)
+  }
+
+  assertFs(path, mode, options) {
+    return this.#default().assertFs(path, mode, options)
+  }
+
+  authorizeFs(path, mode, options) {
+    return this.#default().authorizeFs(path, mode, options)
+  }
+
+  checkFetch(url) {
+    return this.#default().checkFetch(url)
+  }
+
+  assertFetch(url) {
+    return this.#default().assertFetch(url)
+  }
+
+  authorizeFetch(url) {
+    return this.#default().authorizeFetch(url)
+  }
+
+  checkFetchAddress(url, resolvedIp) {
+    return this.#default().checkFetchAddress(url, resolvedIp)
+  }
+
+  assertFetchAddress(url, resolvedIp) {
+    return this.#default().assertFetchAddress(url, resolvedIp)
+  }
+
+  checkCapability(capabilityId, payload) {
+    return this.#default().checkCapability(capabilityId, payload)
+  }
+
+  assertCapability(capabilityId, payload) {
+    return this.#default().assertCapability(capabilityId, payload)
+  }
+
+  /** Warnings `{ pointer, code, message }` for grants broader than they likely mean to be. */
+  lint() {
+    return JSON.parse(binding.policyLint(this.#handle))
+  }
+
+  /** `util.inspect(policy)`: `PermissionPolicy { plugin, platform, grants: { fs: 2, ... }, budgets }`. */
+  [INSPECT](depth, options, inspect) {
+    return inspectAs('PermissionPolicy', policySummary(this), options, inspect)
+  }
+
+  static [HANDLE](policy) {
+    return policy.#handle
+  }
+}
+
+/** The policy handle of a real PermissionPolicy (never a Proxy or a look-alike), else a TypeError. */
+function handleOf(policy) {
+  if (types.isProxy(policy) || !(policy instanceof PermissionPolicy)) throw new TypeError('expected a PermissionPolicy (from PermissionPolicy.fromManifest)')
+  return PermissionPolicy[HANDLE](policy)
+}
+
+module.exports = { PermissionPolicy, handleOf, policySummary, inspectAs }

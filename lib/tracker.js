@@ -1,0 +1,250 @@
+'use strict'
+// BudgetTracker: one request's wall clock, memory and CPU against a policy's
+// budgets. Readings and status cross in one Float64Array whose slots are the
+// wire's named indices (native.IO); result codes are native.RESULT.
+
+const { types } = require('node:util')
+const native = require('./native.js')
+const { BudgetExceededError, InvalidSampleError, redact } = require('./errors.js')
+const { optionsObject, securityOption, securityOptions, ownValue, meterFrom, counterFor } = require('./options.js')
+const { handleOf } = require('./policy.js')
+
+const { binding, LIMITS, BUDGET_KIND_LIST, BUDGET_KINDS, SAMPLE_FIELDS, IO, RESULT } = native
+const { rawBudgetCreate, rawBudgetRecord, rawBudgetElapsed } = binding
+
+/** Every option `BudgetTracker` knows; any other key is a TypeError. */
+const TRACKER_OPTION_KEYS = Object.freeze(['hooks', 'capability', 'cpuGraceMs', 'unmeasured', 'meter', 'shadow'])
+/**
+ * A budget metric label: the shape of a capability id (`request`, `fs.read`,
+ * `tool.call`), never a path or URL (no `/`, `:`, `\\`, spaces or upper case).
+ */
+const BUDGET_LABEL = /^[a-z][a-z0-9_.-]{0,63}$/
+
+/** The input slots, which the shadow tracker copies. */
+const INPUT_SLOTS = [IO.now, IO.cpuTimeMs, IO.rssMb, IO.presence]
+
+function hook(hooks, name) {
+  const f = ownValue(hooks, name)
+  if (f !== undefined && typeof f !== 'function') throw new TypeError(`hooks.${name} must be a function`)
+  return f
+}
+
+/** A number for the core; anything else becomes NaN, which the core rejects as INVALID_SAMPLE. */
+const num = (v) => (typeof v === 'number' ? v : NaN)
+
+const defaultNow = () => performance.now()
+
+/** The sampler hook each budget needs, by budget name (the wall clock has `now`, always). */
+const SAMPLER_OF = new Map([
+  ['cpuPercent', 'cpuTimeMs'],
+  ['memoryMb', 'rssMb'],
+  ['wallClockMs', 'now'],
+])
+
+/**
+ * `options.unmeasured` as a bit set by budget index. A security option: an
+ * own data property holding a plain array of distinct budget names; a
+ * getter, an inherited value, a Proxy or anything else is a TypeError.
+ */
+function unmeasuredBits(opts) {
+  const bad = () => new TypeError(`options.unmeasured must be an array of distinct budget names (${BUDGET_KIND_LIST.join(', ')})`)
+  let list
+  try {
+    if (types.isProxy(opts)) throw bad()
+    const d = Object.getOwnPropertyDescriptor(opts, 'unmeasured')
+    if (d === undefined) {
+      if ('unmeasured' in opts) throw bad()
+      return 0
+    }
+    if (!('value' in d)) throw bad()
+    list = d.value
+    if (!Array.isArray(list) || types.isProxy(list) || list.length > BUDGET_KIND_LIST.length) throw bad()
+  } catch {
+    throw bad()
+  }
+  let bits = 0
+  for (let i = 0; i < list.length; i++) {
+    const d = Object.getOwnPropertyDescriptor(list, i)
+    const name = d !== undefined && 'value' in d ? d.value : undefined
+    const index = typeof name === 'string' ? BUDGET_KIND_LIST.indexOf(name) : -1
+    if (index < 0 || bits & (1 << index)) throw bad()
+    bits |= 1 << index
+  }
+  return bits
+}
+
+/**
+ * Tracks one request's wall clock, memory and CPU against a policy's budgets.
+ * Hooks: `now()` (monotonic ms, default `performance.now`), `cpuTimeMs()`
+ * (cumulative CPU ms), `rssMb()` (resident MB). Each breach counts once in
+ * `plugin.budget_exceeded_total{plugin, capability, reason}`. A `cpuPercent`
+ * budget without `cpuTimeMs`, or a `memoryMb` budget without `rssMb`, is a
+ * TypeError at construction unless `options.unmeasured` names it (the host
+ * measures it elsewhere, e.g. pushes it with `record()`): a budget is never
+ * silently unenforced.
+ */
+class BudgetTracker {
+  #native
+  // Readings in, status out: the slots of native.IO (see rawBudgetRecord).
+  #io = new Float64Array(IO.len)
+  #policy
+  #now
+  #cpu
+  #rss
+  #counter
+  #capability
+  /** The shadow policy's tracker (SPEC §12): its own handle, readings and status buffer. */
+  #shadowNative
+  #shadowIo
+  #shadowCounter
+
+  constructor(policy, options) {
+    const policyHandle = handleOf(policy)
+    const opts = securityOptions(options, 'options', TRACKER_OPTION_KEYS) || {}
+    const hooks = optionsObject(ownValue(opts, 'hooks'), 'options.hooks')
+    if (types.isProxy(hooks)) throw new TypeError('options.hooks must be a plain object, not a Proxy')
+    this.#now = hook(hooks, 'now') || defaultNow
+    this.#cpu = hook(hooks, 'cpuTimeMs')
+    this.#rss = hook(hooks, 'rssMb')
+    const capability = ownValue(opts, 'capability')
+    if (capability !== undefined && (typeof capability !== 'string' || !BUDGET_LABEL.test(capability))) {
+      throw new TypeError('options.capability must be a metric label of 1 to 64 characters a-z 0-9 _ . - starting with a letter (e.g. request, fs.read); never a path or URL')
+    }
+    this.#capability = capability === undefined ? 'request' : capability
+    const grace = securityOption(opts, 'cpuGraceMs', 'options')
+    if (grace !== undefined && (typeof grace !== 'number' || grace > LIMITS.maxCpuGraceMs)) {
+      throw new TypeError(`options.cpuGraceMs must be a number of ms, at most LIMITS.maxCpuGraceMs (${LIMITS.maxCpuGraceMs})`)
+    }
+    const unmeasured = unmeasuredBits(opts)
+    const shadow = securityOption(opts, 'shadow', 'options')
+    if (shadow !== undefined) {
+      handleOf(shadow)
+      if (shadow.plugin !== policy.plugin) throw new TypeError('options.shadow must be a PermissionPolicy for the same plugin id as the enforced policy')
+    }
+    this.#policy = policy
+    const meter = meterFrom(opts)
+    this.#counter = counterFor(meter, native.BUDGET_EXCEEDED_TOTAL)
+    const now = num(this.#now())
+    const cpu = this.#cpu ? num(this.#cpu()) : undefined
+    const rss = this.#rss ? num(this.#rss()) : undefined
+    const graceMs = grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace)
+    const create = (handleFor, which) => {
+      const handle = rawBudgetCreate(handleFor, now, cpu, rss, graceMs, unmeasured)
+      if (typeof handle === 'number') {
+        if ((handle & RESULT.kindMask) === RESULT.unmeasured) {
+          const budget = BUDGET_KIND_LIST[handle >> RESULT.fieldShift]
+          throw new TypeError(
+            `BudgetTracker: ${which} ${budget} budget has no sampler (hooks.${SAMPLER_OF.get(budget)}); pass one, or list it in options.unmeasured if the host measures it elsewhere (record() pushes, or its own enforcement)`,
+          )
+        }
+        throw new InvalidSampleError({ field: SAMPLE_FIELDS[handle >> RESULT.fieldShift] })
+      }
+      return handle
+    }
+    this.#native = create(policyHandle, "the policy's")
+    if (shadow !== undefined) {
+      this.#shadowNative = create(handleOf(shadow), "the shadow policy's")
+      this.#shadowIo = new Float64Array(IO.len)
+      this.#shadowCounter = counterFor(meter, native.BUDGET_SHADOW_EXCEEDED_TOTAL)
+    }
+    Object.freeze(this)
+  }
+
+  /** The shadow policy's budgets see the same readings; each of its breaches counts once (never thrown). */
+  #recordShadow() {
+    const io = this.#shadowIo
+    for (const slot of INPUT_SLOTS) io[slot] = this.#io[slot]
+    let code
+    try {
+      code = rawBudgetRecord(this.#shadowNative, io)
+    } catch {
+      return
+    }
+    if ((code & RESULT.kindMask) === RESULT.invalidSample) return
+    const fresh = (code >> RESULT.freshShift) & RESULT.freshMask
+    for (let i = 0; i < BUDGET_KIND_LIST.length; i++) {
+      if (fresh & (1 << i)) {
+        this.#shadowCounter.add(1, { plugin: this.#policy.plugin, capability: this.#capability, reason: BUDGET_KINDS.get(BUDGET_KIND_LIST[i]) })
+      }
+    }
+  }
+
+  /** Wall-clock ms since the tracker started (never decreasing). */
+  get elapsedMs() {
+    return rawBudgetElapsed(this.#native)
+  }
+
+  #apply(code) {
+    if ((code & RESULT.kindMask) === RESULT.invalidSample) throw new InvalidSampleError({ field: SAMPLE_FIELDS[code >> RESULT.fieldShift] })
+    const fresh = (code >> RESULT.freshShift) & RESULT.freshMask
+    if (fresh !== 0) {
+      for (let i = 0; i < BUDGET_KIND_LIST.length; i++) {
+        if (fresh & (1 << i)) {
+          this.#counter.add(1, { plugin: this.#policy.plugin, capability: this.#capability, reason: BUDGET_KINDS.get(BUDGET_KIND_LIST[i]) })
+        }
+      }
+    }
+    const s = this.#io
+    if (s[IO.ok] === 1) {
+      const st = { ok: true, elapsedMs: s[IO.elapsedMs] }
+      if (s[IO.cpuPercentOrBudget] >= 0) st.cpuPercent = s[IO.cpuPercentOrBudget]
+      if (s[IO.memoryMbOrLimit] >= 0) st.memoryMb = s[IO.memoryMbOrLimit]
+      return st
+    }
+    const budget = BUDGET_KIND_LIST[s[IO.cpuPercentOrBudget]]
+    return { ok: false, budget, limit: s[IO.memoryMbOrLimit], observed: s[IO.observed], reason: BUDGET_KINDS.get(budget), elapsedMs: s[IO.elapsedMs] }
+  }
+
+  #record(now, cpu, rss) {
+    const io = this.#io
+    io[IO.now] = now
+    io[IO.cpuTimeMs] = cpu === undefined ? 0 : cpu
+    io[IO.rssMb] = rss === undefined ? 0 : rss
+    io[IO.presence] = (cpu === undefined ? 0 : IO.cpuPresent) | (rss === undefined ? 0 : IO.rssPresent)
+    const code = rawBudgetRecord(this.#native, io)
+    if (this.#shadowNative !== undefined && (code & RESULT.kindMask) !== RESULT.invalidSample) this.#recordShadow()
+    return this.#apply(code)
+  }
+
+  /** Reads every hook, records and evaluates. Hook errors propagate. */
+  sample() {
+    const now = num(this.#now())
+    const cpu = this.#cpu ? num(this.#cpu()) : undefined
+    const rss = this.#rss ? num(this.#rss()) : undefined
+    return this.#record(now, cpu, rss)
+  }
+
+  /** Records pushed readings `{ now?, cpuTimeMs?, rssMb? }` (`now` defaults to the clock) and evaluates. */
+  record(sample) {
+    const s = optionsObject(sample, 'sample')
+    if (types.isProxy(s)) throw new TypeError('sample must be a plain object, not a Proxy')
+    const nowV = ownValue(s, 'now')
+    const cpuV = ownValue(s, 'cpuTimeMs')
+    const rssV = ownValue(s, 'rssMb')
+    const now = nowV === undefined ? num(this.#now()) : num(nowV)
+    return this.#record(now, cpuV === undefined ? undefined : num(cpuV), rssV === undefined ? undefined : num(rssV))
+  }
+
+  /** Reads the clock only and evaluates. */
+  check() {
+    return this.#record(num(this.#now()), undefined, undefined)
+  }
+
+  /** `check()`, throwing `BUDGET_EXCEEDED` when over budget. */
+  assertWithin() {
+    const st = this.check()
+    if (!st.ok) {
+      throw new BudgetExceededError({
+        plugin: redact(this.#policy.plugin),
+        capability: this.#capability,
+        budget: st.budget,
+        reason: st.reason,
+        limit: st.limit,
+        observed: st.observed,
+        elapsedMs: st.elapsedMs,
+      })
+    }
+  }
+}
+
+module.exports = { BudgetTracker }

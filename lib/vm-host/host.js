@@ -1,0 +1,315 @@
+'use strict'
+// A small but real sandbox host: plugin code in a worker_threads Worker,
+// inside a vm.Context (see worker.js); every capability call arrives here
+// by postMessage and is checked with the package before it is performed.
+const fs = require('node:fs')
+const dns = require('node:dns/promises')
+const net = require('node:net')
+const path = require('node:path')
+const { Worker } = require('node:worker_threads')
+const crypto = require('node:crypto')
+const { PermissionChecker, BudgetTracker, isPermissionDenied, isBudgetExceeded, serializeError } = require('../../index.js')
+
+const MAX_REDIRECTS = 5
+const MAX_BODY = 64 * 1024
+// Not following a final symlink: O_NOFOLLOW where the platform has it (not on Windows).
+const NOFOLLOW = fs.constants.O_NOFOLLOW || 0
+
+/**
+ * Destination-bound secrets (SPEC §13): one opaque placeholder per bound
+ * secret of the manifest, random per run. The plugin only ever holds the
+ * placeholder; the host puts the value into an outgoing request's headers
+ * after `secrets.use` allows that URL. Returns `{ placeholders: { NAME:
+ * placeholder }, byPlaceholder: Map<placeholder, NAME> }`.
+ */
+function boundSecrets(policy) {
+  const placeholders = {}
+  const byPlaceholder = new Map()
+  for (const s of policy.toJSON().secrets || []) {
+    if (typeof s === 'string') continue
+    const ph = `sbx-secret-${crypto.randomBytes(18).toString('base64url')}`
+    placeholders[s.name] = ph
+    byPlaceholder.set(ph, s.name)
+  }
+  return { placeholders, byPlaceholder }
+}
+
+/** Every place a placeholder could hide in a string: as written, and percent- or form-decoded. */
+function views(s) {
+  const out = [s]
+  for (const f of [decodeURIComponent, (x) => decodeURIComponent(x.replace(/\+/g, ' '))]) {
+    try {
+      out.push(f(s))
+    } catch {}
+  }
+  return out
+}
+
+/**
+ * Which bound secrets the plugin's headers carry, the headers with the values
+ * substituted, and a denial for a placeholder anywhere else (URL or body):
+ * a secret is only ever sent as a header to a destination `secrets.use` allows.
+ */
+function substituteSecrets({ checker, secrets, byPlaceholder, url, headers, body }) {
+  const hits = (s) => [...byPlaceholder.keys()].filter((ph) => views(s).some((v) => v.includes(ph)))
+  for (const [where, text] of [['url', url], ['body', body]]) {
+    for (const ph of typeof text === 'string' ? hits(text) : []) {
+      // A destination no hosts pattern can match: counted and thrown like every denial.
+      checker.assertCapability('secrets.use', { name: byPlaceholder.get(ph), url: `placeholder-in-${where}:` })
+    }
+  }
+  const out = {}
+  const used = new Set()
+  for (const [k, v] of Object.entries(headers)) {
+    let value = v
+    for (const ph of hits(v)) {
+      const name = byPlaceholder.get(ph)
+      checker.assertCapability('secrets.use', { name, url })
+      if (!secrets.has(name)) throw new Error('no such secret')
+      value = value.split(ph).join(secrets.get(name))
+      used.add(k)
+    }
+    out[k] = value
+  }
+  return { headers: out, substituted: used }
+}
+
+/** A plugin's headers: a plain object of string values (nothing else crosses). */
+function pluginHeaders(h) {
+  if (h === undefined || h === null) return {}
+  if (typeof h !== 'object' || Array.isArray(h)) throw new Error('headers must be an object of strings')
+  const out = {}
+  for (const [k, v] of Object.entries(h)) {
+    if (typeof v !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(k)) throw new Error('headers must be an object of strings')
+    out[k.toLowerCase()] = v
+  }
+  return out
+}
+
+/** What the host does once a call is allowed. Real I/O: files, fetch, an in-memory secret store and event bus. */
+function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = () => {} }) {
+  return {
+    // Open exactly the path that was checked (the real path, symlinks and
+    // `..` resolved as the kernel resolves them), and never follow a final
+    // symlink that appeared after the check.
+    async 'fs.read'(p) {
+      const file = checker.authorizeFs(p.path, 'read', { resolveSymlinks: true })
+      const fh = await fs.promises.open(file, fs.constants.O_RDONLY | NOFOLLOW)
+      try {
+        return await fh.readFile('utf8')
+      } finally {
+        await fh.close()
+      }
+    },
+    async 'fs.write'(p) {
+      const file = checker.authorizeFs(p.path, 'write', { resolveSymlinks: true })
+      const fh = await fs.promises.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW, 0o644)
+      try {
+        await fh.writeFile(String(p.data))
+      } finally {
+        await fh.close()
+      }
+      return null
+    },
+    async fetch(p) {
+      // Fetch exactly the canonical URL that was checked; re-check the
+      // resolved address and every redirect hop.
+      let url = checker.authorizeFetch(p.url)
+      const method = p.method === undefined ? 'GET' : String(p.method)
+      if (!['GET', 'POST', 'PUT'].includes(method)) throw new Error('method must be GET, POST or PUT')
+      const reqBody = p.body === undefined || method === 'GET' ? undefined : String(p.body)
+      // Bound secrets: placeholders in headers become values only where secrets.use allows.
+      let { headers, substituted } = substituteSecrets({ checker, secrets, byPlaceholder, url, headers: pluginHeaders(p.headers), body: p.body === undefined ? undefined : String(p.body) })
+      const original = pluginHeaders(p.headers)
+      for (let hop = 0; ; hop++) {
+        const { hostname } = new URL(url)
+        const bare = hostname.replace(/^\[|\]$/g, '')
+        const address = net.isIP(bare) ? bare : (await dns.lookup(hostname)).address
+        checker.assertFetchAddress(url, address)
+        const res = await fetch(url, { redirect: 'manual', method: hop === 0 ? method : 'GET', headers, body: hop === 0 ? reqBody : undefined })
+        const location = res.headers.get('location')
+        if (res.status >= 300 && res.status < 400 && location !== null) {
+          if (hop >= MAX_REDIRECTS) throw new Error('too many redirects')
+          const next = checker.authorizeFetch(new URL(location, url).href)
+          if (substituted.size > 0) {
+            // A substituted header goes on only to the same origin, and only
+            // when secrets.use allows the new URL too (its path may leave the
+            // scope); otherwise it is dropped, never sent.
+            const sameOrigin = new URL(next).origin === new URL(url).origin
+            const kept = {}
+            const keptSubstituted = new Set()
+            for (const [k, v] of Object.entries(headers)) {
+              if (!substituted.has(k)) kept[k] = v
+              else if (sameOrigin && [...byPlaceholder].every(([ph, name]) => !original[k].includes(ph) || checker.checkCapability('secrets.use', { name, url: next }).allowed)) {
+                kept[k] = v
+                keptSubstituted.add(k)
+              } else log(`redirect to ${new URL(next).origin}: substituted header '${k}' dropped`)
+            }
+            headers = kept
+            substituted = keptSubstituted
+          }
+          url = next
+          continue
+        }
+        const body = (await res.text()).slice(0, MAX_BODY)
+        return { status: res.status, body }
+      }
+    },
+    async 'secrets.get'(p) {
+      if (!secrets.has(p.name)) throw new Error('no such secret')
+      return secrets.get(p.name)
+    },
+    async 'events.publish'(p) {
+      bus.push({ topic: p.topic, data: p.data === undefined ? null : p.data })
+      return null
+    },
+    async 'events.subscribe'() {
+      return null
+    },
+    async 'db.query'() {
+      return { rows: [] }
+    },
+  }
+}
+
+/** A short, single-line rendering of a payload for the host's own trace. */
+function describeCall(capability, payload) {
+  const v = payload && (payload.path ?? payload.url ?? payload.name ?? payload.topic ?? payload.database)
+  return `${capability} ${typeof v === 'string' ? JSON.stringify(v.length > 120 ? `${v.slice(0, 117)}...` : v) : ''}`.trim()
+}
+
+/**
+ * Validates one capability request from a plugin (JSON text) and answers it:
+ * `assertCapability` first (or `audit` in audit mode), then the performer.
+ * Resolves to `{ id, ok, json }`, or null for a message to ignore.
+ */
+function callHandler({ name, checker, perform, calls, log, audit }) {
+  return async function handle(raw) {
+    if (typeof raw !== 'string' || raw.length > 1 << 20) return null
+    let req
+    try {
+      req = JSON.parse(raw)
+    } catch {
+      return null
+    }
+    // Validate the message before anything else: shape and sizes.
+    if (req === null || typeof req !== 'object' || !Number.isSafeInteger(req.id) || typeof req.capability !== 'string' || req.capability.length > 64) return null
+    const { id, capability, payload } = req
+    if (capability === 'log') {
+      log(`[${name}] log: ${String(payload && payload.line).slice(0, 200)}`)
+      return { id, ok: true, json: undefined }
+    }
+    const what = describeCall(capability, payload)
+    try {
+      if (audit) audit(capability, payload)
+      else checker.assertCapability(capability, payload)
+      const fn = Object.hasOwn(perform, capability) ? perform[capability] : null
+      if (fn === null) throw new Error('capability not implemented by this host')
+      const value = await fn(payload)
+      calls.push({ capability, what, allowed: true })
+      log(`[${name}] ${what} -> allowed`)
+      return { id, ok: true, json: JSON.stringify(value) }
+    } catch (e) {
+      if (isPermissionDenied(e)) {
+        calls.push({ capability, what, allowed: false, reason: e.details.reason })
+        log(`[${name}] ${what} -> PERMISSION_DENIED (${e.details.reason})`)
+        return { id, ok: false, json: JSON.stringify(serializeError(e)) }
+      }
+      calls.push({ capability, what, allowed: true, error: String(e.message) })
+      log(`[${name}] ${what} -> allowed, but failed: ${e.message}`)
+      return { id, ok: false, json: JSON.stringify({ $hostError: 1, message: String(e.message) }) }
+    }
+  }
+}
+
+/**
+ * Runs one plugin as one request.
+ * options: { name, code, policy, secrets?: Map, bus?: [], meter?, log?(line), audit?: (capability, payload) => void,
+ *            sampleEveryMs? }
+ * In audit mode every call is allowed and reported to `audit` (for `learn`): never run untrusted code that way
+ * outside a throwaway environment.
+ */
+function runPlugin(options) {
+  const { name, code, policy, meter, audit } = options
+  const log = options.log || (() => {})
+  const secrets = options.secrets || new Map()
+  const bus = options.bus || []
+  const shadow = options.shadow
+  const shadowEvents = []
+  const onShadow = (e) => {
+    shadowEvents.push(e)
+    log(`[${name}] shadow would deny: ${e.capability} (${e.reason})${e.target ? ` ${e.target}` : ''}; enforced: ${e.enforced}`)
+  }
+  const checker = new PermissionChecker(policy, shadow ? { meter, shadow, onShadow } : { meter })
+  const { placeholders, byPlaceholder } = boundSecrets(policy)
+  const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus, byPlaceholder, log: (line) => log(`[${name}] ${line}`) })
+  const calls = []
+  const memoryMb = policy.budgets.memoryMb
+  const worker = new Worker(path.join(__dirname, 'worker.js'), {
+    // Only placeholders of bound secrets enter the worker, never their values.
+    workerData: { code, filename: `${name}.js`, config: { ...(options.config || {}), secretPlaceholders: placeholders } },
+    resourceLimits: memoryMb ? { maxOldGenerationSizeMb: Math.max(16, Math.ceil(memoryMb)) } : undefined,
+    env: {},
+    stdout: true,
+    stderr: true,
+  })
+  return new Promise((resolve) => {
+    let finished = false
+    let tracker = null
+    let timer = null
+    let startup = null
+    const finish = (result) => {
+      if (finished) return
+      finished = true
+      clearInterval(timer)
+      clearTimeout(startup)
+      worker.terminate().then(() => resolve({ ...result, calls, shadow: shadowEvents, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
+    }
+    // The request's budget starts when the plugin's code starts (the worker
+    // says `ready`), so worker start-up is not billed to the plugin.
+    const startBudget = () => {
+      tracker = new BudgetTracker(policy, {
+        meter,
+        hooks: { now: () => performance.now(), cpuTimeMs: () => worker.performance.eventLoopUtilization().active },
+        // The worker's resourceLimits enforce memoryMb; this tracker has no RSS of its own thread.
+        unmeasured: ['memoryMb'],
+        ...(shadow ? { shadow } : {}),
+      })
+      timer = setInterval(() => {
+        try {
+          tracker.sample()
+          tracker.assertWithin()
+        } catch (e) {
+          if (!isBudgetExceeded(e)) throw e
+          log(`[${name}] BUDGET_EXCEEDED ${e.details.budget}: observed ${e.details.observed.toFixed(1)} > limit ${e.details.limit}; worker terminated`)
+          finish({ ok: false, code: e.code, budget: e.details.budget })
+        }
+      }, options.sampleEveryMs || 10)
+    }
+    // A worker that never gets ready is stopped by the wall-clock budget too.
+    startup = setTimeout(() => finish({ ok: false, code: 'ERR_WORKER_START', message: 'worker did not start' }), (policy.budgets.wallClockMs || 10_000) + 5_000)
+
+    const reply = (id, ok, json) => {
+      if (!finished) worker.postMessage({ id, ok, json })
+    }
+    const handle = callHandler({ name, checker, perform, calls, log, audit })
+
+    worker.on('message', (m) => {
+      if (typeof m === 'string') handle(m).then((r) => r && reply(r.id, r.ok, r.json))
+      else if (m && m.ready && tracker === null) startBudget()
+      else if (m && m.done) finish(m.ok ? { ok: true, value: m.value } : { ok: false, code: m.code, message: m.message })
+    })
+    worker.on('error', (e) => finish({ ok: false, code: e.code || 'ERR_WORKER', message: String(e.message) }))
+    worker.on('exit', () => finish({ ok: false, code: 'ERR_WORKER_EXIT', message: 'worker exited' }))
+  })
+}
+
+/** In audit mode the performers still need their fs/fetch gate to pass: this one allows everything. */
+const auditChecker = {
+  assertFs() {},
+  authorizeFs: (p) => p,
+  assertFetchAddress() {},
+  authorizeFetch: (u) => new URL(u).href,
+}
+
+module.exports = { runPlugin, describeCall, callHandler, performers, auditChecker, boundSecrets, substituteSecrets }
