@@ -1,7 +1,7 @@
 //! `lint`: warnings for grants that widen authority more than they likely
 //! mean to, and for deny rules and bound secrets that decide nothing. Tooling
 //! (the `lint` CLI command), not a hot path. fs grants are read through the
-//! glob parser's own output ([`crate::glob`]), never re-derived from text, so
+//! glob parser's own output (the crate-private `glob` module), never re-derived from text, so
 //! an escaped `\*` is a name and a brace alternative is a variant.
 
 use serde_json::{json, Value};

@@ -61,7 +61,7 @@ fn fast_matcher_agrees_with_the_naive_reference() {
             for path in &paths {
                 let input = if platform == Platform::Win32 { format!("C:{path}") } else { path.to_owned() };
                 let Ok(norm) = normalize(&input, platform) else { continue };
-                let body = if platform == Platform::Win32 { &norm.path()[2..] } else { &norm.path()[..] };
+                let body = if platform == Platform::Win32 { &norm.path()[2..] } else { norm.path() };
                 let want = naive_glob::matches(&pattern, body, platform == Platform::Win32);
                 let got = p.check_fs(&input, FsMode::Read).is_allowed();
                 prop_assert_eq!(got, want, "{:?} pattern {:?} path {:?}", platform, pattern, input);
@@ -191,7 +191,7 @@ fn glob_engine_agrees_with_globset() {
             for path in &paths {
                 let input = if platform == Platform::Win32 { format!("C:{path}") } else { path.clone() };
                 let Ok(norm) = normalize(&input, platform) else { continue };
-                let want = reference.is_match(&norm.path());
+                let want = reference.is_match(norm.path());
                 let got = p.check_fs(&input, FsMode::Read).is_allowed();
                 prop_assert_eq!(got, want, "{:?} glob {:?} path {:?}", platform, glob, input);
                 compared += 1;

@@ -35,7 +35,7 @@ proptest! {
             let input = if win { format!("C:{raw}") } else { raw.clone() };
             match normalize(&input, platform) {
                 Ok(n) => {
-                    let body = if win { &n.path()[2..] } else { &n.path()[..] };
+                    let body = if win { &n.path()[2..] } else { n.path() };
                     prop_assert!(body.starts_with('/'));
                     if body != "/" {
                         for s in body[1..].split('/') {
