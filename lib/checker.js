@@ -9,7 +9,7 @@ const { types } = require('node:util')
 const native = require('./native.js')
 const { PermissionDeniedError, redact } = require('./errors.js')
 const { describe, securityOption, securityOptions, ownValue, meterFrom, counterFor } = require('./options.js')
-const { urlHref, fetchNeedsSecondParse, withParity } = require('./url-parity.js')
+const { urlHref, beyondUrlLimit, fetchNeedsSecondParse, withParity } = require('./url-parity.js')
 const { handleOf, policySummary, inspectAs } = require('./policy.js')
 
 const { binding, DECISIONS, ALLOW, codeOf, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, FS_BITS } = native
@@ -48,7 +48,17 @@ const INVALID_PAYLOAD = new Map([...CAPABILITY_FIELDS.keys()].map((id) => [id, c
 const verdict = (code, url, target) => ({ code, url, target })
 
 /** `scheme://host:port` of a URL string, or null (for a target the check did not return). */
-const originOf = (url) => (typeof url === 'string' && url.isWellFormed() ? binding.redactedOriginOf(url) : null)
+const originOf = (url) => (typeof url === 'string' && !beyondUrlLimit(url) && url.isWellFormed() ? binding.redactedOriginOf(url) : null)
+
+const { maxPathBytes: MAX_PATH_BYTES, maxPayloadStringBytes: MAX_PAYLOAD_BYTES } = native.LIMITS
+/**
+ * Whether the core may be shown `s` by a raw call: it is well-formed, or it
+ * is certainly over `limit` (every UTF-16 unit is at least one UTF-8 byte),
+ * which raw.rs's copy helper refuses from a buffer-sized copy. The length
+ * test first, so a huge string costs no `isWellFormed` scan; the decision
+ * stays the core's.
+ */
+const crossable = (s, limit) => s.length > limit || s.isWellFormed()
 
 /**
  * Checks capability calls against a policy and counts every denial once in
@@ -172,7 +182,7 @@ class PermissionChecker {
 
   #fsCode(path, mode, options) {
     const m = this.#fsBits(path, mode, options)
-    if (!path.isWellFormed()) return m & FS_WRITE ? FS_WRITE_INVALID : FS_READ_INVALID
+    if (!crossable(path, MAX_PATH_BYTES)) return m & FS_WRITE ? FS_WRITE_INVALID : FS_READ_INVALID
     return rawCheckFs(this.#handle, path, m)
   }
 
@@ -181,7 +191,7 @@ class PermissionChecker {
     // The hot path: a string, a known mode, no options.
     if (typeof path === 'string' && options === undefined && (mode === 'read' || mode === 'write')) {
       const m = mode === 'read' ? 0 : FS_WRITE
-      const code = path.isWellFormed() ? rawCheckFs(this.#handle, path, m) : m === 0 ? FS_READ_INVALID : FS_WRITE_INVALID
+      const code = crossable(path, MAX_PATH_BYTES) ? rawCheckFs(this.#handle, path, m) : m === 0 ? FS_READ_INVALID : FS_WRITE_INVALID
       const d = code === 0 ? ALLOW : this.#decide(code)
       if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFs(path, mode), d)
       return d
@@ -206,7 +216,13 @@ class PermissionChecker {
    */
   authorizeFs(path, mode, options) {
     const m = this.#fsBits(path, mode, options)
-    const v = path.isWellFormed() ? policyAuthorizeFs(this.#handle, path, m) : { code: m & FS_WRITE ? FS_WRITE_INVALID : FS_READ_INVALID }
+    // Over the limit: the raw check's refusal (no full copy of the string for the cold call).
+    const v =
+      path.length > MAX_PATH_BYTES
+        ? { code: rawCheckFs(this.#handle, path, m & ~FS_RESOLVE) }
+        : path.isWellFormed()
+          ? policyAuthorizeFs(this.#handle, path, m)
+          : { code: m & FS_WRITE ? FS_WRITE_INVALID : FS_READ_INVALID }
     if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFs(path, mode, options), DECISIONS[v.code])
     if (v.code === 0) return v.url
     throw this.#error(this.#decide(v.code))
@@ -215,7 +231,7 @@ class PermissionChecker {
   /** `checkFetch(url)` → decision. */
   checkFetch(url) {
     const s = typeof url === 'string' ? url : urlHref(url)
-    const d = !s.isWellFormed() ? this.#deny('fetch', 'invalid_url') : this.#fetchDecision(s)
+    const d = beyondUrlLimit(s) ? this.#decide(rawCheckFetch(this.#handle, s)) : !s.isWellFormed() ? this.#deny('fetch', 'invalid_url') : this.#fetchDecision(s)
     if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFetch(s), d, s)
     return d
   }
@@ -230,6 +246,8 @@ class PermissionChecker {
    * with the SPEC §3/§11 parity applied (`withParity`). Uncounted.
    */
   #fetchVerdict(s, ip) {
+    // Over the limit: the core's refusal, from the raw copy helper (no full copy, no parse, no target).
+    if (beyondUrlLimit(s)) return { code: rawCheckFetch(this.#handle, s), url: undefined, target: undefined }
     if (!s.isWellFormed()) return { code: FETCH_INVALID_URL, url: undefined, target: undefined }
     return withParity(s, (node) => policyCheckFetch(this.#handle, s, ip === undefined ? null : ip, node), FETCH_INVALID_URL)
   }
@@ -293,13 +311,13 @@ class PermissionChecker {
     // getOwnPropertyDescriptor and get traps disagree): invalid, like a getter.
     if (payload === null || typeof payload !== 'object' || types.isProxy(payload) || Array.isArray(payload)) return invalid
     const value = ownValue(payload, field)
-    if (typeof value !== 'string' || !value.isWellFormed()) return invalid
+    if (typeof value !== 'string' || !crossable(value, MAX_PAYLOAD_BYTES)) return invalid
     const second = CAPABILITY_SECOND_FIELDS.get(capabilityId)
     if (second !== undefined) {
       // secrets.use { name, url } (SPEC §13): a URL the two parsers read
       // differently (host or path) is never a granted destination.
       const url = ownValue(payload, second)
-      if (typeof url !== 'string' || !url.isWellFormed()) return invalid
+      if (typeof url !== 'string' || !crossable(url, MAX_PAYLOAD_BYTES)) return invalid
       if (!fetchNeedsSecondParse(url)) return verdict(rawCheckCapability(this.#handle, capabilityId, value, url), url)
       const refused = codeOf(capabilityId, 'secret_destination_not_allowed')
       const v = withParity(url, (node) => policyCheckCapability(this.#handle, capabilityId, value, url, node), refused)

@@ -51,6 +51,7 @@ class PermissionPolicy {
   #budgets
   #json
   #checker
+  #quietChecker
 
   /** @private use `PermissionPolicy.fromManifest` */
   constructor(token, compiled, plugin, platform) {
@@ -112,13 +113,19 @@ class PermissionPolicy {
   explainFs(path, mode) {
     if (typeof path !== 'string') throw new TypeError('path must be a string')
     if (!FS_MODES.has(mode)) throw new TypeError("mode must be 'read' or 'write'")
-    return JSON.parse(binding.policyExplain(this.#handle, `fs-${mode}`, path, null))
+    const explained = JSON.parse(binding.policyExplain(this.#handle, `fs-${mode}`, path, null))
+    // The decision the checks make: a string the core cannot see as written
+    // (a lone surrogate crosses as U+FFFD) is refused by the check, so explain
+    // must not report the U+FFFD path's answer.
+    if (!path.isWellFormed()) explained.decision = this.#quiet().checkFs(path, mode)
+    return explained
   }
 
   explainFetch(url) {
     url = urlHref(url)
     const explained = JSON.parse(binding.policyExplain(this.#handle, 'fetch', url, null))
-    if (url.isWellFormed()) {
+    if (!url.isWellFormed()) explained.decision = this.#quiet().checkFetch(url)
+    else {
       // SPEC §3/§11 parity: the decision the checks make.
       const v = withParity(url, (node) => binding.policyCheckFetch(this.#handle, url, null, node), FETCH_INVALID_URL)
       if (v.code === FETCH_INVALID_URL && explained.decision.reason !== 'invalid_url') {
@@ -144,11 +151,20 @@ class PermissionPolicy {
       }
       const explained = JSON.parse(binding.policyExplain(this.#handle, 'cap-json', capabilityId, JSON.stringify(p)))
       // The decision the checks make (SPEC §3 parity included).
-      explained.decision = new (checkerModule().PermissionChecker)(this, { meter: NOOP_METER() }).checkCapability(capabilityId, payload)
+      explained.decision = this.#quiet().checkCapability(capabilityId, payload)
       return explained
     }
     const value = field !== undefined && plain ? ownValue(payload, field) : undefined
-    return JSON.parse(binding.policyExplain(this.#handle, 'cap', capabilityId, typeof value === 'string' ? value : null))
+    const explained = JSON.parse(binding.policyExplain(this.#handle, 'cap', capabilityId, typeof value === 'string' ? value : null))
+    // As explainFs: an ill-formed field is refused by the check, whatever its U+FFFD form would match.
+    if (typeof value === 'string' && !value.isWellFormed()) explained.decision = this.#quiet().checkCapability(capabilityId, payload)
+    return explained
+  }
+
+  /** A checker that counts nothing, for explain's decisions. */
+  #quiet() {
+    if (this.#quietChecker === undefined) this.#quietChecker = new (checkerModule().PermissionChecker)(this, { meter: NOOP_METER() })
+    return this.#quietChecker
   }
 
   /**

@@ -12,7 +12,7 @@
 // has one) like every other fetch denial (README "Errors").
 
 const { types } = require('node:util')
-const { binding } = require('./native.js')
+const { binding, LIMITS } = require('./native.js')
 const { describe } = require('./options.js')
 
 const hrefOf = Object.getOwnPropertyDescriptor(URL.prototype, 'href').get
@@ -50,13 +50,23 @@ const PATH_DOT_SEGMENT = /[/\\](?:\.|%2e)/i
 const FETCH_AUTHORITY = /^[a-zA-Z][a-zA-Z0-9+.-]*:[/\\]*([^/\\?#]*)/
 
 /**
+ * Whether `s` is certainly longer than the core's URL limit: every UTF-16
+ * unit is at least one UTF-8 byte. Such a string is refused by the core's
+ * length check, which raw.rs's copy helper makes without copying it, so it
+ * takes the raw check: no regex, no `isWellFormed` scan and no Node parse
+ * (Node 20 aborts the process building the error for a 2^29-byte URL, and a
+ * 64 MB one costs ~150 ms to scan). The decision stays the core's.
+ */
+const beyondUrlLimit = (s) => s.length > LIMITS.maxUrlBytes
+
+/**
  * Whether `s` needs Node's parse too. Plain printable-ASCII URLs without '%',
  * 'xn--' or a dot after a slash answer after one regex test (the hot path). Otherwise the
  * authority is found as WHATWG does; tab/newline anywhere (stripped by the
  * parser) or C0/space at either end (trimmed) means "not sure": parse twice.
  */
 function fetchNeedsSecondParse(s) {
-  if (!FETCH_SUSPECT.test(s)) return false
+  if (beyondUrlLimit(s) || !FETCH_SUSPECT.test(s)) return false
   if (/[\t\n\r]/.test(s) || s.charCodeAt(0) <= 0x20 || s.charCodeAt(s.length - 1) <= 0x20) return true
   const m = FETCH_AUTHORITY.exec(s)
   return m === null || AUTHORITY_SUSPECT.test(m[1]) || PATH_DOT_SEGMENT.test(s.slice(m[0].length))
@@ -156,4 +166,4 @@ function grantParityError(json) {
   return e
 }
 
-module.exports = { urlHref, fetchNeedsSecondParse, nodeView, pathParity, withParity, grantParityError }
+module.exports = { urlHref, beyondUrlLimit, fetchNeedsSecondParse, nodeView, pathParity, withParity, grantParityError }
