@@ -777,7 +777,16 @@ impl FetchMatcher {
     /// `checkFetchAddress`: the fetch check, then the address the host resolved
     /// the URL's name to. See [`is_special_address`].
     pub fn check_address(&self, input: &str, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
-        let allowed = self.check(input)?;
+        self.address_of(self.check(input)?, resolved_ip)
+    }
+
+    /// [`Self::check_address`] on a URL the caller already parsed.
+    pub fn check_address_url(&self, url: Url, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
+        self.address_of(self.check_url(url)?, resolved_ip)
+    }
+
+    /// The address half of `checkFetchAddress`, on a URL the fetch check allowed.
+    fn address_of(&self, allowed: AllowedUrl, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
         let ip = parse_ip(resolved_ip).ok_or(DenyReason::AddressNotAllowed)?;
         if self.deny.matches(&Parts::of(&allowed.url), Some(ip)).is_some() {
             return Err(DenyReason::ExplicitlyDenied);
@@ -1638,6 +1647,34 @@ mod tests {
         let s = deny_matcher(&["127.0.0.1"], &["*.localhost/admin/**"]);
         assert_eq!(s.check("http://127.0.0.1/admin/x").err(), Some(DenyReason::ExplicitlyDenied));
         assert!(s.check("http://127.0.0.1/public").is_ok());
+    }
+
+    #[test]
+    fn the_address_check_on_a_parsed_url_is_the_address_check() {
+        let m = deny_matcher(
+            &["a.example.com", "127.0.0.1:*", "localhost:*", "[::1]"],
+            &["10.0.0.0/8", "a.example.com/x/**"],
+        );
+        let mut compared = 0;
+        for u in [
+            "http://a.example.com/",
+            "https://a.example.com/x/y",
+            "http://127.0.0.1:8080/",
+            "http://localhost:3000/",
+            "http://[::1]/",
+            "http://u:p@a.example.com/",
+            "ftp://a.example.com/",
+            "http://b.example.com/",
+        ] {
+            for ip in ["93.184.216.34", "127.0.0.1", "10.1.2.3", "::1", "::ffff:127.0.0.1", "fe80::1", "not an ip", ""]
+            {
+                let parsed = Url::parse(u).unwrap();
+                let one = m.check_address_url(parsed, ip).map(|a| (a.url, a.host_match));
+                assert_eq!(one, m.check_address(u, ip).map(|a| (a.url, a.host_match)), "{u} {ip}");
+                compared += usize::from(one.is_ok());
+            }
+        }
+        assert!(compared >= 5, "{compared} allowed");
     }
 
     #[test]

@@ -236,6 +236,13 @@ impl PermissionPolicy {
         self.fetch.check_address(url, resolved_ip)
     }
 
+    /// [`Self::check_fetch_address`] on a URL the caller already parsed (the
+    /// binding keeps the parse to report the origin of a denial).
+    #[must_use = "a check decides nothing unless its result is read"]
+    pub fn check_fetch_address_parsed(&self, url: url::Url, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
+        self.fetch.check_address_url(url, resolved_ip)
+    }
+
     /// What `checkCapability` decides with, borrowed from this policy.
     fn gate(&self) -> Gate<'_> {
         Gate { fs: &self.fs, fetch: &self.fetch, grants: &self.sections.capabilities }
