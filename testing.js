@@ -7,7 +7,7 @@
 // Needs `@opentelemetry/sdk-metrics` (an optional peer dependency).
 
 const assert = require('node:assert/strict')
-const { binding, CAPABILITY_FIELDS, BUDGET_KINDS, ERROR_REGISTRY } = require('./lib/native.js')
+const { binding, Capability, CAPABILITY_FIELDS, BUDGET_KINDS, ERROR_REGISTRY, ErrorCode, PERMISSION_DENIED_TOTAL, BUDGET_EXCEEDED_TOTAL, PERMISSION_SHADOW_DENIED_TOTAL } = require('./lib/native.js')
 
 /** The registry id of an error code (`PERMISSION_DENIED` -> `SAND_PERM_001`), from the table Rust exports. */
 const ID_OF = new Map(ERROR_REGISTRY.map((e) => [e.code, e.id]))
@@ -15,9 +15,9 @@ const { isInvalidManifest, isPermissionDenied, isBudgetExceeded, isInvalidSample
 
 const CONFORMANCE_PLUGIN = 'conformance-plugin'
 const BUDGET_CAPABILITY = 'request'
-const DENIED = 'plugin.permission_denied_total'
-const BUDGET = 'plugin.budget_exceeded_total'
-const SHADOW = 'plugin.permission_shadow_denied_total'
+const DENIED = PERMISSION_DENIED_TOTAL.name
+const BUDGET = BUDGET_EXCEEDED_TOTAL.name
+const SHADOW = PERMISSION_SHADOW_DENIED_TOTAL.name
 /** The shadow the harness puts beside an adapter's checker (SPEC §12): it denies every call. */
 const DENY_ALL_SHADOW = Object.freeze({})
 
@@ -81,12 +81,12 @@ class MetricsProbe {
 function expectedCapability(c) {
   switch (c.op) {
     case 'fs':
-      return c.args.mode === 'read' ? 'fs.read' : 'fs.write'
+      return c.args.mode === 'read' ? Capability.FS_READ : Capability.FS_WRITE
     case 'fetch':
     case 'fetchAddress':
-      return 'fetch'
+      return Capability.FETCH
     default:
-      return CAPABILITY_FIELDS.has(c.args.id) ? c.args.id : 'unknown'
+      return CAPABILITY_FIELDS.has(c.args.id) ? c.args.id : Capability.UNKNOWN
   }
 }
 
@@ -106,7 +106,7 @@ class Skip {
 
 function checkDenialError(e, capability, reason, where) {
   assert.ok(isPermissionDenied(e), `${where}: expected a PERMISSION_DENIED error, got ${e && e.code}`)
-  assert.equal(e.id, ID_OF.get('PERMISSION_DENIED'), `${where}: registry id`)
+  assert.equal(e.id, ID_OF.get(ErrorCode.PERMISSION_DENIED), `${where}: registry id`)
   assert.equal(typeof e.message, 'string')
   const d = e.details
   assert.ok(d && typeof d === 'object', `${where}: details`)
@@ -240,7 +240,7 @@ async function runBudgetCase(c, checker, probe, trace = {}) {
   try {
     tracker = await checker[factory](hooks, { cpuGraceMs: c.args.graceMs, unmeasured: [...c.args.unmeasured] })
   } catch (e) {
-    if (want.error === 'INVALID_SAMPLE' && isInvalidSample(e)) return
+    if (want.error === ErrorCode.INVALID_SAMPLE && isInvalidSample(e)) return
     if (want.error === 'UNMEASURED_BUDGET') {
       // A budget with no sampler, not declared measured elsewhere: refused when the tracker is built.
       assert.equal(e && e.name, 'TypeError', `expected a TypeError for the unmeasured ${want.budget} budget, got ${e && (e.code || e.name)}`)
@@ -259,16 +259,16 @@ async function runBudgetCase(c, checker, probe, trace = {}) {
       trace.actual = last
     } catch (e) {
       trace.actual = `sample() threw ${e && e.code !== undefined ? e.code : String(e)}`
-      if (want.error === 'INVALID_SAMPLE') {
+      if (want.error === ErrorCode.INVALID_SAMPLE) {
         assert.ok(isInvalidSample(e), `expected INVALID_SAMPLE, got ${e && e.code}`)
-        assert.equal(e.id, ID_OF.get('INVALID_SAMPLE'))
+        assert.equal(e.id, ID_OF.get(ErrorCode.INVALID_SAMPLE))
         assert.deepEqual(await probe.delta(), {}, 'an invalid sample must not count')
         return
       }
       throw e
     }
   }
-  assert.notEqual(want.error, 'INVALID_SAMPLE', `expected INVALID_SAMPLE, got status ${JSON.stringify(last)}`)
+  assert.notEqual(want.error, ErrorCode.INVALID_SAMPLE, `expected INVALID_SAMPLE, got status ${JSON.stringify(last)}`)
   const delta = await probe.delta()
   if (want.ok) {
     assert.equal(last.ok, true, `status ${JSON.stringify(last)}, expected within budget`)
@@ -308,9 +308,9 @@ async function runCase(c, makeChecker, sdk = loadSdk(), trace = {}) {
       checker = await makeChecker(fresh(c.manifest), context)
     } catch (e) {
       trace.actual = `makeChecker threw ${e && e.code !== undefined ? `${e.code} ${show(e.details)}` : String(e)}`
-      if (c.op === 'manifest' && c.expect.error === 'INVALID_MANIFEST') {
+      if (c.op === 'manifest' && c.expect.error === ErrorCode.INVALID_MANIFEST) {
         assert.ok(isInvalidManifest(e), `expected INVALID_MANIFEST, got ${e && (e.code || e.name)}: ${e && e.message}`)
-        assert.equal(e.id, ID_OF.get('INVALID_MANIFEST'))
+        assert.equal(e.id, ID_OF.get(ErrorCode.INVALID_MANIFEST))
         assert.equal(e.details.pointer, c.args.pointer, `pointer ${e.details.pointer}, expected ${c.args.pointer}`)
         assert.equal(typeof e.details.expected, 'string')
         return

@@ -117,7 +117,7 @@ function parse(name, argv) {
     throw new UsageError(String(e.message).split('\n')[0].replace(/\. To specify a positional argument.*$/, ''), name)
   }
   const flags = parsed.values
-  if (flags.platform !== undefined && !['posix', 'win32'].includes(flags.platform)) throw new UsageError(`--platform must be posix or win32, got ${JSON.stringify(flags.platform)}`, name)
+  if (flags.platform !== undefined && !require('../lib/native.js').PLATFORMS.includes(flags.platform)) throw new UsageError(`--platform must be posix or win32, got ${JSON.stringify(flags.platform)}`, name)
   return { flags, rest: parsed.positionals }
 }
 

@@ -12,13 +12,13 @@ const { describe, securityOption, securityOptions, ownValue, meterFrom, counterF
 const { urlHref, beyondUrlLimit, fetchNeedsSecondParse, withParity } = require('./url-parity.js')
 const { handleOf, policySummary, inspectAs } = require('./policy.js')
 
-const { binding, DECISIONS, ALLOW, codeOf, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, FS_BITS } = native
+const { binding, DECISIONS, ALLOW, codeOf, Capability, DenyReason, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, FS_BITS } = native
 const { rawCheckFs, rawCheckFetch, rawCheckCapability, policyCheckFetch, policyCheckCapability, policyAuthorizeFs } = binding
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom')
-const FETCH_INVALID_URL = codeOf('fetch', 'invalid_url')
-const FS_READ_INVALID = codeOf('fs.read', 'invalid_path')
-const FS_WRITE_INVALID = codeOf('fs.write', 'invalid_path')
+const FETCH_INVALID_URL = codeOf(Capability.FETCH, DenyReason.INVALID_URL)
+const FS_READ_INVALID = codeOf(Capability.FS_READ, DenyReason.INVALID_PATH)
+const FS_WRITE_INVALID = codeOf(Capability.FS_WRITE, DenyReason.INVALID_PATH)
 /** The fs mode bits as plain constants (the hot path reads no table). */
 const FS_WRITE = FS_BITS.write
 const FS_RESOLVE = FS_BITS.resolve
@@ -41,9 +41,9 @@ function warnShadowCallback() {
   } catch {}
 }
 
-const UNKNOWN_CAPABILITY = codeOf('unknown', 'unknown_capability')
+const UNKNOWN_CAPABILITY = codeOf(Capability.UNKNOWN, DenyReason.UNKNOWN_CAPABILITY)
 /** capability id -> its invalid_payload code, looked up once (not a key built per call). */
-const INVALID_PAYLOAD = new Map([...CAPABILITY_FIELDS.keys()].map((id) => [id, codeOf(id, 'invalid_payload')]))
+const INVALID_PAYLOAD = new Map([...CAPABILITY_FIELDS.keys()].map((id) => [id, codeOf(id, DenyReason.INVALID_PAYLOAD)]))
 /** A capability verdict, always of one shape (the hot path stays monomorphic). */
 const verdict = (code, url, target) => ({ code, url, target })
 
@@ -130,7 +130,7 @@ class PermissionChecker {
     }
     if (d.allowed || this.#onShadow === undefined) return
     const event = { capability: d.capability, reason: d.reason, enforced: enforced.allowed ? 'allowed' : 'denied' }
-    if (url !== undefined && (d.capability === 'fetch' || d.capability === 'secrets.use')) {
+    if (url !== undefined && (d.capability === Capability.FETCH || d.capability === Capability.SECRETS_USE)) {
       const origin = originOf(url)
       if (origin !== null) event.target = redact(origin)
     }
@@ -231,7 +231,7 @@ class PermissionChecker {
   /** `checkFetch(url)` → decision. */
   checkFetch(url) {
     const s = typeof url === 'string' ? url : urlHref(url)
-    const d = beyondUrlLimit(s) ? this.#decide(rawCheckFetch(this.#handle, s)) : !s.isWellFormed() ? this.#deny('fetch', 'invalid_url') : this.#fetchDecision(s)
+    const d = beyondUrlLimit(s) ? this.#decide(rawCheckFetch(this.#handle, s)) : !s.isWellFormed() ? this.#deny(Capability.FETCH, DenyReason.INVALID_URL) : this.#fetchDecision(s)
     if (this.#shadow !== undefined) this.#observe((sh) => sh.checkFetch(s), d, s)
     return d
   }
@@ -319,7 +319,7 @@ class PermissionChecker {
       const url = ownValue(payload, second)
       if (typeof url !== 'string' || !crossable(url, MAX_PAYLOAD_BYTES)) return invalid
       if (!fetchNeedsSecondParse(url)) return verdict(rawCheckCapability(this.#handle, capabilityId, value, url), url)
-      const refused = codeOf(capabilityId, 'secret_destination_not_allowed')
+      const refused = codeOf(capabilityId, DenyReason.SECRET_DESTINATION_NOT_ALLOWED)
       const v = withParity(url, (node) => policyCheckCapability(this.#handle, capabilityId, value, url, node), refused)
       return verdict(v.code, url, v.target)
     }
@@ -346,7 +346,7 @@ class PermissionChecker {
     if (this.#shadow !== undefined) this.#observe((sh) => sh.checkCapability(capabilityId, payload), d, v.url)
     if (d.allowed) return
     // The raw hot path returns a code only: its denial's target is read here (a denial is cold).
-    const target = d.capability !== 'fetch' && d.capability !== 'secrets.use' ? undefined : v.target !== undefined ? v.target : originOf(v.url)
+    const target = d.capability !== Capability.FETCH && d.capability !== Capability.SECRETS_USE ? undefined : v.target !== undefined ? v.target : originOf(v.url)
     throw this.#error(d, target)
   }
 

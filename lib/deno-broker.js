@@ -18,6 +18,10 @@ const os = require('node:os')
 const path = require('node:path')
 const { createNoopMeter, metrics } = require('@opentelemetry/api')
 
+const { Capability, DenyReason, ErrorCode, ERROR_REGISTRY, METER_NAME, PERMISSION_SHADOW_DENIED_TOTAL: SHADOW_DENIED_TOTAL } = require('./native.js')
+
+/** The registry id and code every deny reason starts with (`SAND_PERM_001 PERMISSION_DENIED`), from the table Rust exports. */
+const DENIED_PREFIX = `${ERROR_REGISTRY.find((e) => e.code === ErrorCode.PERMISSION_DENIED).id} ${ErrorCode.PERMISSION_DENIED}`
 const PROTOCOL_VERSION = 1
 /** Default cap on one request line (bytes, newline excluded). */
 const MAX_LINE_BYTES = 64 * 1024
@@ -32,11 +36,9 @@ const NET_SCHEMES = ['http', 'https', 'ws', 'wss']
  * (which wins even when another scheme would allow), a port, an address, a
  * host; `scheme_not_allowed` last (the ws/wss probes miss on most grants).
  */
-const NET_REASON_RANK = ['explicitly_denied', 'port_not_allowed', 'address_not_allowed', 'path_not_allowed', 'host_not_allowlisted', 'scheme_not_allowed']
+const NET_REASON_RANK = [DenyReason.EXPLICITLY_DENIED, DenyReason.PORT_NOT_ALLOWED, DenyReason.ADDRESS_NOT_ALLOWED, DenyReason.PATH_NOT_ALLOWED, DenyReason.HOST_NOT_ALLOWLISTED, DenyReason.SCHEME_NOT_ALLOWED]
 /** Permissions Deno 2.9 sends; anything else is counted as `unknown` too. */
 const DENO_PERMISSIONS = Object.freeze(['read', 'write', 'net', 'env', 'run', 'ffi', 'sys', 'import'])
-/** The core's descriptor (SPEC §12, exported as data), so the broker and the checkers record one instrument. */
-const SHADOW_DENIED_TOTAL = require('./native.js').PERMISSION_SHADOW_DENIED_TOTAL
 
 const pkg = () => require('../index.js')
 /** Strict UTF-8: invalid bytes throw (a malformed request), never become U+FFFD. */
@@ -111,11 +113,11 @@ function hostOnly(p) {
 
 function decide(counting, silent, permission, value, viaNet = { counting, silent }) {
   const unknown = () => counting.checkCapability(UNKNOWN_ID, {})
-  if (value !== null && typeof value !== 'string') return { decision: unknown(), capability: 'unknown', payload: { permission } }
+  if (value !== null && typeof value !== 'string') return { decision: unknown(), capability: Capability.UNKNOWN, payload: { permission } }
   switch (permission) {
     case 'read':
     case 'write': {
-      const capability = permission === 'read' ? 'fs.read' : 'fs.write'
+      const capability = permission === 'read' ? Capability.FS_READ : Capability.FS_WRITE
       // A null value asks for the whole permission: no manifest grants that. The empty path is invalid_path.
       const decision = counting.checkFs(value === null ? '' : value, permission, { resolveSymlinks: true })
       return { decision, capability, payload: { path: value } }
@@ -123,19 +125,19 @@ function decide(counting, silent, permission, value, viaNet = { counting, silent
     case 'net':
     case 'import': {
       const t = value === null ? null : parseNetTarget(value)
-      if (t === null) return { decision: counting.checkFetch(value === null ? '' : 'https://invalid host/'), capability: 'fetch', payload: { url: null, target: value } }
+      if (t === null) return { decision: counting.checkFetch(value === null ? '' : 'https://invalid host/'), capability: Capability.FETCH, payload: { url: null, target: value } }
       if (permission === 'import') {
         const url = urlOf('https', t)
-        return { decision: viaNet.counting.checkFetch(url), capability: 'fetch', payload: { url } }
+        return { decision: viaNet.counting.checkFetch(url), capability: Capability.FETCH, payload: { url } }
       }
       // No port: Deno asks for every port of the host, which no grant but `:*` gives (fail closed: deny).
       if (t.port === null && permission === 'net') {
         // Every port: only a `:*` grant admits both ends of the port range under one scheme.
         const ends = [1, 65535].map((port) => ({ host: t.host, port }))
         const any = NET_SCHEMES.find((scheme) => ends.every((e) => viaNet.silent.checkFetch(urlOf(scheme, e)).allowed))
-        if (any !== undefined) return { decision: viaNet.counting.checkFetch(urlOf(any, ends[0])), capability: 'fetch', payload: { url: urlOf('https', t) } }
+        if (any !== undefined) return { decision: viaNet.counting.checkFetch(urlOf(any, ends[0])), capability: Capability.FETCH, payload: { url: urlOf('https', t) } }
         const first = viaNet.silent.checkFetch(urlOf('https', ends[0])).allowed ? ends[1] : ends[0]
-        return { decision: viaNet.counting.checkFetch(urlOf('https', first)), capability: 'fetch', payload: { url: urlOf('https', t) } }
+        return { decision: viaNet.counting.checkFetch(urlOf('https', first)), capability: Capability.FETCH, payload: { url: urlOf('https', t) } }
       }
       // Allowed when some grant admits the host with a scheme whose port rule admits the port.
       // A deny rule on any scheme denies the raw connection (it can speak that scheme).
@@ -152,22 +154,24 @@ function decide(counting, silent, permission, value, viaNet = { counting, silent
         if (best === null || (rank >= 0 && (best.rank < 0 || rank < best.rank))) best = { rank, url }
       }
       const payload = { url: urlOf('https', t) }
-      if (allowed !== null && (best === null || best.rank !== 0)) return { decision: allowed, capability: 'fetch', payload }
-      return { decision: viaNet.counting.checkFetch(best.url), capability: 'fetch', payload }
+      if (allowed !== null && (best === null || best.rank !== 0)) return { decision: allowed, capability: Capability.FETCH, payload }
+      return { decision: viaNet.counting.checkFetch(best.url), capability: Capability.FETCH, payload }
     }
     case 'env':
-      return { decision: counting.checkCapability('secrets.get', { name: value === null ? '' : value }), capability: 'secrets.get', payload: { name: value } }
+      return { decision: counting.checkCapability(Capability.SECRETS_GET, { name: value === null ? '' : value }), capability: Capability.SECRETS_GET, payload: { name: value } }
     default:
-      return { decision: unknown(), capability: 'unknown', payload: { permission: DENO_PERMISSIONS.includes(permission) ? permission : 'other', value } }
+      return { decision: unknown(), capability: Capability.UNKNOWN, payload: { permission: DENO_PERMISSIONS.includes(permission) ? permission : 'other', value } }
   }
 }
 
 /** The `reason` Deno shows in `NotCapable`: registry id, code, capability, reason and the (redacted) plugin id; nothing from the request. */
-const denyText = (d, plugin) => `SAND_PERM_001 PERMISSION_DENIED ${d.capability} ${d.reason} (manifest of plugin "${require('./errors.js').redact(plugin).replaceAll('"', '\\u{22}')}")`
+const denyText = (d, plugin) => `${DENIED_PREFIX} ${d.capability} ${d.reason} (manifest of plugin "${require('./errors.js').redact(plugin).replaceAll('"', '\\u{22}')}")`
+
+const DENIED_TEXT = new RegExp(`^${DENIED_PREFIX} (\\S+) (\\S+)`)
 
 /** Parses `denyText` back: `{ capability, reason }` or null. */
 function parseDenyText(text) {
-  const m = /^SAND_PERM_001 PERMISSION_DENIED (\S+) (\S+)/.exec(String(text))
+  const m = DENIED_TEXT.exec(String(text))
   return m ? { capability: m[1], reason: m[2] } : null
 }
 
@@ -227,7 +231,7 @@ async function serveDenoBroker(policy, options = {}) {
   const netCheckers = netPolicy === policy ? { counting, silent } : { counting: new PermissionChecker(netPolicy, meter === undefined ? undefined : { meter }), silent: new PermissionChecker(netPolicy, { meter: noop }) }
   const shadowChecker = shadow === undefined ? null : new PermissionChecker(shadow, { meter: noop })
   const shadowNet = shadow === undefined ? null : netView(shadow) === shadow ? { counting: shadowChecker, silent: shadowChecker } : ((c) => ({ counting: c, silent: c }))(new PermissionChecker(netView(shadow), { meter: noop }))
-  const shadowCounter = shadow === undefined ? null : (meter || metrics.getMeter(require('./native.js').METER_NAME)).createCounter(SHADOW_DENIED_TOTAL.name, { description: SHADOW_DENIED_TOTAL.description, unit: SHADOW_DENIED_TOTAL.unit })
+  const shadowCounter = shadow === undefined ? null : (meter || metrics.getMeter(METER_NAME)).createCounter(SHADOW_DENIED_TOTAL.name, { description: SHADOW_DENIED_TOTAL.description, unit: SHADOW_DENIED_TOTAL.unit })
   const plugin = policy.plugin
   const stats = newStats()
   let expectedPid = null
@@ -281,8 +285,8 @@ async function serveDenoBroker(policy, options = {}) {
       const d = counting.checkCapability(UNKNOWN_ID, {})
       stats.denied++
       bump(stats.denials, `${d.capability} ${d.reason}`)
-      emit({ time: new Date().toISOString(), malformed: why, capability: 'unknown', payload: { malformed: why }, allowed: false, reason: d.reason })
-      return { id, result: 'deny', reason: `SAND_PERM_001 PERMISSION_DENIED unknown unknown_capability (malformed request: ${why})` }
+      emit({ time: new Date().toISOString(), malformed: why, capability: Capability.UNKNOWN, payload: { malformed: why }, allowed: false, reason: d.reason })
+      return { id, result: 'deny', reason: `${DENIED_PREFIX} ${d.capability} ${d.reason} (malformed request: ${why})` }
     }
     state.lastId = id
     const { permission, value } = msg
@@ -347,8 +351,8 @@ async function serveDenoBroker(policy, options = {}) {
       const d = counting.checkCapability(UNKNOWN_ID, {})
       stats.denied++
       bump(stats.denials, `${d.capability} ${d.reason}`)
-      emit({ time: new Date().toISOString(), malformed: `line over ${maxLine} bytes`, capability: 'unknown', payload: { malformed: 'line too long' }, allowed: false, reason: d.reason })
-      send({ id: null, result: 'deny', reason: `SAND_PERM_001 PERMISSION_DENIED unknown unknown_capability (malformed request: line over ${maxLine} bytes)` })
+      emit({ time: new Date().toISOString(), malformed: `line over ${maxLine} bytes`, capability: Capability.UNKNOWN, payload: { malformed: 'line too long' }, allowed: false, reason: d.reason })
+      send({ id: null, result: 'deny', reason: `${DENIED_PREFIX} ${d.capability} ${d.reason} (malformed request: line over ${maxLine} bytes)` })
       state.dead = true
       state.chunks = []
       sock.end()

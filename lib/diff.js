@@ -6,6 +6,8 @@
 // containment between different patterns is not computed, so a rewrite that
 // grants the same is still reported as widening.
 
+const { BUDGET_KIND_LIST } = require('./native.js')
+
 const MODES = { read: ['read'], write: ['write'], readwrite: ['read', 'write'] }
 
 /** `[scheme://]host[:port][/path]` into its parts (the normalised pattern grammar). */
@@ -107,7 +109,7 @@ function diffManifests(a, b) {
   }
 
   // budgets: higher or removed widens; lower or added narrows.
-  for (const k of ['cpuPercent', 'memoryMb', 'wallClockMs']) {
+  for (const k of BUDGET_KIND_LIST) {
     const x = a.budgets ? a.budgets[k] : undefined
     const y = b.budgets ? b.budgets[k] : undefined
     if (x === y) continue

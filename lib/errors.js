@@ -3,7 +3,7 @@
 // `code`, and serialisation for postMessage with a reviver that can run
 // inside a vm.Context (so the plugin never holds a host-realm object).
 
-const { ERROR_REGISTRY, DENY_REASONS, CAPABILITY_IDS, BUDGET_KINDS, SAMPLE_FIELDS } = require('./native.js')
+const { ERROR_REGISTRY, ErrorCode, DENY_REASONS, CAPABILITY_IDS, BUDGET_KINDS, SAMPLE_FIELDS } = require('./native.js')
 
 const SPEC_BY_CODE = new Map(ERROR_REGISTRY.map((e) => [e.code, e]))
 const MAX_DETAIL_CHARS = 256
@@ -55,37 +55,37 @@ class SandboxPermissionError extends Error {
 
 class PermissionDeniedError extends SandboxPermissionError {
   constructor(details) {
-    super('PERMISSION_DENIED', details)
+    super(ErrorCode.PERMISSION_DENIED, details)
   }
 }
 class BudgetExceededError extends SandboxPermissionError {
   constructor(details) {
-    super('BUDGET_EXCEEDED', details)
+    super(ErrorCode.BUDGET_EXCEEDED, details)
   }
 }
 class InvalidManifestError extends SandboxPermissionError {
   constructor(details) {
     // The pointer holds manifest keys, which are third-party text.
-    super('INVALID_MANIFEST', { pointer: redact(details.pointer), expected: redact(details.expected, 511) })
+    super(ErrorCode.INVALID_MANIFEST, { pointer: redact(details.pointer), expected: redact(details.expected, 511) })
   }
 }
 class InvalidSampleError extends SandboxPermissionError {
   constructor(details) {
-    super('INVALID_SAMPLE', details)
+    super(ErrorCode.INVALID_SAMPLE, details)
   }
 }
 class UnsupportedPlatformError extends SandboxPermissionError {
   constructor(details) {
-    super('ERR_UNSUPPORTED_PLATFORM', details)
+    super(ErrorCode.ERR_UNSUPPORTED_PLATFORM, details)
   }
 }
 
 const CLASS_BY_CODE = new Map([
-  ['PERMISSION_DENIED', PermissionDeniedError],
-  ['BUDGET_EXCEEDED', BudgetExceededError],
-  ['INVALID_MANIFEST', InvalidManifestError],
-  ['INVALID_SAMPLE', InvalidSampleError],
-  ['ERR_UNSUPPORTED_PLATFORM', UnsupportedPlatformError],
+  [ErrorCode.PERMISSION_DENIED, PermissionDeniedError],
+  [ErrorCode.BUDGET_EXCEEDED, BudgetExceededError],
+  [ErrorCode.INVALID_MANIFEST, InvalidManifestError],
+  [ErrorCode.INVALID_SAMPLE, InvalidSampleError],
+  [ErrorCode.ERR_UNSUPPORTED_PLATFORM, UnsupportedPlatformError],
 ])
 
 /**
@@ -103,10 +103,10 @@ function codeOf(e) {
   }
 }
 
-const isPermissionDenied = (e) => codeOf(e) === 'PERMISSION_DENIED'
-const isBudgetExceeded = (e) => codeOf(e) === 'BUDGET_EXCEEDED'
-const isInvalidManifest = (e) => codeOf(e) === 'INVALID_MANIFEST'
-const isInvalidSample = (e) => codeOf(e) === 'INVALID_SAMPLE'
+const isPermissionDenied = (e) => codeOf(e) === ErrorCode.PERMISSION_DENIED
+const isBudgetExceeded = (e) => codeOf(e) === ErrorCode.BUDGET_EXCEEDED
+const isInvalidManifest = (e) => codeOf(e) === ErrorCode.INVALID_MANIFEST
+const isInvalidSample = (e) => codeOf(e) === ErrorCode.INVALID_SAMPLE
 const isSandboxPermissionError = (e) => SPEC_BY_CODE.has(codeOf(e))
 
 /** Keeps only primitive detail values, redacted; drops nothing silently: non-primitives become their type name. */
@@ -238,12 +238,12 @@ function rebuildSerialized(o, T, redact) {
 function fromWire(code, details) {
   const str = (k) => (typeof details[k] === 'string' ? details[k] : '')
   switch (code) {
-    case 'INVALID_MANIFEST':
+    case ErrorCode.INVALID_MANIFEST:
       return new InvalidManifestError({ pointer: str('pointer'), expected: str('expected') })
-    case 'ERR_UNSUPPORTED_PLATFORM':
+    case ErrorCode.ERR_UNSUPPORTED_PLATFORM:
       return new UnsupportedPlatformError({ feature: redact(str('feature')), platform: redact(str('platform')) })
-    case 'LOCKDOWN_REFUSED':
-    case 'LOCKDOWN_FAILED':
+    case ErrorCode.LOCKDOWN_REFUSED:
+    case ErrorCode.LOCKDOWN_FAILED:
       return new SandboxPermissionError(code, { reason: redact(str('reason'), 511) })
     default:
       return new SandboxPermissionError(code, sanitizeDetails(details))

@@ -8,6 +8,7 @@
 // allows each recorded call it came from; anything else is unlearned.
 
 const { types } = require('node:util')
+const { Capability, CAPABILITY_FIELDS, PLATFORMS } = require('./native.js')
 
 /** Escapes glob metacharacters so a recorded path is granted literally. */
 function literalGlob(path, platform) {
@@ -66,7 +67,7 @@ function learnManifest(calls, options) {
   const platformOpt = options === undefined ? undefined : Object.getOwnPropertyDescriptor(options, 'platform')
   if (platformOpt !== undefined && !('value' in platformOpt)) throw new TypeError('options.platform must be a data property')
   const platform = platformOpt === undefined || platformOpt.value === undefined ? (process.platform === 'win32' ? 'win32' : 'posix') : platformOpt.value
-  if (platform !== 'posix' && platform !== 'win32') throw new TypeError("options.platform must be 'posix' or 'win32'")
+  if (!PLATFORMS.includes(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
   // What each call asked for, so every learned grant is checked against it.
   const asked = []
   // Each learned entry remembers the calls it came from, so a rejected entry reports them.
@@ -83,7 +84,7 @@ function learnManifest(calls, options) {
   const length = calls.length
   for (let i = 0; i < length; i++) learnOne(own(calls, i), i)
   function learnOne(call, i) {
-    if (call === null || typeof call !== 'object' || types.isProxy(call)) return miss(i, 'unknown', 'not a { capability, payload } object (a plain object, not a Proxy)')
+    if (call === null || typeof call !== 'object' || types.isProxy(call)) return miss(i, Capability.UNKNOWN, 'not a { capability, payload } object (a plain object, not a Proxy)')
     const capability = own(call, 'capability')
     const payload = own(call, 'payload')
     if (types.isProxy(payload)) return miss(i, capability, 'the payload is a Proxy: it could show one value here and another to the host')
@@ -92,22 +93,22 @@ function learnManifest(calls, options) {
       return typeof v === 'string' ? v : null
     }
     switch (capability) {
-      case 'fs.read':
-      case 'fs.write': {
+      case Capability.FS_READ:
+      case Capability.FS_WRITE: {
         const p = field('path')
         if (p === null) return miss(i, capability, 'no path')
         if (!isAbsolute(p, platform)) return miss(i, capability, `relative path ${JSON.stringify(p.slice(0, 200))}: a grant must be an absolute path`)
         const e = fsModes.get(p) || { modes: new Set(), calls: [] }
-        e.modes.add(capability === 'fs.read' ? 'read' : 'write')
-        asked[i] = { kind: 'fs', path: p, mode: capability === 'fs.read' ? 'read' : 'write' }
+        e.modes.add(capability === Capability.FS_READ ? 'read' : 'write')
+        asked[i] = { kind: 'fs', path: p, mode: capability === Capability.FS_READ ? 'read' : 'write' }
         e.calls.push(i)
         fsModes.set(p, e)
         return
       }
-      case 'fetch':
-      case 'secrets.use': {
-        const name = capability === 'secrets.use' ? field('name') : null
-        if (capability === 'secrets.use' && !name) return miss(i, capability, 'no name')
+      case Capability.FETCH:
+      case Capability.SECRETS_USE: {
+        const name = capability === Capability.SECRETS_USE ? field('name') : null
+        if (capability === Capability.SECRETS_USE && !name) return miss(i, capability, 'no name')
         let u
         try {
           u = new URL(field('url'))
@@ -118,7 +119,7 @@ function learnManifest(calls, options) {
         if (u.hostname.includes('*')) return miss(i, capability, `host ${JSON.stringify(u.hostname.slice(0, 200))} has a literal '*', which a grant reads as a wildcard`)
         const port = u.port && u.port !== DEFAULT_PORTS[u.protocol] ? `:${u.port}` : ''
         const origin = `${u.protocol}//${u.hostname}${port}`
-        if (capability === 'secrets.use') {
+        if (capability === Capability.SECRETS_USE) {
           // A bound secret sent to this origin: the origin is a fetch grant and one of its hosts.
           asked[i] = { kind: 'cap', id: capability, payload: { name, url: field('url') } }
           const e = bound.get(name) || { hosts: new Set(), calls: [] }
@@ -128,11 +129,12 @@ function learnManifest(calls, options) {
         } else asked[i] = { kind: 'fetch', url: field('url') }
         return add(lists.fetch, origin, i)
       }
-      case 'secrets.get':
-      case 'events.publish':
-      case 'events.subscribe':
-      case 'db.query': {
-        const [key, list] = { 'secrets.get': ['name', lists.secrets], 'events.publish': ['topic', lists.publishes], 'events.subscribe': ['topic', lists.subscribes], 'db.query': ['database', lists.databases] }[capability]
+      case Capability.SECRETS_GET:
+      case Capability.EVENTS_PUBLISH:
+      case Capability.EVENTS_SUBSCRIBE:
+      case Capability.DB_QUERY: {
+        const key = CAPABILITY_FIELDS.get(capability)
+        const list = { [Capability.SECRETS_GET]: lists.secrets, [Capability.EVENTS_PUBLISH]: lists.publishes, [Capability.EVENTS_SUBSCRIBE]: lists.subscribes, [Capability.DB_QUERY]: lists.databases }[capability]
         const v = field(key)
         if (!v) return miss(i, capability, `no ${key}`)
         if (key === 'topic' && v.split('.').some((seg) => seg.includes('*'))) return miss(i, capability, `topic ${JSON.stringify(v.slice(0, 200))} has a '*' segment, which a grant reads as a wildcard`)
@@ -144,7 +146,7 @@ function learnManifest(calls, options) {
     }
   }
   if (lists.databases.size > 1) {
-    for (const idx of [...lists.databases.values()].flat()) miss(idx, 'db.query', `${lists.databases.size} databases; a manifest declares one`)
+    for (const idx of [...lists.databases.values()].flat()) miss(idx, Capability.DB_QUERY, `${lists.databases.size} databases; a manifest declares one`)
     lists.databases.clear()
   }
 
@@ -153,14 +155,14 @@ function learnManifest(calls, options) {
     ...[...fsModes].map(([p, { modes, calls: from }]) => {
       const glob = literalGlob(p, platform)
       const value = modes.size === 2 ? { path: glob, mode: 'readwrite' } : modes.has('write') ? { path: glob, mode: 'write' } : glob
-      return { list: 'fs', value, calls: from, capability: modes.has('read') ? 'fs.read' : 'fs.write' }
+      return { list: 'fs', value, calls: from, capability: modes.has('read') ? Capability.FS_READ : Capability.FS_WRITE }
     }),
-    ...[...lists.fetch].map(([v, from]) => ({ list: 'fetch', value: v, calls: from, capability: 'fetch' })),
-    ...[...lists.secrets].map(([v, from]) => ({ list: 'secrets', value: v, calls: from, capability: 'secrets.get' })),
-    ...[...bound].map(([name, { hosts, calls: from }]) => ({ list: 'secrets', value: { name, hosts: [...hosts] }, calls: from, capability: 'secrets.use' })),
-    ...[...lists.publishes].map(([v, from]) => ({ list: 'publishes', value: v, calls: from, capability: 'events.publish' })),
-    ...[...lists.subscribes].map(([v, from]) => ({ list: 'subscribes', value: v, calls: from, capability: 'events.subscribe' })),
-    ...[...lists.databases].map(([v, from]) => ({ list: 'db', value: v, calls: from, capability: 'db.query' })),
+    ...[...lists.fetch].map(([v, from]) => ({ list: 'fetch', value: v, calls: from, capability: Capability.FETCH })),
+    ...[...lists.secrets].map(([v, from]) => ({ list: 'secrets', value: v, calls: from, capability: Capability.SECRETS_GET })),
+    ...[...bound].map(([name, { hosts, calls: from }]) => ({ list: 'secrets', value: { name, hosts: [...hosts] }, calls: from, capability: Capability.SECRETS_USE })),
+    ...[...lists.publishes].map(([v, from]) => ({ list: 'publishes', value: v, calls: from, capability: Capability.EVENTS_PUBLISH })),
+    ...[...lists.subscribes].map(([v, from]) => ({ list: 'subscribes', value: v, calls: from, capability: Capability.EVENTS_SUBSCRIBE })),
+    ...[...lists.databases].map(([v, from]) => ({ list: 'db', value: v, calls: from, capability: Capability.DB_QUERY })),
   ]
   const build = () => {
     const m = {}

@@ -10,13 +10,13 @@ const { manifestJson } = require('./plain.js')
 const { optionsObject, securityOption, ownValue } = require('./options.js')
 const { urlHref, withParity, nodeView, grantParityError } = require('./url-parity.js')
 
-const { binding, call, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, PLATFORMS, DECISIONS, codeOf } = native
+const { binding, call, Capability, DenyReason, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, PLATFORMS, DECISIONS, codeOf } = native
 
 const TOKEN = Symbol('compiled')
 const HANDLE = Symbol('handle')
 const INSPECT = Symbol.for('nodejs.util.inspect.custom')
 const FS_MODES = new Set(['read', 'write'])
-const FETCH_INVALID_URL = codeOf('fetch', 'invalid_url')
+const FETCH_INVALID_URL = codeOf(Capability.FETCH, DenyReason.INVALID_URL)
 const hostPlatform = () => (process.platform === 'win32' ? 'win32' : 'posix')
 /** The checker module (it requires this one). */
 const checkerModule = () => require('./checker.js')
@@ -128,7 +128,7 @@ class PermissionPolicy {
     else {
       // SPEC §3/§11 parity: the decision the checks make.
       const v = withParity(url, (node) => binding.policyCheckFetch(this.#handle, url, null, node), FETCH_INVALID_URL)
-      if (v.code === FETCH_INVALID_URL && explained.decision.reason !== 'invalid_url') {
+      if (v.code === FETCH_INVALID_URL && explained.decision.reason !== DenyReason.INVALID_URL) {
         explained.decision = DECISIONS[FETCH_INVALID_URL]
         const node = nodeView(url)
         explained.parity = { node: node !== undefined && node.href !== undefined ? new URL(node.href).host : null, core: explained.url ? explained.url.host : null }

@@ -64,6 +64,24 @@ impl std::fmt::Display for ShadowPluginMismatch {
 impl std::error::Error for ShadowPluginMismatch {}
 
 /// A policy with metrics. Cheap to clone (the policy is shared).
+///
+/// `assert_*` turn a denial into [`PermissionDenied`], safe to log or send to
+/// the plugin: a fetch denial's `target` is the origin alone, without
+/// credentials, path or query.
+///
+/// ```
+/// use api_sandbox_permissions::serde_json::json;
+/// use api_sandbox_permissions::{DenyReason, PermissionChecker, PermissionPolicy, PolicyOptions};
+///
+/// let policy = PermissionPolicy::from_manifest(&json!({ "fetch": ["api.example.com"] }), PolicyOptions::new("my-plugin"))?;
+/// let checker = PermissionChecker::with_global_meter(policy);
+///
+/// let err = checker.assert_fetch("https://user:hunter2@api.example.com:8443/v1?key=abc").unwrap_err();
+/// assert_eq!(err.denial.reason, DenyReason::CredentialsInUrl);
+/// assert_eq!(err.target.as_deref(), Some("https://api.example.com:8443"));
+/// assert!(!err.to_string().contains("hunter2"));
+/// # Ok::<(), api_sandbox_permissions::ManifestError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct PermissionChecker {
     policy: Arc<PermissionPolicy>,

@@ -44,13 +44,17 @@ impl PolicyOptions {
 
 /// The validated, compiled permissions of one plugin. Immutable.
 ///
+/// Built from manifest JSON text; a `deny.fs` glob wins over every grant:
+///
 /// ```
-/// use api_sandbox_permissions::{FsMode, PermissionPolicy, Platform, PolicyOptions};
-/// let manifest = serde_json::json!({ "fs": ["/data/**"], "fetch": ["https://api.example.com"] });
-/// let policy =
-///     PermissionPolicy::from_manifest(&manifest, PolicyOptions::new("my-plugin").platform(Platform::Posix)).unwrap();
-/// assert!(policy.check_fs("/data/a.txt", FsMode::Read).is_allowed());
-/// assert!(!policy.check_fetch("https://evil.example.com/").is_allowed());
+/// use api_sandbox_permissions::{DenyReason, FsMode, PermissionPolicy, Platform, PolicyOptions};
+///
+/// let json = r#"{ "fs": ["/srv/app/**"], "deny": { "fs": ["/srv/app/.env"] } }"#;
+/// let policy = PermissionPolicy::from_json(json, PolicyOptions::new("my-plugin").platform(Platform::Posix))?;
+/// assert!(policy.check_fs("/srv/app/index.html", FsMode::Read).is_allowed());
+/// assert_eq!(policy.check_fs("/srv/app/.env", FsMode::Read).reason(), Some(DenyReason::ExplicitlyDenied));
+/// assert_eq!(policy.check_fs("/srv/other", FsMode::Read).reason(), Some(DenyReason::NotAllowlisted));
+/// # Ok::<(), api_sandbox_permissions::ManifestError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct PermissionPolicy {
@@ -230,6 +234,13 @@ impl PermissionPolicy {
     /// `checkFetchAddress(url, resolvedIp)`: DNS-rebinding defence.
     pub fn check_fetch_address(&self, url: &str, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
         self.fetch.check_address(url, resolved_ip)
+    }
+
+    /// [`Self::check_fetch_address`] on a URL the caller already parsed (the
+    /// binding keeps the parse to report the origin of a denial).
+    #[must_use = "a check decides nothing unless its result is read"]
+    pub fn check_fetch_address_parsed(&self, url: url::Url, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
+        self.fetch.check_address_url(url, resolved_ip)
     }
 
     /// What `checkCapability` decides with, borrowed from this policy.

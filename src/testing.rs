@@ -145,13 +145,19 @@ pub trait ConformanceChecker {
     }
 }
 
-/// Run options.
+/// Run options. Build them as a struct literal ending in `..Default::default()`.
 #[derive(Debug, Clone, Default)]
 pub struct ConformanceOptions {
     /// Only cases whose name contains this substring.
     pub filter: Option<String>,
     /// Cases the adapter declares it cannot support: (name or `category - ` prefix, reason).
     pub skip: Vec<(String, String)>,
+    /// Exact case names the adapter is known to fail (the JS harness's
+    /// `expectedFailures`): a listed case that fails goes to
+    /// [`ConformanceReport::expected_failures`], one that passes is a failure
+    /// (an unexpected pass, so the list only shrinks), and a name that is no
+    /// case is a failure of the run. A declared skip wins over a listing.
+    pub expected_failures: Vec<String>,
 }
 
 /// The outcome of a run.
@@ -165,7 +171,13 @@ pub struct ConformanceReport {
     pub failed: Vec<(String, String)>,
     /// Cases not run: (name, why), declared by the options or the adapter.
     pub skipped: Vec<(String, String)>,
+    /// Cases listed in [`ConformanceOptions::expected_failures`] that failed: (name, what was wrong).
+    pub expected_failures: Vec<(String, String)>,
 }
+
+/// The name of the failure a run reports when
+/// [`ConformanceOptions::expected_failures`] lists a name that is no case.
+pub const UNKNOWN_EXPECTED_FAILURES: &str = "options.expected_failures names only conformance cases";
 
 type MetricKey = (String, String, String, String);
 
@@ -500,6 +512,22 @@ where
 {
     let mut probe = Probe::new();
     let mut report = ConformanceReport { label: label.to_owned(), ..Default::default() };
+    let unknown: Vec<String> = options
+        .expected_failures
+        .iter()
+        .filter(|n| !cases().iter().any(|c| c.name == **n))
+        .map(|n| format!("{n:?}"))
+        .collect();
+    if !unknown.is_empty() {
+        report.failed.push((
+            UNKNOWN_EXPECTED_FAILURES.to_owned(),
+            format!(
+                "options.expected_failures lists {} no conformance case: {} (a case name is 'category - case', as conformance::cases() lists them)",
+                if unknown.len() == 1 { "a name that is" } else { "names that are" },
+                unknown.join(", ")
+            ),
+        ));
+    }
     for case in cases() {
         if options.filter.as_ref().is_some_and(|f| !case.name.contains(f.as_str())) {
             continue;
@@ -531,10 +559,19 @@ where
                 run_case(case, &mut probe, checker.as_ref(), &ManualHooks::default())
             }
         };
-        match result {
-            Ok(None) => report.passed.push(case.name.clone()),
-            Ok(Some(why)) => report.skipped.push((case.name.clone(), why)),
-            Err(why) => report.failed.push((case.name.clone(), why)),
+        let expected_failure = options.expected_failures.contains(&case.name);
+        match (result, expected_failure) {
+            (Ok(None), false) => report.passed.push(case.name.clone()),
+            (Ok(None), true) => report.failed.push((
+                case.name.clone(),
+                format!(
+                    "unexpected pass: {} is listed in options.expected_failures and passed; remove it from the list",
+                    case.name
+                ),
+            )),
+            (Ok(Some(why)), _) => report.skipped.push((case.name.clone(), why)),
+            (Err(why), false) => report.failed.push((case.name.clone(), why)),
+            (Err(why), true) => report.expected_failures.push((case.name.clone(), why)),
         }
     }
     report

@@ -5,6 +5,7 @@ use api_sandbox_permissions::budget::TrackerError;
 use api_sandbox_permissions::testing::{
     native_checker, run_permissions_conformance, run_permissions_conformance_with, ConformanceChecker,
     ConformanceContext, ConformanceOptions, ConformanceTracker, ManualHooks, NativeAdapter, CONFORMANCE_PLUGIN,
+    UNKNOWN_EXPECTED_FAILURES,
 };
 use api_sandbox_permissions::{
     BudgetKind, Decision, FsMode, ManifestError, PermissionPolicy, PolicyOptions, UnmeasuredBudget,
@@ -33,6 +34,7 @@ fn filter_and_declared_skips() {
     let options = ConformanceOptions {
         filter: Some("fetch address".into()),
         skip: vec![("fetch address - public address".into(), "resolver not wired".into())],
+        ..Default::default()
     };
     let report = run_permissions_conformance_with("filtered", &options, native_checker);
     assert_eq!(report.skipped.len(), 1);
@@ -218,4 +220,78 @@ fn invalid_manifests_live_only_in_the_syntax_error_table() {
             }
         }
     }
+}
+
+/// The case the "no-metrics" adapter fails (it records no denial).
+const NO_METRICS_CASE: &str = "fs - write to a read grant";
+
+fn expecting(list: &[&str]) -> ConformanceOptions {
+    ConformanceOptions {
+        filter: Some(NO_METRICS_CASE.into()),
+        expected_failures: list.iter().map(|n| (*n).to_owned()).collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn expected_failures_a_listed_case_that_fails_is_reported_as_expected() {
+    // The baseline: without the list, the case fails.
+    let report = run_permissions_conformance_with("unlisted", &expecting(&[]), broken("no-metrics"));
+    assert_eq!(report.failed.iter().map(|f| f.0.as_str()).collect::<Vec<_>>(), [NO_METRICS_CASE]);
+
+    let report = run_permissions_conformance_with("listed", &expecting(&[NO_METRICS_CASE]), broken("no-metrics"));
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert!(report.passed.is_empty(), "{:?}", report.passed);
+    assert_eq!(report.expected_failures.len(), 1, "{:?}", report.expected_failures);
+    let (name, why) = &report.expected_failures[0];
+    assert_eq!(name, NO_METRICS_CASE);
+    assert!(why.contains("metric increments"), "{why}");
+}
+
+#[test]
+fn expected_failures_a_listed_case_that_passes_is_an_unexpected_pass() {
+    let report = run_permissions_conformance_with("listed", &expecting(&[NO_METRICS_CASE]), native_checker);
+    assert!(report.passed.is_empty(), "{:?}", report.passed);
+    assert!(report.expected_failures.is_empty(), "{:?}", report.expected_failures);
+    assert_eq!(report.failed.len(), 1, "{:?}", report.failed);
+    let (name, why) = &report.failed[0];
+    assert_eq!(name, NO_METRICS_CASE);
+    assert_eq!(
+        why,
+        "unexpected pass: fs - write to a read grant is listed in options.expected_failures and passed; remove it from the list"
+    );
+}
+
+#[test]
+fn expected_failures_a_name_that_is_no_case_fails_the_run() {
+    // Exact names: a case name in another case is no case either.
+    let options = expecting(&["fs - no such case", &NO_METRICS_CASE.to_uppercase()]);
+    let report = run_permissions_conformance_with("unknown", &options, native_checker);
+    assert_eq!(report.passed, [NO_METRICS_CASE]);
+    assert_eq!(report.failed.len(), 1, "{:?}", report.failed);
+    let (name, why) = &report.failed[0];
+    assert_eq!(name, UNKNOWN_EXPECTED_FAILURES);
+    assert!(
+        why.contains(r#"names that are no conformance case: "fs - no such case", "FS - WRITE TO A READ GRANT""#),
+        "{why}"
+    );
+    // A name outside the filter is still a case: not reported.
+    let options = ConformanceOptions {
+        filter: Some(NO_METRICS_CASE.into()),
+        expected_failures: vec!["fetch - other port".into()],
+        ..Default::default()
+    };
+    let report = run_permissions_conformance_with("outside the filter", &options, native_checker);
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+}
+
+#[test]
+fn expected_failures_a_declared_skip_wins_over_a_listing() {
+    let options = ConformanceOptions {
+        skip: vec![(NO_METRICS_CASE.into(), "not wired".into())],
+        ..expecting(&[NO_METRICS_CASE])
+    };
+    let report = run_permissions_conformance_with("skipped", &options, broken("no-metrics"));
+    assert_eq!(report.skipped, [(NO_METRICS_CASE.to_owned(), "not wired".to_owned())]);
+    assert!(report.failed.is_empty() && report.expected_failures.is_empty(), "{report:?}");
 }

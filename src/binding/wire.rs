@@ -449,7 +449,7 @@ fn fetch_verdict(p: &PermissionPolicy, url: &str, ip: Option<&str>, node: Option
     }
     let r = match ip {
         None => p.check_fetch_parsed(parsed),
-        Some(ip) => p.check_fetch_address(url, ip),
+        Some(ip) => p.check_fetch_address_parsed(parsed, ip),
     };
     match r {
         // With `node`, JS may still refuse on the path (SPEC §11): that refusal carries the target too.
