@@ -72,3 +72,74 @@ test('p14: bound-secret hosts share one policy-wide cap of LIMITS.maxPatterns, t
   // Ten thousand secrets of ten thousand hosts each are refused at the same point, not compiled.
   assert.throws(() => policy({ secrets: [{ name: 'A', hosts: hosts(10000, 'a.example.com') }, { name: 'B', hosts: hosts(10000, 'b.example.com') }] }), (e) => isInvalidManifest(e) && e.details.pointer === '/secrets/1/hosts/0')
 })
+
+test('vm-host fetch: every resolved address is checked and the request connects to the checked one (DNS rebinding)', async (t) => {
+  const http = require('node:http')
+  const { runPlugin } = require('../lib/vm-host/host.js')
+  // Two real servers on one port: 127.0.0.1 (allowed) and 127.0.0.2 (denied by a CIDR rule).
+  const seen = { '127.0.0.1': [], '127.0.0.2': [] }
+  const serve = (ip) =>
+    http.createServer((req, res) => {
+      seen[ip].push({ url: req.url, host: req.headers.host, remote: req.socket.localAddress })
+      if (req.url === '/redirect') {
+        res.writeHead(302, { location: '/plain' })
+        return res.end()
+      }
+      res.end(`served by ${ip}`)
+    })
+  const a = serve('127.0.0.1')
+  await new Promise((r) => a.listen(0, '127.0.0.1', r))
+  const port = a.address().port
+  const b = serve('127.0.0.2')
+  await new Promise((r, j) => b.once('error', j).listen(port, '127.0.0.2', r))
+  t.after(() => (a.close(), b.close()))
+
+  const run = async (manifest, url, lookup) => {
+    const policy = PermissionPolicy.fromManifest({ ...manifest, budgets: { wallClockMs: 10000 } }, { plugin: 'rebind' })
+    const r = await runPlugin({ name: 'rebind', code: 'return await fetch(config.url).then((x) => x.body)', policy, config: { url }, lookup })
+    return { r, fetches: r.calls.filter((c) => c.capability === 'fetch') }
+  }
+  const answers = (...lists) => {
+    const calls = []
+    const lookup = async (hostname) => {
+      calls.push(hostname)
+      return lists[Math.min(calls.length, lists.length) - 1].map((address) => ({ address, family: 4 }))
+    }
+    return { lookup, calls }
+  }
+  const local = { fetch: ['http://localhost:*'], deny: { fetch: ['127.0.0.2/32'] } }
+  const localUrl = `http://localhost:${port}`
+
+  // A name that resolves to a public and a loopback address: refused, whatever the order; nothing connects.
+  for (const order of [['93.184.216.34', '127.0.0.1'], ['127.0.0.1', '93.184.216.34']]) {
+    const { lookup } = answers(order)
+    const { fetches } = await run({ fetch: ['rebind.test:*'] }, `http://rebind.test:${port}/plain`, lookup)
+    assert.deepEqual(fetches.map((c) => `${c.allowed} ${c.reason}`), ['false address_not_allowed'], order.join())
+  }
+  // An allowed and a denied address: refused, whatever the order.
+  for (const order of [['127.0.0.1', '127.0.0.2'], ['127.0.0.2', '127.0.0.1']]) {
+    const { lookup } = answers(order)
+    const { fetches } = await run(local, `${localUrl}/plain`, lookup)
+    assert.deepEqual(fetches.map((c) => `${c.allowed} ${c.reason}`), ['false explicitly_denied'], order.join())
+  }
+  assert.deepEqual(seen, { '127.0.0.1': [], '127.0.0.2': [] }, 'no request was made for a refused name')
+
+  // Rebinding: the first answer is allowed, every later one is denied. The
+  // host resolves once and connects to the checked address: served by
+  // 127.0.0.1, with the name in the Host header, the resolver asked once.
+  let dns = answers(['127.0.0.1'], ['127.0.0.2'])
+  let { r, fetches } = await run(local, `${localUrl}/plain`, dns.lookup)
+  assert.equal(r.ok, true, JSON.stringify(r))
+  assert.equal(r.value, 'served by 127.0.0.1')
+  assert.deepEqual(fetches.map((c) => c.allowed), [true])
+  assert.deepEqual(dns.calls, ['localhost'])
+  assert.deepEqual(seen['127.0.0.1'], [{ url: '/plain', host: `localhost:${port}`, remote: '127.0.0.1' }])
+  // A redirect hop resolves again and is checked again: the rebound answer is refused before connecting.
+  dns = answers(['127.0.0.1'], ['127.0.0.2'])
+  ;({ r } = await run(local, `${localUrl}/redirect`, dns.lookup))
+  assert.equal(r.ok, false)
+  assert.equal(r.code, 'PERMISSION_DENIED')
+  assert.deepEqual(dns.calls, ['localhost', 'localhost'])
+  assert.equal(seen['127.0.0.1'].length, 2)
+  assert.deepEqual(seen['127.0.0.2'], [], 'the denied address never saw a request')
+})
