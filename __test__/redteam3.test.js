@@ -143,3 +143,37 @@ test('vm-host fetch: every resolved address is checked and the request connects 
   assert.equal(seen['127.0.0.1'].length, 2)
   assert.deepEqual(seen['127.0.0.2'], [], 'the denied address never saw a request')
 })
+
+test('p26: BudgetTracker.record reads sample fields as own data properties; a getter or an inherited one is INVALID_SAMPLE', () => {
+  const { BudgetTracker, isInvalidSample } = require('../index.js')
+  const pol = policy({ budgets: { cpuPercent: 10, memoryMb: 64, wallClockMs: 1e9 } })
+  let now = 1000
+  const mk = () => new BudgetTracker(pol, { hooks: { now: () => now }, unmeasured: ['cpuPercent', 'memoryMb'], cpuGraceMs: 0 })
+  let ran = 0
+  const hostile = (field) => [
+    ['getter', Object.defineProperty({}, field, { get: () => (ran++, 1e6), enumerable: true })],
+    ['inherited', Object.create({ [field]: 1e6 })],
+    ['inherited getter', Object.create(Object.defineProperty({}, field, { get: () => (ran++, 1e6) }))],
+    ['throwing Proxy prototype', Object.create(new Proxy({}, { has: () => { throw new Error('trap') }, get: () => { throw new Error('trap') } }))],
+  ]
+  let cases = 0
+  for (const field of ['now', 'cpuTimeMs', 'rssMb']) {
+    for (const [what, sample] of hostile(field)) {
+      const t = mk()
+      // A throwing Proxy on the chain answers for every field: the first one read (now) reports.
+      const expected = what === 'throwing Proxy prototype' ? 'now' : field
+      assert.throws(() => t.record(sample), (e) => isInvalidSample(e) && e.details.field === expected, `${what} ${field}`)
+      // Nothing changed: the clock did not move and a real reading is still judged.
+      assert.equal(t.elapsedMs, 0)
+      assert.deepEqual(t.record({ rssMb: 1e6 }).budget, 'memoryMb')
+      cases++
+    }
+  }
+  assert.equal(ran, 0, 'no getter ran')
+  // Own data properties, and absent or explicitly undefined ones, record as before.
+  const t = mk()
+  now = 1500
+  assert.deepEqual(t.record({ rssMb: 1, cpuTimeMs: undefined }), { ok: true, elapsedMs: 500, memoryMb: 1 })
+  assert.equal(t.record(Object.assign(Object.create(null), { rssMb: 100 })).budget, 'memoryMb')
+  console.log(`record: ${cases} hostile samples refused`)
+})
