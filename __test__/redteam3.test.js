@@ -177,3 +177,36 @@ test('p26: BudgetTracker.record reads sample fields as own data properties; a ge
   assert.equal(t.record(Object.assign(Object.create(null), { rssMb: 100 })).budget, 'memoryMb')
   console.log(`record: ${cases} hostile samples refused`)
 })
+
+test('p24: serializeError reads details as own data properties; a getter never runs, a throwing read is a TypeError', () => {
+  const { serializeError, reviveError, PermissionDeniedError } = require('../index.js')
+  let ran = 0
+  const forged = (details) => ({ code: 'PERMISSION_DENIED', details })
+  // Getters (throwing or not, own or inherited) are never run; their fields are left out.
+  const cases = [
+    [{ get plugin() { throw 42 }, capability: 'fetch', reason: 'invalid_url' }, { capability: 'fetch', reason: 'invalid_url' }],
+    [{ get reason() { return (ran++, 'invalid_url') }, plugin: 'p', capability: 'fetch' }, { plugin: 'p', capability: 'fetch' }],
+    [Object.create({ reason: 'invalid_url' }), {}],
+    // A Proxy nested in the details is a value of another type: left out, its traps not run.
+    [{ tags: new Proxy(['a'], { get() { throw 7 } }), reason: 'invalid_url' }, { reason: 'invalid_url' }],
+  ]
+  for (const [d, want] of cases) assert.deepEqual(serializeError(forged(d)).details, want)
+  // Proxy details (a throwing trap or not) and a throwing details read: TypeError, never the thrown value.
+  const throwing = [
+    forged(new Proxy({}, { ownKeys() { throw new RangeError('trap') } })),
+    forged(new Proxy({}, {})),
+    new Proxy({}, { getOwnPropertyDescriptor: (_, k) => (k === 'code' ? { value: 'PERMISSION_DENIED', configurable: true, enumerable: true } : (() => { throw 9 })()) }),
+  ]
+  throwing.forEach((e, i) => assert.throws(() => serializeError(e), TypeError, String(i)))
+  // A string array with a getter element is left out; a plain one is kept whole.
+  const arr = ['a']
+  Object.defineProperty(arr, 1, { get: () => (ran++, 'b'), enumerable: true })
+  const s = serializeError(forged({ plugin: 'p', capability: 'fetch', reason: 'invalid_url', a: arr, b: ['xy', 'zw'] }))
+  assert.deepEqual(s.details, { plugin: 'p', capability: 'fetch', reason: 'invalid_url', b: ['xy', 'zw'] })
+  assert.equal(ran, 0, 'no getter ran')
+  // A real error still round-trips.
+  const real = new PermissionDeniedError({ plugin: 'p', capability: 'fetch', reason: 'host_not_allowlisted', target: 'https://a.example:443' })
+  const back = reviveError(serializeError(real))
+  assert.deepEqual({ ...back.details }, { ...real.details })
+  assert.equal(back.message, real.message)
+})
