@@ -356,6 +356,57 @@ test('diff: what a manifest change widens and narrows, exit 1 when it widens, --
   assert.equal(cli(['diff', old]).status, 2)
 })
 
+test('diff: fetch kinds on a generated pair of 2,000-pattern manifests match a naive pairwise model', (t) => {
+  // The diff indexes each side's patterns by host once (it used to re-parse
+  // every old pattern per added one: two 10,000-host manifests took 20 s).
+  // Correctness here; speed is a bench note, not a timed test.
+  const dir = tmp(t)
+  let seed = 0x9e3779b9
+  const rnd = (n) => {
+    seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0
+    return seed % n
+  }
+  const gen = () => {
+    const seen = new Map()
+    while (seen.size < 2000) {
+      const host = `h${rnd(1500)}.example.com`
+      const scheme = [null, 'https', 'http'][rnd(3)]
+      const port = [null, '8443', '*'][rnd(3)]
+      const path = scheme !== null && rnd(2) ? '/v1/**' : null
+      const p = `${scheme ? `${scheme}://` : ''}${host}${port ? `:${port}` : ''}${path || ''}`
+      seen.set(p, { p, host, scheme, port })
+    }
+    return [...seen.values()]
+  }
+  const A = gen()
+  const B = gen()
+  // The naive model: the kind an added pattern has against every pattern of the other side.
+  const kind = (x, other) => {
+    const same = other.filter((o) => o.host === x.host)
+    if (same.length === 0) return 'host'
+    if (same.some((o) => o.scheme === x.scheme && o.port === x.port)) return 'path'
+    if (same.some((o) => o.scheme === x.scheme)) return 'port'
+    return 'scheme'
+  }
+  const expect = (to, from) => {
+    const has = new Set(from.map((o) => o.p))
+    return to.flatMap((x, i) => (has.has(x.p) ? [] : [`${kind(x, from)} /fetch/${i}`]))
+  }
+  const fa = path.join(dir, 'a.json')
+  const fb = path.join(dir, 'b.json')
+  fs.writeFileSync(fa, JSON.stringify({ fetch: A.map((o) => o.p) }))
+  fs.writeFileSync(fb, JSON.stringify({ fetch: B.map((o) => o.p) }))
+  const r = cli(['diff', fa, fb, '--json'])
+  assert.equal(r.status, 1, r.stderr)
+  const d = JSON.parse(r.stdout)
+  const widens = expect(B, A)
+  const narrows = expect(A, B)
+  for (const k of ['host', 'port', 'scheme', 'path']) assert.ok(widens.some((w) => w.startsWith(`${k} `)), `the pair exercises ${k}`)
+  assert.deepEqual(d.widens.map((x) => `${x.kind} ${x.pointer}`), widens)
+  assert.deepEqual(d.narrows.map((x) => `${x.kind} ${x.pointer}`), narrows)
+  console.log(`diff: ${widens.length} widening and ${narrows.length} narrowing fetch changes checked`)
+})
+
 test('learn --generalize: a glob per cluster of 3+ exact fs grants, with what it widens; still allows every call', (t) => {
   const dir = tmp(t)
   const log = path.join(dir, 'audit.jsonl')

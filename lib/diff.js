@@ -16,13 +16,31 @@ function fetchParts(p) {
   return m ? { scheme: m[1] || null, host: m[2], port: m[3] || null, path: m[4] || null } : { scheme: null, host: p, port: null, path: null }
 }
 
+/**
+ * Every pattern of one side parsed once, indexed by host: per host, the
+ * schemes and the (scheme, port) pairs its patterns name. Built once per
+ * side, so a diff is one parse per pattern and one map lookup per changed
+ * one (linear, not changed × old).
+ */
+function fetchIndex(list) {
+  const byHost = new Map()
+  for (const p of list) {
+    const o = fetchParts(p)
+    let e = byHost.get(o.host)
+    if (e === undefined) byHost.set(o.host, (e = { schemes: new Set(), schemePorts: new Set() }))
+    e.schemes.add(o.scheme)
+    e.schemePorts.add(`${o.scheme}\u0000${o.port}`)
+  }
+  return byHost
+}
+
 /** Why an added fetch pattern widens: the nearest old pattern on the same host, if any. */
-function fetchKind(added, old) {
+function fetchKind(added, oldIndex) {
   const a = fetchParts(added)
-  const same = old.map(fetchParts).filter((o) => o.host === a.host)
-  if (same.length === 0) return 'host'
-  if (same.some((o) => o.scheme === a.scheme && o.port === a.port)) return 'path'
-  if (same.some((o) => o.scheme === a.scheme)) return 'port'
+  const same = oldIndex.get(a.host)
+  if (same === undefined) return 'host'
+  if (same.schemePorts.has(`${a.scheme}\u0000${a.port}`)) return 'path'
+  if (same.schemes.has(a.scheme)) return 'port'
   return 'scheme'
 }
 
@@ -65,11 +83,13 @@ function diffManifests(a, b) {
   // fetch patterns.
   const pa = new Set(a.fetch || [])
   const pb = new Set(b.fetch || [])
+  const ia = fetchIndex(a.fetch || [])
+  const ib = fetchIndex(b.fetch || [])
   ;(b.fetch || []).forEach((p, i) => {
-    if (!pa.has(p)) w(fetchKind(p, a.fetch || []), `/fetch/${i}`, `fetch grant added: ${p}`)
+    if (!pa.has(p)) w(fetchKind(p, ia), `/fetch/${i}`, `fetch grant added: ${p}`)
   })
   ;(a.fetch || []).forEach((p, i) => {
-    if (!pb.has(p)) n(fetchKind(p, b.fetch || []), `/fetch/${i}`, `fetch grant removed: ${p}`)
+    if (!pb.has(p)) n(fetchKind(p, ib), `/fetch/${i}`, `fetch grant removed: ${p}`)
   })
 
   // secrets: readable, bound (with hosts).
@@ -82,8 +102,10 @@ function diffManifests(a, b) {
     else if (hosts === null && sa.get(name) !== null) w('secret', ptr, `secret ${name} is now readable (was bound)`)
     else if (hosts !== null && sa.get(name) === null) n('secret', ptr, `secret ${name} is now bound (was readable)`)
     else if (hosts !== null) {
-      for (const h of hosts) if (!sa.get(name).includes(h)) w('secret-host', ptr, `secret ${name} may be sent to ${h}`)
-      for (const h of sa.get(name)) if (!hosts.includes(h)) n('secret-host', ptr, `secret ${name} no longer sent to ${h}`)
+      const was = new Set(sa.get(name))
+      const now = new Set(hosts)
+      for (const h of hosts) if (!was.has(h)) w('secret-host', ptr, `secret ${name} may be sent to ${h}`)
+      for (const h of sa.get(name)) if (!now.has(h)) n('secret-host', ptr, `secret ${name} no longer sent to ${h}`)
     }
   }
   i = 0
@@ -96,8 +118,10 @@ function diffManifests(a, b) {
   for (const key of ['publishes', 'subscribes']) {
     const ea = (a.events && a.events[key]) || []
     const eb = (b.events && b.events[key]) || []
-    eb.forEach((t, j) => ea.includes(t) || w('topic', `/events/${key}/${j}`, `${key} ${t} added`))
-    ea.forEach((t, j) => eb.includes(t) || n('topic', `/events/${key}/${j}`, `${key} ${t} removed`))
+    const sea = new Set(ea)
+    const seb = new Set(eb)
+    eb.forEach((t, j) => sea.has(t) || w('topic', `/events/${key}/${j}`, `${key} ${t} added`))
+    ea.forEach((t, j) => seb.has(t) || n('topic', `/events/${key}/${j}`, `${key} ${t} removed`))
   }
 
   // db.
@@ -123,8 +147,10 @@ function diffManifests(a, b) {
   for (const key of ['fs', 'fetch']) {
     const xa = (a.deny && a.deny[key]) || []
     const xb = (b.deny && b.deny[key]) || []
-    xa.forEach((r, j) => xb.includes(r) || w('deny', `/deny/${key}/${j}`, `deny.${key} rule removed: ${r}`))
-    xb.forEach((r, j) => xa.includes(r) || n('deny', `/deny/${key}/${j}`, `deny.${key} rule added: ${r}`))
+    const sxa = new Set(xa)
+    const sxb = new Set(xb)
+    xa.forEach((r, j) => sxb.has(r) || w('deny', `/deny/${key}/${j}`, `deny.${key} rule removed: ${r}`))
+    xb.forEach((r, j) => sxa.has(r) || n('deny', `/deny/${key}/${j}`, `deny.${key} rule added: ${r}`))
   }
   return { widens, narrows }
 }

@@ -3,6 +3,7 @@
 // `code`, and serialisation for postMessage with a reviver that can run
 // inside a vm.Context (so the plugin never holds a host-realm object).
 
+const { types } = require('node:util')
 const { ERROR_REGISTRY, ErrorCode, DENY_REASONS, CAPABILITY_IDS, BUDGET_KINDS, SAMPLE_FIELDS } = require('./native.js')
 
 const SPEC_BY_CODE = new Map(ERROR_REGISTRY.map((e) => [e.code, e]))
@@ -109,16 +110,48 @@ const isInvalidManifest = (e) => codeOf(e) === ErrorCode.INVALID_MANIFEST
 const isInvalidSample = (e) => codeOf(e) === ErrorCode.INVALID_SAMPLE
 const isSandboxPermissionError = (e) => SPEC_BY_CODE.has(codeOf(e))
 
-/** Keeps only primitive detail values, redacted; drops nothing silently: non-primitives become their type name. */
+/** An own, enumerable data property's value; `undefined` for an accessor or anything else (never runs a getter). */
+function ownData(o, key) {
+  const d = Object.getOwnPropertyDescriptor(o, key)
+  return d !== undefined && d.enumerable && 'value' in d ? d.value : undefined
+}
+
+/** A plain array of strings, read through own data properties; `undefined` for anything else. */
+function stringArray(v) {
+  if (!Array.isArray(v) || types.isProxy(v)) return undefined
+  const len = Object.getOwnPropertyDescriptor(v, 'length').value
+  const out = []
+  for (let i = 0; i < len; i++) {
+    const d = Object.getOwnPropertyDescriptor(v, i)
+    if (d === undefined || !('value' in d) || typeof d.value !== 'string') return undefined
+    out.push(d.value)
+  }
+  return out
+}
+
+/**
+ * Keeps only primitive detail values (and arrays of strings), redacted,
+ * read as own enumerable data properties: a getter is never run and its
+ * field is left out, like a field of another type. A Proxy, or a read that
+ * throws, is a TypeError (never the thrown value itself).
+ */
 function sanitizeDetails(details) {
   const out = {}
   if (details === null || typeof details !== 'object') return out
-  for (const key of Object.keys(details)) {
-    if (key === '__proto__') continue
-    const v = details[key]
-    if (typeof v === 'string') out[redact(key)] = redact(v, key === 'expected' ? 511 : MAX_DETAIL_CHARS)
-    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[redact(key)] = v
-    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out[redact(key)] = v.map(redact)
+  try {
+    if (types.isProxy(details)) throw new TypeError('a Proxy')
+    for (const key of Reflect.ownKeys(details)) {
+      if (typeof key !== 'string' || key === '__proto__') continue
+      const v = ownData(details, key)
+      if (typeof v === 'string') out[redact(key)] = redact(v, key === 'expected' ? 511 : MAX_DETAIL_CHARS)
+      else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[redact(key)] = v
+      else {
+        const list = stringArray(v)
+        if (list !== undefined) out[redact(key)] = list.map((x) => redact(x))
+      }
+    }
+  } catch {
+    throw new TypeError('error details must be a plain object of data properties')
   }
   return out
 }
@@ -135,9 +168,14 @@ function serializeError(e) {
   try {
     details = Object.getOwnPropertyDescriptor(e, 'details')?.value
   } catch {
-    details = undefined
+    throw new TypeError('serializeError: its details could not be read')
   }
-  const clean = sanitizeDetails(details)
+  let clean
+  try {
+    clean = sanitizeDetails(details)
+  } catch {
+    throw new TypeError('serializeError: details must be a plain object of data properties')
+  }
   return { $sandboxPermissionError: 1, code, id: spec.id, message: formatMessage(spec.message, clean), details: clean }
 }
 

@@ -34,6 +34,25 @@ const num = (v) => (typeof v === 'number' ? v : NaN)
 
 const defaultNow = () => performance.now()
 
+/**
+ * A pushed sample's field: an own data property's value (`undefined` when
+ * absent). A getter or an inherited field is INVALID_SAMPLE for that field:
+ * read, it would run code; skipped, the reading would be silently ignored
+ * and the record "within budget". A Proxy anywhere on the prototype chain
+ * that throws is INVALID_SAMPLE too.
+ */
+function sampleField(s, field) {
+  let d
+  try {
+    d = Object.getOwnPropertyDescriptor(s, field)
+    if (d === undefined && !(field in s)) return undefined
+  } catch {
+    d = undefined
+  }
+  if (d === undefined || !('value' in d)) throw new InvalidSampleError({ field })
+  return d.value
+}
+
 /** The sampler hook each budget needs, by budget name (the wall clock has `now`, always). */
 const SAMPLER_OF = new Map([
   ['cpuPercent', 'cpuTimeMs'],
@@ -218,9 +237,9 @@ class BudgetTracker {
   record(sample) {
     const s = optionsObject(sample, 'sample')
     if (types.isProxy(s)) throw new TypeError('sample must be a plain object, not a Proxy')
-    const nowV = ownValue(s, 'now')
-    const cpuV = ownValue(s, 'cpuTimeMs')
-    const rssV = ownValue(s, 'rssMb')
+    const nowV = sampleField(s, 'now')
+    const cpuV = sampleField(s, 'cpuTimeMs')
+    const rssV = sampleField(s, 'rssMb')
     const now = nowV === undefined ? num(this.#now()) : num(nowV)
     return this.#record(now, cpuV === undefined ? undefined : num(cpuV), rssV === undefined ? undefined : num(rssV))
   }

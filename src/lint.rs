@@ -170,6 +170,85 @@ fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
     !schemes.is_empty() && ports && (hosts_overlap(&d.host, &g.host) || loopback)
 }
 
+/// The schemes the grants of one host key name (`None`: any scheme), deduplicated.
+#[derive(Default)]
+struct Schemes(Vec<Option<Scheme>>);
+
+impl Schemes {
+    fn add(&mut self, s: Option<Scheme>) {
+        if !self.0.contains(&s) {
+            self.0.push(s);
+        }
+    }
+    /// Whether a grant here covers a pattern naming `scheme`: a grant without a scheme covers any.
+    fn cover(&self, scheme: Option<Scheme>) -> bool {
+        self.0.iter().any(|s| s.is_none() || *s == scheme)
+    }
+}
+
+/// One node of the `*.suffix` trie: labels right to left.
+#[derive(Default)]
+struct SuffixNode<'a> {
+    children: std::collections::HashMap<&'a str, SuffixNode<'a>>,
+    /// Schemes of the `*.suffix` grants whose suffix ends at this node.
+    schemes: Schemes,
+}
+
+/// The fetch grants' hosts for the bound-secret lint: exact hosts in a hash
+/// map, `*.suffix` grants in a trie of labels read right to left, so a
+/// pattern is covered-or-not in one walk of its own labels (linear in its
+/// length, whatever the number of grants).
+struct GrantHosts<'a> {
+    exact: std::collections::HashMap<&'a Host, Schemes>,
+    suffix: SuffixNode<'a>,
+}
+
+impl<'a> GrantHosts<'a> {
+    fn new(grants: &'a [FetchPattern]) -> Self {
+        let mut g = GrantHosts { exact: std::collections::HashMap::new(), suffix: SuffixNode::default() };
+        for p in grants {
+            match &p.host {
+                HostPattern::Exact(h) => g.exact.entry(h).or_default().add(p.scheme),
+                HostPattern::Suffix(s) => {
+                    let node = s.rsplit('.').fold(&mut g.suffix, |n, label| n.children.entry(label).or_default());
+                    node.schemes.add(p.scheme);
+                }
+            }
+        }
+        g
+    }
+
+    /// Whether some grant covers `h` (scheme and host): an exact grant of the
+    /// same host; `*.s` covers a name ending in `.s` and the patterns `*.s`
+    /// and `*.x.s`.
+    fn covers(&self, h: &FetchPattern) -> bool {
+        let (name, exact) = match &h.host {
+            HostPattern::Exact(host) => {
+                if self.exact.get(host).is_some_and(|s| s.cover(h.scheme)) {
+                    return true;
+                }
+                let Host::Domain(d) = host else { return false };
+                (d.as_str(), true)
+            }
+            HostPattern::Suffix(t) => (t.as_str(), false),
+        };
+        // Walk the name's labels right to left; a suffix grant ending after k
+        // labels covers it when labels remain (a name under it), or, for a
+        // `*.t` pattern, also when none remain (`*.t` itself).
+        let labels: Vec<&str> = name.rsplit('.').collect();
+        let mut node = &self.suffix;
+        for (k, label) in labels.iter().enumerate() {
+            let Some(next) = node.children.get(label) else { return false };
+            node = next;
+            let remaining = labels.len() - k - 1;
+            if (remaining > 0 || !exact) && node.schemes.cover(h.scheme) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
 impl PermissionPolicy {
     /// The brace variants of a normalised glob of this policy, as the glob
     /// parser reads them (escapes resolved, braces expanded, win32 folded).
@@ -196,23 +275,14 @@ impl PermissionPolicy {
 
     /// SPEC §13: a bound secret's hosts pattern that no fetch grant covers
     /// (scheme and host; ports and paths are not compared) can never be sent.
+    /// The grants are indexed once ([`GrantHosts`]), so each secret host is one
+    /// walk of its own labels, not a pass over every grant.
     fn lint_bound_secrets(&self, warn: &mut impl FnMut(String, &str, String)) {
-        fn host_covers(g: &HostPattern, h: &HostPattern) -> bool {
-            match (g, h) {
-                (HostPattern::Exact(a), HostPattern::Exact(b)) => a == b,
-                (HostPattern::Suffix(s), HostPattern::Exact(Host::Domain(d))) => d.ends_with(&format!(".{s}")),
-                (HostPattern::Suffix(s), HostPattern::Suffix(t)) => t == s || t.ends_with(&format!(".{s}")),
-                _ => false,
-            }
-        }
+        let grants = GrantHosts::new(self.fetch_patterns());
         for (i, name) in self.secrets().iter().enumerate() {
             let Some(b) = self.bound_secret(name) else { continue };
             for (j, h) in b.hosts().iter().enumerate() {
-                let covered = self
-                    .fetch_patterns()
-                    .iter()
-                    .any(|g| (g.scheme.is_none() || g.scheme == h.scheme) && host_covers(&g.host, &h.host));
-                if !covered {
+                if !grants.covers(h) {
                     warn(
                         format!("/secrets/{i}/hosts/{j}"),
                         "secret-host-not-granted",

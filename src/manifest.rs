@@ -20,6 +20,10 @@ use crate::topic::TopicPattern;
 /// Most entries one manifest list (`fs`, `fetch`, `secrets`, `events.publishes`,
 /// `events.subscribes`) may hold.
 pub const MAX_PATTERNS: usize = 10_000;
+/// Most bound-secret host patterns one manifest may hold, all secrets together
+/// (each `hosts` list is also at most [`MAX_PATTERNS`]): 10,000 secrets of
+/// 10,000 hosts each would be 10^8 compiled patterns.
+pub const MAX_BOUND_SECRET_HOSTS: usize = MAX_PATTERNS;
 /// Longest secret name, database name or plugin id, in bytes.
 pub const MAX_NAME_BYTES: usize = 256;
 
@@ -149,9 +153,13 @@ fn fetch_section(v: &Value) -> Result<Vec<FetchPattern>, ManifestError> {
 
 /// A list of fetch pattern strings at `ptr` (`fetch`, a bound secret's `hosts`).
 fn fetch_patterns(v: &Value, ptr: &str, what: &str, each: &str) -> Result<Vec<FetchPattern>, ManifestError> {
-    let list = expect_array(v, ptr, what)?;
-    let mut out = Vec::with_capacity(list.len());
-    for (i, p) in list.iter().enumerate() {
+    fetch_patterns_upto(expect_array(v, ptr, what)?, ptr, each, usize::MAX)
+}
+
+/// The first `max` entries of a list of fetch pattern strings at `ptr`, parsed.
+fn fetch_patterns_upto(list: &[Value], ptr: &str, each: &str, max: usize) -> Result<Vec<FetchPattern>, ManifestError> {
+    let mut out = Vec::with_capacity(list.len().min(max));
+    for (i, p) in list.iter().take(max).enumerate() {
         let pptr = format!("{ptr}/{i}");
         out.push(FetchPattern::parse(expect_str(p, &pptr, each)?, &pptr)?);
     }
@@ -202,6 +210,8 @@ fn budgets_section(v: &Value) -> Result<Budgets, ManifestError> {
 fn secrets_section(v: &Value) -> Result<Secrets, ManifestError> {
     let what = "secrets (a secret name, or { name, hosts } for a destination-bound secret)";
     let mut secrets = Secrets::default();
+    // Bound-secret host patterns so far, all secrets together.
+    let mut host_total = 0usize;
     for (i, s) in expect_array(v, "/secrets", what)?.iter().enumerate() {
         let ptr = format!("/secrets/{i}");
         if let Value::Object(_) = s {
@@ -214,10 +224,24 @@ fn secrets_section(v: &Value) -> Result<Secrets, ManifestError> {
             let hosts_v = o.get("hosts").ok_or_else(|| {
                 ManifestError::new(&hosts_ptr, "a required 'hosts': a non-empty array of fetch patterns")
             })?;
-            if expect_array(hosts_v, &hosts_ptr, "fetch pattern strings")?.is_empty() {
+            let list = expect_array(hosts_v, &hosts_ptr, "fetch pattern strings")?;
+            if list.is_empty() {
                 return Err(ManifestError::new(&hosts_ptr, "a non-empty array of fetch patterns"));
             }
-            let hosts = fetch_patterns(hosts_v, &hosts_ptr, "fetch pattern strings", "a fetch pattern string")?;
+            // The hosts before the cap are parsed (an invalid one among them
+            // reports first, in document order); the first one past it is the error.
+            let room = MAX_BOUND_SECRET_HOSTS - host_total;
+            let hosts = fetch_patterns_upto(list, &hosts_ptr, "a fetch pattern string", room)?;
+            if list.len() > room {
+                return Err(ManifestError::new(
+                    format!("{hosts_ptr}/{room}"),
+                    format!(
+                        "bound-secret hosts within the policy-wide cap of {MAX_BOUND_SECRET_HOSTS} patterns \
+                         (all secrets together; this one takes it past)"
+                    ),
+                ));
+            }
+            host_total += hosts.len();
             if secrets.is_readable(name) || secrets.bound(name).is_some() {
                 return Err(ManifestError::new(&name_ptr, "a bound secret name declared once (not also readable)"));
             }
@@ -486,5 +510,28 @@ mod tests {
         assert_eq!(ptr, "/secrets/0/hosts");
         let s = compile(&json!({ "secrets": ["a", "a", "b"] }), Platform::Posix).unwrap().sections;
         assert_eq!(s.capabilities.secret_names(), ["a", "b"]);
+    }
+
+    #[test]
+    fn bound_secret_hosts_share_one_policy_wide_cap() {
+        let hosts = |n: usize, first: Value| {
+            let mut v = vec![first];
+            v.extend(std::iter::repeat_n(json!("b.example.com"), n - 1));
+            Value::Array(v)
+        };
+        // At the cap: valid.
+        let m = json!({ "secrets": [{ "name": "A", "hosts": hosts(4000, json!("a.example.com")) },
+                                    { "name": "B", "hosts": hosts(MAX_BOUND_SECRET_HOSTS - 4000, json!("a.example.com")) }] });
+        assert!(compile(&m, Platform::Posix).is_ok());
+        // One past it: the first host over the cap, in the second secret.
+        let m = json!({ "secrets": [{ "name": "A", "hosts": hosts(4001, json!("a.example.com")) },
+                                    { "name": "B", "hosts": hosts(MAX_BOUND_SECRET_HOSTS - 4000, json!("a.example.com")) }] });
+        let (ptr, msg) = error(m);
+        assert_eq!(ptr, format!("/secrets/1/hosts/{}", MAX_BOUND_SECRET_HOSTS - 4001));
+        assert!(msg.starts_with("bound-secret hosts within the policy-wide cap of 10000 patterns"), "{msg}");
+        // An invalid host before the cap reports first (document order).
+        let m = json!({ "secrets": [{ "name": "A", "hosts": hosts(4001, json!("a.example.com")) },
+                                    { "name": "B", "hosts": hosts(MAX_BOUND_SECRET_HOSTS, json!(7)) }] });
+        assert_eq!(error(m).0, "/secrets/1/hosts/0");
     }
 }

@@ -4,6 +4,8 @@
 // by postMessage and is checked with the package before it is performed.
 const fs = require('node:fs')
 const dns = require('node:dns/promises')
+const http = require('node:http')
+const https = require('node:https')
 const net = require('node:net')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
@@ -86,8 +88,76 @@ function pluginHeaders(h) {
   return out
 }
 
+/** Every address a name resolves to (the system resolver, as `fetch` would use it). */
+const systemLookup = (hostname) => dns.lookup(hostname, { all: true })
+
+/**
+ * Resolves a URL's host once and checks EVERY address it resolves to
+ * (`assertFetchAddress`): a name with one denied address is denied, whatever
+ * the order (fail closed). Returns the address to connect to, the first
+ * checked one; the request then connects to it and resolves nothing again
+ * (a second resolution is where DNS rebinding answers differently).
+ */
+async function checkedAddress(checker, url, lookup) {
+  const { hostname } = new URL(url)
+  const bare = hostname.replace(/^\[|\]$/g, '')
+  if (net.isIP(bare)) {
+    checker.assertFetchAddress(url, bare)
+    return { address: bare, family: net.isIP(bare) }
+  }
+  const all = await lookup(hostname)
+  if (!Array.isArray(all) || all.length === 0) throw new Error(`${hostname} did not resolve`)
+  const addresses = all.map((a) => (a !== null && typeof a === 'object' ? a.address : undefined))
+  if (!addresses.every((a) => typeof a === 'string' && net.isIP(a) !== 0)) throw new Error(`${hostname} resolved to something that is not an IP address`)
+  for (const a of addresses) checker.assertFetchAddress(url, a)
+  return { address: addresses[0], family: net.isIP(addresses[0]) }
+}
+
+/**
+ * One HTTP(S) request to `url`, connected to exactly `address` (the `lookup`
+ * option answers with it; the Host header and TLS SNI stay the URL's host),
+ * on a fresh connection (no pooled socket to an address checked for another
+ * request). Redirects are not followed. Resolves to `{ status, location,
+ * body }`, the body decoded and cut to MAX_BODY characters.
+ */
+function requestAt(url, { address, family }, { method, headers, body }) {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url)
+    const mod = u.protocol === 'https:' ? https : u.protocol === 'http:' ? http : null
+    if (mod === null) throw new Error(`${u.protocol} URLs are not fetched by this host`)
+    const h = { ...headers }
+    if (body !== undefined) {
+      if (!Object.hasOwn(h, 'content-type')) h['content-type'] = 'text/plain;charset=UTF-8'
+      h['content-length'] = String(Buffer.byteLength(body))
+    }
+    const lookup = (_name, opts, cb) => (opts && opts.all ? cb(null, [{ address, family }]) : cb(null, address, family))
+    const req = mod.request(u, { method, headers: h, agent: false, lookup }, (res) => {
+      const chunks = []
+      let bytes = 0
+      let done = false
+      const finish = () => {
+        if (done) return
+        done = true
+        res.destroy()
+        const text = Buffer.concat(chunks).toString('utf8').slice(0, MAX_BODY)
+        resolve({ status: res.statusCode, location: res.headers.location ?? null, body: text })
+      }
+      res.on('data', (c) => {
+        chunks.push(c)
+        bytes += c.length
+        // MAX_BODY characters are at most 4 bytes each.
+        if (bytes >= MAX_BODY * 4) finish()
+      })
+      res.on('end', finish)
+      res.on('error', (e) => (done ? undefined : ((done = true), reject(e))))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
 /** What the host does once a call is allowed. Real I/O: files, fetch, an in-memory secret store and event bus. */
-function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = () => {} }) {
+function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = () => {}, lookup = systemLookup }) {
   return {
     // Open exactly the path that was checked (the real path, symlinks and
     // `..` resolved as the kernel resolves them), and never follow a final
@@ -122,12 +192,10 @@ function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = ()
       let { headers, substituted } = substituteSecrets({ checker, secrets, byPlaceholder, url, headers: pluginHeaders(p.headers), body: p.body === undefined ? undefined : String(p.body) })
       const original = pluginHeaders(p.headers)
       for (let hop = 0; ; hop++) {
-        const { hostname } = new URL(url)
-        const bare = hostname.replace(/^\[|\]$/g, '')
-        const address = net.isIP(bare) ? bare : (await dns.lookup(hostname)).address
-        checker.assertFetchAddress(url, address)
-        const res = await fetch(url, { redirect: 'manual', method: hop === 0 ? method : 'GET', headers, body: hop === 0 ? reqBody : undefined })
-        const location = res.headers.get('location')
+        // Resolve once, check every address, connect to the checked one.
+        const target = await checkedAddress(checker, url, lookup)
+        const res = await requestAt(url, target, { method: hop === 0 ? method : 'GET', headers, body: hop === 0 ? reqBody : undefined })
+        const location = res.location
         if (res.status >= 300 && res.status < 400 && location !== null) {
           if (hop >= MAX_REDIRECTS) throw new Error('too many redirects')
           const next = checker.authorizeFetch(new URL(location, url).href)
@@ -151,8 +219,7 @@ function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = ()
           url = next
           continue
         }
-        const body = (await res.text()).slice(0, MAX_BODY)
-        return { status: res.status, body }
+        return { status: res.status, body: res.body }
       }
     },
     async 'secrets.get'(p) {
@@ -225,7 +292,8 @@ function callHandler({ name, checker, perform, calls, log, audit }) {
 /**
  * Runs one plugin as one request.
  * options: { name, code, policy, secrets?: Map, bus?: [], meter?, log?(line), audit?: (capability, payload) => void,
- *            sampleEveryMs? }
+ *            sampleEveryMs?, lookup?: async (hostname) => [{ address, family }] }
+ * `lookup` replaces the system resolver (`dns.lookup` with `all: true`) for fetch: tests inject one.
  * In audit mode every call is allowed and reported to `audit` (for `learn`): never run untrusted code that way
  * outside a throwaway environment.
  */
@@ -242,7 +310,7 @@ function runPlugin(options) {
   }
   const checker = new PermissionChecker(policy, shadow ? { meter, shadow, onShadow } : { meter })
   const { placeholders, byPlaceholder } = boundSecrets(policy)
-  const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus, byPlaceholder, log: (line) => log(`[${name}] ${line}`) })
+  const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus, byPlaceholder, log: (line) => log(`[${name}] ${line}`), ...(options.lookup ? { lookup: options.lookup } : {}) })
   const calls = []
   const memoryMb = policy.budgets.memoryMb
   const worker = new Worker(path.join(__dirname, 'worker.js'), {
