@@ -12,4 +12,6 @@ test('fetch oracle: no entry point allows a URL that Node would send to an ungra
   const r = await run({ seconds, seed, log: (m) => console.log(`${m} (seed ${seed})`) })
   assert.ok(r.cases > 1000, `ran ${r.cases} cases`)
   assert.deepEqual(r.wrongAllows, [], `seed ${seed}`)
+  // Path scopes are exact in the model and the checker: they agree both ways.
+  assert.deepEqual(r.mismatches, [], `seed ${seed}`)
 })

@@ -425,7 +425,7 @@ const fn fast_path_byte(b: u8) -> bool {
 ///   and is never read as IPv4);
 /// - optionally `:` and 1 to 5 digits without a leading zero, at most 65535;
 /// - then the end, `?` or `#` (path `/`), or `/` and segments of
-///   [`fast_path_byte`]s separated by `/`, none `.` or `..`, up to the end,
+///   [`fast_path_byte`]s separated by `/`, none only dots, up to the end,
 ///   `?` or `#`. What follows `?` or `#` (query, fragment) is not read: no
 ///   byte there changes the scheme, host, port or path the parser returns.
 ///
@@ -486,7 +486,9 @@ pub(crate) fn fast_parts(input: &str) -> Option<Parts<'_>> {
         loop {
             if ends_path(i) || b[i] == b'/' {
                 let s = &b[seg..i];
-                if s == b"." || s == b".." {
+                // A dot segment, or a run of dots a server may read as
+                // `..` (`...`): the full parse and the decode decide it.
+                if !s.is_empty() && s.iter().all(|&c| c == b'.') {
                     return None;
                 }
                 if ends_path(i) {

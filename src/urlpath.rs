@@ -183,21 +183,69 @@ pub fn percent_decode(s: &str) -> Cow<'_, [u8]> {
 /// Whether a decoded segment can never match a path-scoped grant: it holds
 /// `/` or `\` (servers decode `%2F` differently), `%` (a double-encoded
 /// escape a second decode would turn into anything), a control character,
-/// or is `.` or `..`.
+/// or [`reads_as_dots`].
 fn is_bad_decoded(s: &str) -> bool {
-    dot_head(s) || s.chars().any(|c| matches!(c, '/' | '\\' | '%') || c.is_control())
+    reads_as_dots(s) || s.chars().any(|c| matches!(c, '/' | '\\' | '%') || c.is_control())
 }
 
-/// Whether a decoded segment is a dot segment to some server: `.` or `..`,
-/// or holds a `;` and its part before the first `;` is `.`, `..` or empty
-/// (Tomcat, Jetty and Spring cut `;params` from a segment and then resolve
-/// `..`, so `/public/..;/admin` is `/admin` to them; `/;x/` is an empty
-/// segment they may collapse).
-fn dot_head(s: &str) -> bool {
-    match s.find(';') {
-        Some(i) => matches!(&s[..i], "" | "." | ".."),
-        None => s == "." || s == "..",
+/// Characters some server reads as `/` or `\\`: Windows "best fit"
+/// (`WideCharToMultiByte` without `WC_NO_BEST_FIT_CHARS`, as in the ANSI
+/// file APIs and CGI environments) maps full-width and small solidus and
+/// reverse solidus (U+FF0F, U+FF3C, U+FE68), division slash and set minus
+/// (U+2215, U+2216), fraction slash (U+2044), the solidus operators
+/// (U+29F5, U+29F8, U+29F9), and, on the Japanese and Korean code pages
+/// 932 and 949, yen and won signs (U+00A5, U+20A9) to the byte 0x2F or
+/// 0x5C; NFKC (a server that normalises) turns U+2100, U+2101, U+2105 and
+/// U+2106 (`a/c`, `a/s`, `c/o`, `c/u`) into text holding `/` (the full
+/// list of characters whose NFKC form holds `/` or `\\`, with U+FE68, U+FF0F
+/// and U+FF3C, in Unicode 14 to 16).
+pub(crate) fn is_slash_like(c: char) -> bool {
+    matches!(
+        c,
+        '\u{A5}'
+            | '\u{2044}'
+            | '\u{20A9}'
+            | '\u{2100}'
+            | '\u{2101}'
+            | '\u{2105}'
+            | '\u{2106}'
+            | '\u{2215}'
+            | '\u{2216}'
+            | '\u{29F5}'
+            | '\u{29F8}'
+            | '\u{29F9}'
+            | '\u{FE68}'
+            | '\u{FF0F}'
+            | '\u{FF3C}'
+    )
+}
+
+/// The name a server may read in a decoded segment: the part before the
+/// first `;` (servlet path parameters) or `:` (NTFS alternate data streams),
+/// with trailing dots, white space and default-ignorable characters trimmed
+/// (Windows and IIS drop trailing dots and spaces; ignorables are dropped by
+/// normalisers). Shared by the grant reading ([`reads_as_dots`]) and the
+/// deny reading ([`deny_fold`]).
+fn name_part(s: &str) -> &str {
+    let head = &s[..s.find([';', ':']).unwrap_or(s.len())];
+    head.trim_end_matches(|c: char| c == '.' || c.is_whitespace() || is_ignorable(c))
+}
+
+/// Whether a decoded segment is a dot segment or a separator to some server,
+/// so it never matches a grant's literal, `*` or `**`, and every path-scoped
+/// deny of its host denies it: it is not empty, and [`name_part`] is then
+/// empty or only dots once default-ignorables are dropped (`..`, `.`, `...`,
+/// `..;x`, `;x`, `..:x`, `..%20`, `..\u{200B}`, `.\u{200B}.`), or it holds a
+/// character [`is_slash_like`]. Tomcat, Jetty and Spring cut `;params` and
+/// then resolve `..`, so `/public/..;/admin` is `/admin` to them; Windows
+/// and IIS read `..%20`, `...` and `..::$DATA` as `..`; best fit reads
+/// `..%EF%BC%8F` as `../`.
+fn reads_as_dots(s: &str) -> bool {
+    if s.is_empty() {
+        return false;
     }
+    let t = name_part(s);
+    t.chars().all(|c| c == '.' || is_ignorable(c)) || (!s.is_ascii() && s.chars().any(is_slash_like))
 }
 
 /// Decodes one segment; `None` when it is not UTF-8 or [`is_bad_decoded`].
@@ -206,7 +254,7 @@ pub fn decode_segment(raw: &str) -> Option<Cow<'_, str>> {
     // plain paths) decodes to itself; one byte loop decides it.
     let b = raw.as_bytes();
     if b.iter().all(|&c| c > 0x20 && c < 0x7f && c != b'%' && c != b'\\' && c != b'/') {
-        return (!dot_head(raw)).then_some(Cow::Borrowed(raw));
+        return (!reads_as_dots(raw)).then_some(Cow::Borrowed(raw));
     }
     let s = match percent_decode(raw) {
         Cow::Borrowed(_) => Cow::Borrowed(raw),
@@ -267,7 +315,7 @@ impl PathPattern {
                         .map_err(|_| err("a literal that decodes to non-UTF-8"))?;
                     if is_bad_decoded(&decoded) || decoded.is_empty() {
                         return Err(err(
-                            "a literal that is, or decodes to, '.', '..', '/', '\\\\', '%', a control character, or '.', '..' or nothing before a ';'",
+                            "a literal that is, or decodes to, '.', '..', '/', '\\\\', '%', a control character, or '.', '..' or nothing before a ';'; dots or spaces before ';'/':'; '/' lookalikes",
                         ));
                     }
                     PathSeg::Lit(decoded)
@@ -341,30 +389,64 @@ pub fn grant_path_matches(p: &PathPattern, req: &RequestPath<'_>) -> bool {
     req.segs.len() == n
 }
 
-/// Zero-width characters some servers and file systems drop (soft hyphen,
-/// zero-width space and joiners, word joiner, BOM): a deny reads a segment
-/// without them.
+/// The Unicode `Default_Ignorable_Code_Point` set (DerivedCoreProperties.txt,
+/// identical in Unicode 15.0, 15.1 and 16.0, and in 17.0; the JS tests read
+/// the set from `\p{Default_Ignorable_Code_Point}`), as inclusive ranges:
+/// soft hyphen, combining grapheme joiner, Arabic letter mark, Hangul
+/// fillers, Khmer inherent vowels, Mongolian variation selectors and vowel
+/// separator, zero-width space and joiners, LRM/RLM, bidi embeddings and
+/// overrides, word joiner, invisible operators, bidi isolates and deprecated
+/// format controls, variation selectors, BOM, half-width Hangul filler,
+/// unassigned U+FFF0..U+FFF8, shorthand format controls, musical symbol
+/// format controls, and the tag and variation-selector supplement block
+/// E0000..E0FFF. Servers, normalisers and file systems may drop them.
+pub(crate) const DEFAULT_IGNORABLE: [(u32, u32); 17] = [
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+];
+
+/// Whether `c` is a default-ignorable code point ([`DEFAULT_IGNORABLE`]).
 fn is_ignorable(c: char) -> bool {
-    matches!(c, '\u{AD}' | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
+    let c = c as u32;
+    if c < 0xAD {
+        return false;
+    }
+    let i = DEFAULT_IGNORABLE.partition_point(|&(_, hi)| hi < c);
+    DEFAULT_IGNORABLE.get(i).is_some_and(|&(lo, _)| lo <= c)
 }
 
 /// The deny form of one decoded segment, read broadly (a deny is never
 /// narrower than it reads; used for deny rules only, never for grants):
-/// cut at the first `;` (servlet path parameters) or `:` (NTFS alternate
-/// data streams, `admin::$DATA`), trailing dots and white space trimmed
-/// (Windows and IIS drop them), zero-width characters dropped, then case-folded beyond ASCII: each character through
+/// [`name_part`] (cut at the first `;` or `:`, `admin::$DATA`; trailing
+/// dots, white space and default-ignorables trimmed), default-ignorables
+/// dropped everywhere, then case-folded beyond ASCII: each character through
 /// upper case and back to lower case (`ı` and `ſ` reach `i` and `s` as Java's
 /// `equalsIgnoreCase` has them, Kelvin `K` reaches `k`, `ß` reaches `ss`),
 /// `İ` to `i`, and full-width ASCII to ASCII. Every step only merges names,
-/// so a deny matches more. `None` when the cut part is dots and spaces only
-/// (a dot segment to some server: the path is bad); `Some("")` for a segment
-/// to drop (empty, or nothing before the cut).
+/// so a deny matches more. `None` when the segment [`reads_as_dots`] (a dot
+/// segment or a separator to some server: the path is bad, and every
+/// path-scoped deny of the host denies it); `Some("")` for an empty segment
+/// (dropped).
 pub fn deny_fold(seg: &str) -> Option<String> {
-    let head = &seg[..seg.find([';', ':']).unwrap_or(seg.len())];
-    let t = head.trim_end_matches(|c: char| c == '.' || c.is_whitespace() || is_ignorable(c));
-    if t.is_empty() && !head.is_empty() {
+    if reads_as_dots(seg) {
         return None;
     }
+    let t = name_part(seg);
     let mut out = String::with_capacity(t.len());
     for c in t.chars() {
         if is_ignorable(c) {
@@ -891,17 +973,108 @@ mod tests {
             "/public/%2e%2e;/x",
             "/public/..%3B/x",
             "/public/;x/y",
+            "/public/...;/x",
             "/v1/repos/..;/issues",
             "/v1/repos/.;x/issues",
         ] {
             assert!(!t.any_path(p, false, |_| true), "{p}");
             assert!(!t.any(&req(p), |_| true), "{p}");
         }
-        for p in ["/public/a;b/x", "/public/...;/x", "/v1/repos/acme;v=1/issues"] {
+        for p in ["/public/a;b/x", "/public/a.;/x", "/public/a:b/x", "/v1/repos/acme;v=1/issues"] {
             assert!(t.any_path(p, false, |_| true), "{p}");
         }
         for bad in ["/..;", "/.;x", "/;x", "/%2e%2e;", "/a/..%3Bx"] {
             assert!(PathPattern::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn segments_read_as_dots_or_slashes_match_no_grant_and_every_deny() {
+        let mut t = PathTrie::default();
+        for (i, p) in ["/public/**", "/v1/*/x", "/v1/a/x"].iter().enumerate() {
+            t.insert(&PathPattern::parse(p).unwrap(), i);
+        }
+        let deny = PathPattern::parse("/zzz").unwrap();
+        let mut bad = vec![
+            "..%20",
+            "...",
+            "..:",
+            "..%3A",
+            "..%EF%BC%8F",
+            "%2e%2e%20",
+            "%2E.%2e",
+            "....",
+            ".%20.%20",
+            "..%E2%80%8B",
+            ".%E2%80%8B.",
+            "..%C2%A0",
+            "..%E3%80%80",
+            "%20",
+            "%E2%80%8B",
+            ":x",
+            "..::$DATA",
+            "..%F3%A0%80%81",
+            "a%E2%88%95b",
+        ];
+        let slashes: Vec<String> = [
+            0xA5u32, 0x2044, 0x20A9, 0x2100, 0x2101, 0x2105, 0x2106, 0x2215, 0x2216, 0x29F5, 0x29F8, 0x29F9, 0xFE68,
+            0xFF0F, 0xFF3C,
+        ]
+        .iter()
+        .map(|&u| format!("a{}b", char::from_u32(u).unwrap()))
+        .collect();
+        bad.extend(slashes.iter().map(String::as_str));
+        for seg in bad {
+            for p in [format!("/public/{seg}/admin"), format!("/v1/{seg}/x"), format!("/public/{seg}")] {
+                assert!(!t.any_path(&p, false, |_| true), "{p}");
+                assert!(!t.any(&req(&p), |_| true), "{p}");
+                assert!(deny_segments(&p, false).is_none(), "{p}");
+                assert!(deny_path_matches(&deny, &p, false), "{p}");
+            }
+        }
+        for seg in ["a.", "a%20", "a.:x", ".a", "..a", "a..", "%E2%80%8Ba", "a%E2%80%8B"] {
+            let p = format!("/public/{seg}/admin");
+            assert!(t.any_path(&p, false, |_| true), "{p}");
+            assert!(deny_segments(&p, false).is_some(), "{p}");
+        }
+        for lit in ["/...", "/..%20", "/a%EF%BC%8Fb", "/%3Ax", "/%E2%80%8B", "/..%3A"] {
+            assert!(PathPattern::parse(lit).is_err(), "{lit}");
+        }
+        // The fast path leaves dot runs to the full parse.
+        assert!(crate::fetch::fast_parts("https://a.com/public/.../x").is_none());
+    }
+
+    #[test]
+    fn ignorables_are_default_ignorable_code_points() {
+        let mut last = 0;
+        for &(lo, hi) in &DEFAULT_IGNORABLE {
+            assert!(lo <= hi && (last == 0 || lo > last + 1), "{lo:X}: sorted, disjoint, merged");
+            last = hi;
+            for c in [lo, hi] {
+                assert!(is_ignorable(char::from_u32(c).unwrap()), "{c:X}");
+            }
+            for c in [lo - 1, hi + 1] {
+                assert!(!is_ignorable(char::from_u32(c).unwrap()), "{c:X}");
+            }
+        }
+        for c in [
+            '\u{34F}',
+            '\u{2063}',
+            '\u{180E}',
+            '\u{FE0F}',
+            '\u{E0001}',
+            '\u{E0041}',
+            '\u{200E}',
+            '\u{202E}',
+            '\u{2066}',
+            '\u{AD}',
+            '\u{3164}',
+            '\u{E01EF}',
+        ] {
+            assert!(is_ignorable(c), "{c:?}");
+        }
+        for c in ['a', ' ', '.', '\u{AC}', '\u{2000}', '\u{FFFD}', '\u{10FFFF}'] {
+            assert!(!is_ignorable(c), "{c:?}");
         }
     }
 

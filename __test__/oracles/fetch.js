@@ -242,21 +242,42 @@ function decodeSegment(seg) {
   }
 }
 
-/** A decoded segment that never matches a path scope (SPEC §11, plus '%': double encoding). */
-const badSegment = (d) => d === null || d === '.' || d === '..' || /^\.{0,2};/.test(d) || /[/\\%\u0000-\u001f\u007f-\u009f]/.test(d)
+// Read from the README's path-scope section: characters Windows best fit
+// maps to '/' or '\' (full-width, small, division, set minus, fraction,
+// solidus operators, yen and won on code pages 932 and 949), plus every
+// character whose NFKC form holds '/' or '\' (computed here, not listed).
+const BEST_FIT_SLASH = new Set([0xff0f, 0xff3c, 0xfe68, 0x2215, 0x2216, 0x2044, 0x29f5, 0x29f8, 0x29f9, 0xa5, 0x20a9])
+const slashLike = (c) => BEST_FIT_SLASH.has(c.codePointAt(0)) || /[/\\]/.test(c.normalize('NFKC'))
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu
+
+/**
+ * README: a segment, decoded, cut at the first ';' or ':', with trailing
+ * dots, white space and default-ignorable characters removed, that is then
+ * empty or only dots (ignorables inside dropped too) — or that holds a
+ * character read as '/' or '\' — is a dot segment or a separator to some
+ * server. An empty segment is not (it is `/v1/`'s last segment).
+ */
+function readsAsDots(d) {
+  if (d === '') return false
+  if ([...d].some(slashLike)) return true
+  const name = d.split(/[;:]/)[0].replace(/[.\p{White_Space}\p{Default_Ignorable_Code_Point}]+$/u, '').replace(IGNORABLE, '')
+  return /^\.*$/.test(name)
+}
+
+/** A decoded segment that never matches a path scope (SPEC §11, plus '%': double encoding; README: readsAsDots). */
+const badSegment = (d) => d === null || readsAsDots(d) || /[/\\%\u0000-\u001f\u007f-\u009f]/.test(d)
 
 /**
  * A decoded segment as a deny reads it (SPEC §10 "never narrower than it
- * reads"; README deny section): cut at ';' (servlet parameters) and '::'
- * (NTFS streams), trailing dots and spaces dropped, case folded through upper
- * case and back. `undefined`: a dot segment to some server (the path is bad).
+ * reads"; README deny section): cut at the first ';' (servlet parameters)
+ * or ':' (NTFS streams), trailing dots, white space and default-ignorables
+ * dropped, every default-ignorable dropped, case folded through upper case
+ * and back. `undefined`: a dot segment or a separator to some server (the
+ * path is bad).
  */
 function denySegment(d) {
-  let head = d.split(';')[0]
-  const ads = head.indexOf('::')
-  if (ads >= 0) head = head.slice(0, ads)
-  const t = head.replace(/[. ]+$/, '')
-  if (t === '' && head !== '') return undefined
+  if (readsAsDots(d)) return undefined
+  const t = d.split(/[;:]/)[0].replace(/[.\p{White_Space}\p{Default_Ignorable_Code_Point}]+$/u, '').replace(IGNORABLE, '')
   return t.toUpperCase().toLowerCase()
 }
 
@@ -396,7 +417,7 @@ function naiveDecide(rules, denies, input, resolved) {
   return { denied: false, granted: false, why: 'no grant' }
 }
 
-const PATH_SEGS = ['v1', 'repos', 'acme', 'issues', 'pulls', 'public', 'secret', 'SECRET', 'admin', 'ADMIN', 'Admin', 'guide', '', '.', '..', '%2e', '%2E%2e', '.%2e', '.b', '.ab', '..b', '.%62', '%2f', '..%2f', 'a%2fb', '%5c', 'a\\b', '%00', '%09', '%ff', '%C3%A9', 'é', '%252f', '%25', 'a;b', 'admin;x=1', '%69ssues', '%61dmin', '*', 'x', '\u{1f600}', '%F0%9F%98%80', '%E2%82', '?q', '#f', '..;', '.;', '..;x', '%2e%2e;', '.%2E;', '..%3B', '.%3bx', ';x', 'admin.', 'admin%20', 'admin.%20', 'ADMIN::$DATA', 'adm%C4%B1n', 'adm\u0131n', '%C5%BFecret', 'internal', 'INTERNAL.', 'secret..']
+const PATH_SEGS = ['v1', 'repos', 'acme', 'issues', 'pulls', 'public', 'secret', 'SECRET', 'admin', 'ADMIN', 'Admin', 'guide', '', '.', '..', '%2e', '%2E%2e', '.%2e', '.b', '.ab', '..b', '.%62', '%2f', '..%2f', 'a%2fb', '%5c', 'a\\b', '%00', '%09', '%ff', '%C3%A9', 'é', '%252f', '%25', 'a;b', 'admin;x=1', '%69ssues', '%61dmin', '*', 'x', '\u{1f600}', '%F0%9F%98%80', '%E2%82', '?q', '#f', '..;', '.;', '..;x', '%2e%2e;', '.%2E;', '..%3B', '.%3bx', ';x', 'admin.', 'admin%20', 'admin.%20', 'ADMIN::$DATA', 'adm%C4%B1n', 'adm\u0131n', '%C5%BFecret', 'internal', 'INTERNAL.', 'secret..', '..%20', '...', '..:', '..%EF%BC%8F', '%2e%2e%20', '....', '.%E2%80%8B.', '..%E2%80%8E', '..%F3%A0%80%81', '%20', ':x', '..::$DATA', 'a%E2%88%95b', '%E2%84%80', 'a%C2%A5b', 'admin%E2%80%8E', 'adm%CD%8Fin', 'admin%EF%B8%8F', 'admin%F3%A0%80%81', '%E2%80%AEadmin', 'ad%E1%85%9Fmin', 'a.', 'a:b', '.well-known']
 const DENY_HOSTS = ['api.example.com', 'API.example.com.', 'docs.example.com', 'evil.example.org', 'EVIL.example.org.', 'a.evil.example.org', 'x.internal.example.org', 'internal.example.org', 'a.example.org', '10.0.0.1', '0xa000001', '167772161', '10.0.0.1.', '[::ffff:10.0.0.1]', '[::ffff:a00:1]', '[::a00:1]', '[64:ff9b::a00:1]', '[64:ff9b:1:a00:0:100::]', '[2002:a00:1::1]', '[2001:0:4136:e378:8000:63bf:f5ff:fffe]', '[fd00::1]', '[2001:db8::1]', '[::ffff:c0a8:101]', 'static.example.net', 'localhost', '127.0.0.1', '127.1.2.3', '[::1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', 'a.localhost']
 
 /**
@@ -436,6 +457,9 @@ async function runDeny({ seconds, seed, log }) {
   const { int, pick } = g
   let allowed = 0
   let denied = 0
+  // Path scopes are exact on both sides: a path the model grants (and no deny
+  // matches) that the checker calls path_not_allowed is a disagreement.
+  const pathMismatches = []
   const r = explore(seconds, (wrong) => {
     const segs = [...Array(int(6))].map(() => (int(8) === 0 ? g.anyCodePoint() : pick(PATH_SEGS)))
     const sep = () => pick(['/', '/', '/', '/', '\\', '//'])
@@ -446,6 +470,7 @@ async function runDeny({ seconds, seed, log }) {
     if (d.allowed) allowed++
     if (d.reason === 'explicitly_denied') denied++
     if (d.allowed && (model.denied || !model.granted)) wrong('checkFetch', input, { model })
+    if (d.reason === 'path_not_allowed' && model.granted && !model.denied && pathMismatches.length < 50) pathMismatches.push({ input })
     const canonical = authorized(checker, input, wrong)
     if (canonical !== null) {
       if (model.denied || !model.granted) wrong('authorizeFetch', input, { model })
@@ -459,8 +484,8 @@ async function runDeny({ seconds, seed, log }) {
       if (model.denied || !model.granted || m2.denied) wrong('checkFetchAddress', input, { ip, model, m2 })
     }
   })
-  log(`fetch deny/path oracle: ${r.cases} cases, ${allowed} allowed, ${denied} explicitly denied, ${r.wrongAllows.length} wrong allows`)
-  return r
+  log(`fetch deny/path oracle: ${r.cases} cases, ${allowed} allowed, ${denied} explicitly denied, ${pathMismatches.length} path scope disagreements, ${r.wrongAllows.length} wrong allows`)
+  return { ...r, mismatches: pathMismatches }
 }
 
 async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
@@ -504,8 +529,9 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
   })
   log(`fetch oracle: ${r.cases} cases, ${modelGrants} granted by the model, ${mismatches} denied that the model grants, ${r.wrongAllows.length} wrong allows`)
   // Denials the model grants are counted, not failures (a deny is never unsafe):
-  // reported as `deniedButGranted`, not as `mismatches` (which the runner fails on).
-  return { cases: r.cases + second.cases, wrongAllows: [...r.wrongAllows, ...second.wrongAllows], deniedButGranted: mismatches, mismatchSamples }
+  // reported as `deniedButGranted`, not as `mismatches` (which the runner fails on);
+  // `mismatches` are the deny/path model's path-scope disagreements (grants are exact on both sides).
+  return { cases: r.cases + second.cases, wrongAllows: [...r.wrongAllows, ...second.wrongAllows], mismatches: second.mismatches, deniedButGranted: mismatches, mismatchSamples }
 }
 
 module.exports = { run, naiveGrant, naivePattern, naiveDecide, naiveRule, MANIFEST, DENY_MANIFEST }
