@@ -244,8 +244,9 @@ fn reads_as_dots(s: &str) -> bool {
     if s.is_empty() {
         return false;
     }
-    let t = name_part(s);
-    t.chars().all(|c| c == '.' || is_ignorable(c)) || (!s.is_ascii() && s.chars().any(is_slash_like))
+    // `name_part` trims trailing dots, white space and ignorables, so what is
+    // left is empty exactly when the segment is only those: no second scan.
+    name_part(s).is_empty() || (!s.is_ascii() && s.chars().any(is_slash_like))
 }
 
 /// Decodes one segment; `None` when it is not UTF-8 or [`is_bad_decoded`].
@@ -789,6 +790,26 @@ impl<R: PartialEq + Clone + Ord> PathTrie<R> {
 
 #[cfg(test)]
 mod tests {
+    /// The byte filter of `decode_segment`'s fast path admits only what the
+    /// full decoding would return unchanged: every ASCII byte, alone and
+    /// around a name and dots, decodes as a naive reading of the rule says
+    /// (controls, DEL, '/', '\\' and a lone '%' refused; dot runs refused;
+    /// everything else itself). Found by `cargo mutants`: a fast path that let
+    /// DEL through was not noticed.
+    #[test]
+    fn fast_path_bytes_decode_as_the_rule_says() {
+        for b in 0u8..0x80 {
+            let c = b as char;
+            for s in [c.to_string(), format!("a{c}"), format!("{c}a"), format!("a{c}b"), format!("..{c}")] {
+                let naive_bad = c.is_ascii_control() || matches!(c, '/' | '\\' | '%');
+                let trimmed =
+                    s.split([';', ':']).next().unwrap().trim_end_matches(|x: char| x == '.' || x.is_whitespace());
+                let want = if naive_bad || (!s.is_empty() && trimmed.is_empty()) { None } else { Some(s.clone()) };
+                assert_eq!(super::decode_segment(&s).map(|d| d.into_owned()), want, "{s:?}");
+            }
+        }
+    }
+
     use super::*;
 
     fn req(p: &str) -> RequestPath<'_> {
