@@ -117,21 +117,24 @@ function checkDenialError(e, capability, reason, where) {
   if (d.target !== undefined) assert.match(d.target, /^[a-z][a-z0-9+.-]*:\/\/[^/?#@\s]+:\d+$/, `${where}: details.target must be scheme://host:port only`)
 }
 
+/** Calls a case's operation on `target` as `${kind}Fs` / `Fetch` / `FetchAddress` / `Capability` (kind: check or assert). */
+function callCase(target, c, kind) {
+  switch (c.op) {
+    case 'fs':
+      return target[`${kind}Fs`](c.args.path, c.args.mode)
+    case 'fetch':
+      return target[`${kind}Fetch`](c.args.url)
+    case 'fetchAddress':
+      return target[`${kind}FetchAddress`](c.args.url, c.args.ip)
+    default:
+      return target[`${kind}Capability`](c.args.id, fresh(c.args.payload))
+  }
+}
+
 async function runDecisionCase(c, checker, probe, trace = {}) {
   const want = c.expect
   const capability = expectedCapability(c)
-  const call = (kind) => {
-    switch (c.op) {
-      case 'fs':
-        return checker[`${kind}Fs`](c.args.path, c.args.mode)
-      case 'fetch':
-        return checker[`${kind}Fetch`](c.args.url)
-      case 'fetchAddress':
-        return checker[`${kind}FetchAddress`](c.args.url, c.args.ip)
-      default:
-        return checker[`${kind}Capability`](c.args.id, fresh(c.args.payload))
-    }
-  }
+  const call = (kind) => callCase(checker, c, kind)
   const name = { fs: 'Fs', fetch: 'Fetch', fetchAddress: 'FetchAddress', capability: 'Capability' }[c.op]
   if (typeof checker[`check${name}`] !== 'function') {
     if (c.op === 'fetchAddress') throw new Skip('the adapter has no checkFetchAddress')
@@ -181,18 +184,7 @@ async function runShadowPass(c, checker, probe, trace) {
   const want = c.expect
   const capability = expectedCapability(c)
   const name = { fs: 'Fs', fetch: 'Fetch', fetchAddress: 'FetchAddress', capability: 'Capability' }[c.op]
-  const call = (kind) => {
-    switch (c.op) {
-      case 'fs':
-        return shadowed[`${kind}Fs`](c.args.path, c.args.mode)
-      case 'fetch':
-        return shadowed[`${kind}Fetch`](c.args.url)
-      case 'fetchAddress':
-        return shadowed[`${kind}FetchAddress`](c.args.url, c.args.ip)
-      default:
-        return shadowed[`${kind}Capability`](c.args.id, fresh(c.args.payload))
-    }
-  }
+  const call = (kind) => callCase(shadowed, c, kind)
   if (typeof shadowed[`check${name}`] !== 'function') return
   await probe.delta()
   const expected = want.allowed ? {} : { [`${DENIED}|${CONFORMANCE_PLUGIN}|${capability}|${want.reason}`]: 1 }
