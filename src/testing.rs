@@ -606,6 +606,20 @@ pub struct NativeAdapter {
     pub meter: Meter,
 }
 
+impl NativeAdapter {
+    /// This crate's checker for one case: the manifest compiled with the
+    /// case's plugin id and platform, counting to the run's meter. The one
+    /// constructor of the native adapter, for [`native_checker`] and for test
+    /// hosts that wrap it.
+    pub fn from_manifest(manifest: &Value, ctx: &ConformanceContext) -> Result<Self, ManifestError> {
+        let policy = crate::PermissionPolicy::from_manifest(
+            manifest,
+            crate::PolicyOptions::new(&ctx.plugin).platform(ctx.platform),
+        )?;
+        Ok(NativeAdapter { checker: crate::PermissionChecker::new(policy, &ctx.meter), meter: ctx.meter.clone() })
+    }
+}
+
 impl ConformanceChecker for NativeAdapter {
     fn check_fs(&self, path: &str, mode: FsMode) -> Decision {
         self.checker.check_fs(path, mode, crate::FsCheckOptions::default())
@@ -669,11 +683,7 @@ pub fn native_checker(
     manifest: &Value,
     ctx: &ConformanceContext,
 ) -> Result<Box<dyn ConformanceChecker>, ManifestError> {
-    let policy = crate::PermissionPolicy::from_manifest(
-        manifest,
-        crate::PolicyOptions::new(&ctx.plugin).platform(ctx.platform),
-    )?;
-    Ok(Box::new(NativeAdapter { checker: crate::PermissionChecker::new(policy, &ctx.meter), meter: ctx.meter.clone() }))
+    Ok(Box::new(NativeAdapter::from_manifest(manifest, ctx)?))
 }
 
 /// Every `u64` counter data point `exporter` holds after `provider` is
@@ -789,15 +799,7 @@ mod tests {
     fn broken(
         kind: &'static str,
     ) -> impl FnMut(&Value, &ConformanceContext) -> Result<Box<dyn ConformanceChecker>, ManifestError> {
-        move |m, ctx| {
-            let policy = crate::PermissionPolicy::from_manifest(
-                m,
-                crate::PolicyOptions::new(&ctx.plugin).platform(ctx.platform),
-            )?;
-            let inner =
-                NativeAdapter { checker: crate::PermissionChecker::new(policy, &ctx.meter), meter: ctx.meter.clone() };
-            Ok(Box::new(BrokenAssert { inner, kind }))
-        }
+        move |m, ctx| Ok(Box::new(BrokenAssert { inner: NativeAdapter::from_manifest(m, ctx)?, kind }))
     }
 
     #[test]

@@ -121,17 +121,7 @@ impl ConformanceChecker for Broken {
 fn broken(
     kind: &'static str,
 ) -> impl FnMut(&Value, &ConformanceContext) -> Result<Box<dyn ConformanceChecker>, ManifestError> {
-    move |m, ctx| {
-        let policy = api_sandbox_permissions::PermissionPolicy::from_manifest(
-            m,
-            api_sandbox_permissions::PolicyOptions::new(&ctx.plugin).platform(ctx.platform),
-        )?;
-        let inner = NativeAdapter {
-            checker: api_sandbox_permissions::PermissionChecker::new(policy, &ctx.meter),
-            meter: ctx.meter.clone(),
-        };
-        Ok(Box::new(Broken { inner, kind }))
-    }
+    move |m, ctx| Ok(Box::new(Broken { inner: NativeAdapter::from_manifest(m, ctx)?, kind }))
 }
 
 #[test]
