@@ -31,7 +31,7 @@ function runPluginProcess(options) {
   const log = options.log || (() => {})
   const checker = new PermissionChecker(policy, { meter })
   const calls = []
-  const perform = performers({ checker, secrets: options.secrets || new Map(), bus: options.bus || [] })
+  const perform = performers({ checker, secrets: options.secrets || new Map(), bus: options.bus || [], forwardHeaders: options.forwardHeaders })
   const handle = callHandler({ name, checker, perform, calls, log })
   // A clean environment, no inherited handles, libuv without io_uring.
   const child = fork(path.join(__dirname, 'process-child.js'), [], {
