@@ -105,6 +105,10 @@ class LineDecoder {
 class JsonLineDecoder {
   #lines
   #validate
+  // Closed by a violation or by close(): set apart from the LineDecoder,
+  // which closes itself on an oversized line while the complete lines before
+  // it are still to be judged and delivered here.
+  #closed = false
 
   constructor({ maxLineBytes, validate }) {
     if (typeof validate !== 'function') throw new TypeError('validate must be a function')
@@ -117,25 +121,27 @@ class JsonLineDecoder {
   }
 
   get closed() {
-    return this.#lines.closed
+    return this.#closed
   }
 
   close() {
+    this.#closed = true
     this.#lines.close()
   }
 
   push(chunk, deliver) {
-    if (this.#lines.closed) return null
+    if (this.#closed) return null
     const { lines, violation } = this.#lines.push(chunk)
     for (const line of lines) {
       const judged = this.#judge(line)
       if (judged.violation) {
-        this.#lines.close()
+        this.close()
         return judged.violation
       }
       deliver(judged.message)
-      if (this.#lines.closed) return null
+      if (this.#closed) return null
     }
+    if (violation !== null) this.close()
     return violation
   }
 
