@@ -129,8 +129,10 @@ for (;;) {
   await h.shutdown()
   assert.equal(r.code, 'BUDGET_EXCEEDED', JSON.stringify(r))
   assert.equal(r.budget, 'wallClockMs')
-  // The JSON IPC channel this replaces delayed enforcement by 1.9 s under a flood; a 2-core CI box gets slack.
-  assert.ok(r.elapsedMs < 500 + 1000, `enforced after ${r.elapsedMs.toFixed(0)} ms for a 500 ms budget`)
+  // The JSON IPC channel this replaces delayed enforcement by 1.9 s under a
+  // flood, and reading 32 chunks per turn delayed it by ~500 ms; now it is
+  // checked per chunk (slack for a loaded 2-core box).
+  assert.ok(r.elapsedMs < 500 + 250, `enforced after ${r.elapsedMs.toFixed(0)} ms for a 500 ms budget`)
   assert.ok(logged > 1000, `${logged} messages handled`)
   console.log(`flood: ${logged} messages handled, budget enforced after ${r.elapsedMs.toFixed(0)} ms`)
   assert.equal(counts['plugin.budget_exceeded_total|flood|unknown|wall_clock'] ?? Object.values(counts)[0], 1)

@@ -62,6 +62,7 @@ function runPluginProcess(options) {
     let locked = null
     let inFlight = 0
     let startup = null
+    const sampleEveryMs = options.sampleEveryMs || 20
     const finish = (result) => {
       if (finished) return
       finished = true
@@ -93,19 +94,23 @@ function runPluginProcess(options) {
         meter,
         hooks: { now: () => performance.now(), cpuTimeMs: () => procCpuMs(child.pid), rssMb: () => procRssMb(child.pid) },
       })
-      timer = setInterval(() => {
-        try {
-          tracker.sample()
-          tracker.assertWithin()
-        } catch (e) {
-          if (!isBudgetExceeded(e)) {
-            finish({ ok: false, code: 'ERR_SAMPLING', message: String(e.message) })
-            return
-          }
-          log(`[${name}] BUDGET_EXCEEDED ${e.details.budget}: observed ${e.details.observed.toFixed(1)} > limit ${e.details.limit}; child killed`)
-          finish({ ok: false, code: e.code, budget: e.details.budget })
+      timer = setInterval(checkBudget, sampleEveryMs)
+    }
+    let lastSample = 0
+    const checkBudget = () => {
+      if (tracker === null || finished) return
+      lastSample = performance.now()
+      try {
+        tracker.sample()
+        tracker.assertWithin()
+      } catch (e) {
+        if (!isBudgetExceeded(e)) {
+          finish({ ok: false, code: 'ERR_SAMPLING', message: String(e.message) })
+          return
         }
-      }, options.sampleEveryMs || 20)
+        log(`[${name}] BUDGET_EXCEEDED ${e.details.budget}: observed ${e.details.observed.toFixed(1)} > limit ${e.details.limit}; child killed`)
+        finish({ ok: false, code: e.code, budget: e.details.budget })
+      }
     }
     const onMessage = (m) => {
       if (Object.hasOwn(m, 'locked')) {
@@ -134,7 +139,13 @@ function runPluginProcess(options) {
       if (finished) return
       // Each message is validated against the state the previous one left.
       const v = decoder.push(chunk, onMessage)
-      if (v !== null) violation(v.kind, v.detail)
+      if (v !== null) return violation(v.kind, v.detail)
+      // A flood must not starve the budget: one chunk per turn of the event
+      // loop (libuv would otherwise read many in one), and the budget checked
+      // here too when its timer is due.
+      channel.pause()
+      setImmediate(() => finished || channel.resume())
+      if (performance.now() - lastSample >= sampleEveryMs) checkBudget()
     })
     channel.on('error', () => {})
     child.on('error', (e) => finish({ ok: false, code: 'ERR_CHILD_START', message: String(e.message) }))
