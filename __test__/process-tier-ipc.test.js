@@ -135,7 +135,58 @@ for (;;) {
   assert.ok(r.elapsedMs < 500 + 250, `enforced after ${r.elapsedMs.toFixed(0)} ms for a 500 ms budget`)
   assert.ok(logged > 1000, `${logged} messages handled`)
   console.log(`flood: ${logged} messages handled, budget enforced after ${r.elapsedMs.toFixed(0)} ms`)
-  assert.equal(counts['plugin.budget_exceeded_total|flood|unknown|wall_clock'] ?? Object.values(counts)[0], 1)
+  assert.deepEqual(
+    Object.entries(counts).filter(([k]) => k.startsWith('plugin.budget_exceeded_total|flood|')).map(([k, v]) => [k.split('|')[3], v]),
+    [['wall_clock', 1]],
+  )
+  assert.equal(Object.keys(counts).filter((k) => k.startsWith('plugin.permission_denied_total')).length, 0, 'no violation counted')
+})
+
+test('a child that never reads its answers is killed once they pile up', { skip, timeout: 60_000 }, async (t) => {
+  // Calls whose answers are 1 MB each (a granted file), written by an escaped
+  // child that then spins: it never reads, so the parent's answers pile up.
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const path = require('node:path')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asp-unread-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const file = path.join(dir, 'big.txt')
+  fs.writeFileSync(file, 'a'.repeat(1 << 20))
+  const h = meterHarness()
+  const policy = PermissionPolicy.fromManifest({ fs: [{ path: file, mode: 'read' }], budgets: { wallClockMs: 30_000 } }, { plugin: 'hostile' })
+  const lines = Array.from({ length: 64 }, (_, i) => JSON.stringify({ call: JSON.stringify({ id: i + 1, capability: 'fs.read', payload: { path: file } }) })).join('\n') + '\n'
+  const code = `
+const p = leakedHostFunction.constructor('return process')()
+const fs = p.mainModule.require('fs')
+const b = p.mainModule.require('buffer').Buffer.from(config.lines)
+let off = 0
+while (off < b.length) { try { off += fs.writeSync(3, b, off) } catch (e) { if (e.code !== 'EAGAIN') throw e } }
+for (;;) {}
+`
+  const r = await runPluginProcess({ name: 'hostile', code, policy, meter: h.meter, config: { lines }, simulateEscape: true })
+  const counts = await h.counts()
+  await h.shutdown()
+  assertViolation({ r, counts }, 'unexpected')
+  assert.match(r.message, /answers left unread/)
+  assert.ok(r.elapsedMs < 10_000, `killed after ${r.elapsedMs.toFixed(0)} ms`)
+})
+
+test('more calls in flight than the bound kill the child', { skip, timeout: 60_000 }, async (t) => {
+  // A server that accepts and never answers: every fetch stays in flight.
+  const net = require('node:net')
+  const sockets = new Set()
+  const server = net.createServer((s) => (sockets.add(s), s.on('error', () => {})))
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  t.after(() => (sockets.forEach((s) => s.destroy()), server.close()))
+  const url = `http://127.0.0.1:${server.address().port}/`
+  const h = meterHarness()
+  const policy = PermissionPolicy.fromManifest({ fetch: ['http://127.0.0.1:*'], budgets: { wallClockMs: 30_000 } }, { plugin: 'hostile' })
+  const code = `for (let i = 0; i < 1100; i++) fetch(config.url).catch(() => {}); await new Promise(() => {})`
+  const r = await runPluginProcess({ name: 'hostile', code, policy, meter: h.meter, config: { url } })
+  const counts = await h.counts()
+  await h.shutdown()
+  assertViolation({ r, counts }, 'unexpected')
+  assert.match(r.message, /more than 1024 calls in flight/)
 })
 
 test('the honest child still works: calls answered, result returned, no violation counted', { skip, timeout: 30_000 }, async () => {
