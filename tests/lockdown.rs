@@ -92,6 +92,11 @@ fn reach_child() {
     let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `mask` is a live cpu_set_t of the size passed.
     assert_eq!(unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut mask) }, 0);
+    // A pipe with a byte in it: read(2) must keep working after lockdown.
+    let mut pipe = [0i32; 2];
+    // SAFETY: `pipe` is a live [c_int; 2]; the write is one byte from a static.
+    assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
+    assert_eq!(unsafe { libc::write(pipe[1], b"x".as_ptr().cast(), 1) }, 1);
     let me = std::process::id() as libc::pid_t;
     let parent = unsafe { libc::getppid() };
     let report = api_sandbox_permissions::lockdown::lockdown().expect("lockdown");
@@ -152,6 +157,9 @@ fn reach_child() {
             libc::syscall(libc::SYS_get_robust_list, sibling, &mut robust_head, &mut robust_len),
         );
         r("other:pidfd_open", libc::syscall(libc::SYS_pidfd_open, sibling, 0));
+        // The x32 numbering of a self-only call is denied whatever its target.
+        #[cfg(target_arch = "x86_64")]
+        r("other:x32_kill", libc::syscall(libc::SYS_kill | 0x4000_0000, sibling, 0));
         // The tree.
         r("tree:utimensat", libc::syscall(libc::SYS_utimensat, libc::AT_FDCWD, file.as_ptr(), 0, 0));
         r("tree:setxattr", libc::syscall(libc::SYS_setxattr, file.as_ptr(), c"user.asp".as_ptr(), c"x".as_ptr(), 1, 0));
@@ -196,6 +204,8 @@ fn reach_child() {
             libc::syscall(libc::SYS_sched_setaffinity, 0, std::mem::size_of::<libc::cpu_set_t>(), &mask),
         );
         r("self:sched_setscheduler", libc::syscall(libc::SYS_sched_setscheduler, me, libc::SCHED_OTHER, &param));
+        let mut byte = [0u8; 1];
+        r("self:read", libc::syscall(libc::SYS_read, pipe[0], byte.as_mut_ptr(), 1));
     }
     println!("REACH {}", out.join(" "));
 }
