@@ -584,6 +584,13 @@ export interface LockdownReport {
   readonly noNewPrivs: true
   /** Denied syscall names. */
   readonly denied: readonly string[]
+  /**
+   * Syscalls that name a target process (`kill`, `tgkill`, `setpriority`,
+   * `sched_setaffinity`, `prlimit64`, ...), allowed only on this process (its
+   * pid, or `0` where the kernel reads `0` as the caller): `EPERM` for any
+   * other pid, a process group or every process.
+   */
+  readonly selfOnly: readonly string[]
   /** How `clone` is filtered (threads only). */
   readonly clone: string
   /** How `clone3` is filtered (`ENOSYS`). */

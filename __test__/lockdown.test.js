@@ -48,3 +48,41 @@ test('after lockdown, escaped code cannot open files, connect, spawn or start wo
   const code = await new Promise((resolve) => child.once('exit', resolve))
   assert.equal(code, 0)
 })
+
+test('after lockdown, the child cannot signal, reprioritise or watch other processes or touch file times; it can still reach itself', { skip: !linux && 'Linux only', timeout: 60_000 }, async (t) => {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const { spawn } = require('node:child_process')
+  // A live sibling to aim at, and a file whose times must not change.
+  const sibling = spawn('sleep', ['60'], { stdio: 'ignore' })
+  t.after(() => sibling.kill('SIGKILL'))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asp-reach-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const file = path.join(dir, 'target.txt')
+  fs.writeFileSync(file, 'x')
+  const before = fs.statSync(file)
+  const niceBefore = os.getPriority(sibling.pid)
+  const child = fork(path.join(__dirname, 'fixtures', 'lockdown-reach-child.js'), { env: { UV_USE_IO_URING: '0', SIBLING: String(sibling.pid), FILE: file }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  const m = await new Promise((resolve, reject) => child.once('message', resolve).once('exit', (c) => reject(new Error(`exited ${c}: ${stderr}`))))
+  for (const name of ['kill', 'tkill', 'tgkill', 'rt_sigqueueinfo', 'rt_tgsigqueueinfo', 'setpriority', 'ioprio_set', 'sched_setattr', 'sched_setaffinity', 'prlimit64']) {
+    assert.ok(m.selfOnly.includes(name), `selfOnly has ${name}`)
+  }
+  for (const name of ['utimensat', 'inotify_init1', 'inotify_add_watch', 'fanotify_init', 'pidfd_send_signal', 'ptrace', 'process_vm_writev', 'kcmp', 'shmget', 'mq_open']) {
+    assert.ok(m.denied.includes(name), `denied has ${name}`)
+  }
+  for (const [name, outcome] of Object.entries(m.results)) {
+    assert.equal(outcome, name.startsWith('self:') ? 'ok' : 'EPERM', name)
+  }
+  child.send('bye')
+  assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0)
+  // The targets are unharmed.
+  assert.equal(sibling.exitCode, null, 'the sibling is alive')
+  assert.equal(sibling.signalCode, null, 'the sibling was not signalled')
+  process.kill(sibling.pid, 0)
+  assert.equal(os.getPriority(sibling.pid), niceBefore, "the sibling's priority is unchanged")
+  const after = fs.statSync(file)
+  assert.equal(after.mtimeMs, before.mtimeMs, "the file's mtime is unchanged")
+  assert.equal(after.atimeMs, before.atimeMs, "the file's atime is unchanged")
+})

@@ -19,6 +19,7 @@ const path = require('node:path')
 const { createNoopMeter, metrics } = require('@opentelemetry/api')
 
 const { Capability, DenyReason, ErrorCode, ERROR_REGISTRY, METER_NAME, PERMISSION_SHADOW_DENIED_TOTAL: SHADOW_DENIED_TOTAL } = require('./native.js')
+const { LineDecoder } = require('./ipc-frame.js')
 
 /** The registry id and code every deny reason starts with (`SAND_PERM_001 PERMISSION_DENIED`), from the table Rust exports. */
 const DENIED_PREFIX = `${ERROR_REGISTRY.find((e) => e.code === ErrorCode.PERMISSION_DENIED).id} ${ErrorCode.PERMISSION_DENIED}`
@@ -328,7 +329,7 @@ async function serveDenoBroker(policy, options = {}) {
     }
     client = sock
     stats.connections++
-    const state = { lastId: -1, chunks: [], pending: 0, dead: false }
+    const state = { lastId: -1, dead: false }
     const send = (reply) => {
       if (state.dead) return
       sock.write(`${JSON.stringify(reply)}\n`)
@@ -354,29 +355,21 @@ async function serveDenoBroker(policy, options = {}) {
       emit({ time: new Date().toISOString(), malformed: `line over ${maxLine} bytes`, capability: Capability.UNKNOWN, payload: { malformed: 'line too long' }, allowed: false, reason: d.reason })
       send({ id: null, result: 'deny', reason: `${DENIED_PREFIX} ${d.capability} ${d.reason} (malformed request: line over ${maxLine} bytes)` })
       state.dead = true
-      state.chunks = []
       sock.end()
       setTimeout(() => sock.destroy(), 1000).unref()
     }
+    // The shared bounded framing (lib/ipc-frame.js): at most maxLine bytes of
+    // a line are buffered, the lines before an over-long one are answered,
+    // then the connection is closed.
+    const frames = new LineDecoder({ maxLineBytes: maxLine })
     sock.on('data', (buf) => {
-      let start = 0
-      while (!state.dead) {
-        const nl = buf.indexOf(10, start)
-        if (nl < 0) {
-          const rest = buf.subarray(start)
-          state.pending += rest.length
-          if (state.pending > maxLine) return tooLong()
-          if (rest.length) state.chunks.push(rest)
-          return
-        }
-        const piece = buf.subarray(start, nl)
-        if (state.pending + piece.length > maxLine) return tooLong()
-        const line = state.chunks.length ? Buffer.concat([...state.chunks, piece]) : piece
-        state.chunks = []
-        state.pending = 0
-        start = nl + 1
+      if (state.dead) return
+      const { lines, violation } = frames.push(buf)
+      for (const line of lines) {
+        if (state.dead) return
         send(answer(line, state))
       }
+      if (violation !== null && !state.dead) tooLong()
     })
     sock.on('error', () => {})
     sock.on('close', () => {

@@ -4,6 +4,9 @@
 // Usage: npm run fuzz:js -- [--seconds N] [--seed S] [--only name]
 // Each module exports `async run({ seconds, seed, log })` returning
 // `{ cases, wrongAllows, mismatches? }`. Exit code 1 on any wrong allow or mismatch.
+// Among them: `ipc-frame` fuzzes the process tier parent's IPC decoder
+// (lib/ipc-frame.js) as a harness of its own, and `headers` drives the
+// shipped runner's fetch with generated request headers against a raw server.
 const fs = require('node:fs')
 const path = require('node:path')
 const { parseArgs } = require('node:util')

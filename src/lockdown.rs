@@ -2,8 +2,18 @@
 //! filter on every thread of the process (`SECCOMP_FILTER_FLAG_TSYNC`), after
 //! `PR_SET_NO_NEW_PRIVS`, so code that escapes the `vm.Context` still cannot
 //! open files, create sockets, start processes, trace, mount, load BPF, use
-//! io_uring or enter namespaces. Already-open file descriptors (the IPC
-//! channel) keep working: reads, writes, `sendmsg`/`recvmsg` are allowed.
+//! io_uring or enter namespaces, nor reach another process or the file tree
+//! (signals, scheduling, priorities, limits, pages of another pid; file times,
+//! extended attributes, watches; System V and POSIX IPC objects; the clock,
+//! host name and kernel log). Already-open file descriptors (the IPC channel)
+//! keep working: reads, writes, `sendmsg`/`recvmsg` are allowed.
+//!
+//! Calls that take a target pid and that a locked Node may still make on
+//! itself (`kill`, `tgkill`, `setpriority`, `sched_setaffinity`,
+//! `prlimit64`, ...) are allowed only when the target is this process: the pid
+//! captured at lockdown, or `0` where the kernel reads `0` as the caller
+//! itself. Every other target, a process group and `-1` (every process) is
+//! `EPERM`.
 //!
 //! Denied calls fail with `EPERM` (`clone3` with `ENOSYS`, so glibc falls back
 //! to `clone`, whose flags the filter *can* inspect: `clone` without
@@ -27,6 +37,10 @@ pub struct LockdownReport {
     pub arch: &'static str,
     /// Names of the denied syscalls (native numbering).
     pub denied: Vec<&'static str>,
+    /// Names of the syscalls allowed only with this process as their target
+    /// (its pid, or `0` where the kernel reads `0` as the caller); `EPERM`
+    /// for any other pid, a process group or every process.
+    pub self_only: Vec<&'static str>,
     /// File descriptors open at lockdown (they stay usable), with what they point at.
     pub open_fds: Vec<(i32, String)>,
 }
@@ -115,8 +129,65 @@ fn denied() -> &'static [(&'static str, i64)] {
             SYS_move_mount,
             SYS_open_tree,
             SYS_pidfd_open,
-            SYS_pidfd_getfd
+            SYS_pidfd_getfd,
+            // Reaching another process: a pidfd's signal, its memory advice,
+            // comparing its kernel objects, its robust futex list.
+            SYS_pidfd_send_signal,
+            SYS_process_madvise,
+            SYS_process_mrelease,
+            SYS_kcmp,
+            SYS_get_robust_list,
+            // Reaching the tree: file times, extended attributes, watches,
+            // quotas, and the mount API's remaining entry points.
+            SYS_utimensat,
+            SYS_setxattr,
+            SYS_lsetxattr,
+            SYS_removexattr,
+            SYS_lremovexattr,
+            SYS_fsetxattr,
+            SYS_fremovexattr,
+            SYS_inotify_init1,
+            SYS_inotify_add_watch,
+            SYS_fanotify_init,
+            SYS_fanotify_mark,
+            SYS_quotactl,
+            SYS_quotactl_fd,
+            SYS_fsconfig,
+            SYS_fspick,
+            SYS_mount_setattr,
+            // System V and POSIX IPC objects are shared with other processes.
+            SYS_shmget,
+            SYS_shmat,
+            SYS_shmctl,
+            SYS_msgget,
+            SYS_msgsnd,
+            SYS_msgrcv,
+            SYS_msgctl,
+            SYS_semget,
+            SYS_semop,
+            SYS_semtimedop,
+            SYS_semctl,
+            SYS_mq_open,
+            SYS_mq_unlink,
+            SYS_mq_timedsend,
+            SYS_mq_timedreceive,
+            SYS_mq_notify,
+            SYS_mq_getsetattr,
+            // Machine-wide state (as root, the host's).
+            SYS_settimeofday,
+            SYS_clock_settime,
+            SYS_clock_adjtime,
+            SYS_adjtimex,
+            SYS_sethostname,
+            SYS_setdomainname,
+            SYS_syslog,
+            SYS_vhangup,
+            SYS_lookup_dcookie
         ];
+        // Newer than the libc crate's tables; the same number on x86_64 and
+        // aarch64 (the generic table from 424 on).
+        let recent: &[(&'static str, i64)] =
+            &[("SYS_fchmodat2", 452), ("SYS_setxattrat", 463), ("SYS_removexattrat", 466), ("SYS_open_tree_attr", 467)];
         #[cfg(target_arch = "x86_64")]
         let legacy: &[(&'static str, i64)] = syscalls![
             SYS_open,
@@ -132,11 +203,71 @@ fn denied() -> &'static [(&'static str, i64)] {
             SYS_chown,
             SYS_lchown,
             SYS_fork,
-            SYS_vfork
+            SYS_vfork,
+            SYS_utime,
+            SYS_utimes,
+            SYS_futimesat,
+            SYS_inotify_init,
+            SYS_uselib,
+            SYS_iopl,
+            SYS_ioperm
         ];
         #[cfg(target_arch = "aarch64")]
         let legacy: &[(&'static str, i64)] = &[];
-        common.iter().chain(legacy).copied().collect()
+        common.iter().chain(recent).chain(legacy).copied().collect()
+    })
+}
+
+/// How a call that names a target process is limited to this process.
+#[derive(Debug, Clone, Copy)]
+enum SelfOnly {
+    /// Argument `arg` is a pid that must be this process's pid (`kill`,
+    /// `tgkill`, `rt_sigqueueinfo`, `rt_tgsigqueueinfo`, `tkill`): `0` and
+    /// negative values name process groups or every process.
+    Pid { arg: u8 },
+    /// Argument `arg` is a pid (or tid) where `0` means the caller (`sched_*`,
+    /// `prlimit64`, `migrate_pages`, `move_pages`).
+    PidOrZero { arg: u8 },
+    /// `(which, who)` of `setpriority` / `ioprio_set`: `which` must be the
+    /// per-process kind and `who` this process or `0`.
+    WhichWho { process: u32 },
+}
+
+/// The calls allowed only on this process, by how their target is read.
+fn self_only() -> &'static [(&'static str, i64, SelfOnly)] {
+    use SelfOnly::*;
+    const PRIO_PROCESS: u32 = 0;
+    const IOPRIO_WHO_PROCESS: u32 = 1;
+    &[
+        ("kill", libc::SYS_kill, Pid { arg: 0 }),
+        ("tkill", libc::SYS_tkill, Pid { arg: 0 }),
+        ("tgkill", libc::SYS_tgkill, Pid { arg: 0 }),
+        ("rt_sigqueueinfo", libc::SYS_rt_sigqueueinfo, Pid { arg: 0 }),
+        ("rt_tgsigqueueinfo", libc::SYS_rt_tgsigqueueinfo, Pid { arg: 0 }),
+        ("setpriority", libc::SYS_setpriority, WhichWho { process: PRIO_PROCESS }),
+        ("ioprio_set", libc::SYS_ioprio_set, WhichWho { process: IOPRIO_WHO_PROCESS }),
+        ("sched_setattr", libc::SYS_sched_setattr, PidOrZero { arg: 0 }),
+        ("sched_setscheduler", libc::SYS_sched_setscheduler, PidOrZero { arg: 0 }),
+        ("sched_setparam", libc::SYS_sched_setparam, PidOrZero { arg: 0 }),
+        ("sched_setaffinity", libc::SYS_sched_setaffinity, PidOrZero { arg: 0 }),
+        ("prlimit64", libc::SYS_prlimit64, PidOrZero { arg: 0 }),
+        ("migrate_pages", libc::SYS_migrate_pages, PidOrZero { arg: 0 }),
+        ("move_pages", libc::SYS_move_pages, PidOrZero { arg: 0 }),
+    ]
+}
+
+/// The rules that match (and so deny) a self-only call aimed anywhere but at
+/// `pid`. Pids are C `int`s: compared as 32-bit values, as the kernel reads them.
+fn self_only_rules(how: SelfOnly, pid: u32) -> Result<Vec<SeccompRule>, LockdownError> {
+    let ne = |arg: u8, v: u32| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, u64::from(v))
+            .map_err(|e| LockdownError::Install(e.to_string()))
+    };
+    let rule = |c: Vec<SeccompCondition>| SeccompRule::new(c).map_err(|e| LockdownError::Install(e.to_string()));
+    Ok(match how {
+        SelfOnly::Pid { arg } => vec![rule(vec![ne(arg, pid)?])?],
+        SelfOnly::PidOrZero { arg } => vec![rule(vec![ne(arg, pid)?, ne(arg, 0)?])?],
+        SelfOnly::WhichWho { process } => vec![rule(vec![ne(0, process)?])?, rule(vec![ne(1, pid)?, ne(1, 0)?])?],
     })
 }
 
@@ -156,7 +287,8 @@ fn open_fds() -> Vec<(i32, String)> {
 
 /// Builds the BPF programs for this architecture: the deny list, and the
 /// `clone3` filter.
-pub(crate) fn filters() -> Result<(BpfProgram, BpfProgram), LockdownError> {
+/// `pid` is this process's id: the only target the self-only calls accept.
+pub(crate) fn filters(pid: u32) -> Result<(BpfProgram, BpfProgram), LockdownError> {
     #[cfg(target_arch = "x86_64")]
     let arch = TargetArch::x86_64;
     #[cfg(target_arch = "aarch64")]
@@ -171,6 +303,11 @@ pub(crate) fn filters() -> Result<(BpfProgram, BpfProgram), LockdownError> {
     // The x32 ABI's own numbers (512-547), whatever they are.
     #[cfg(target_arch = "x86_64")]
     for nr in 512..=547i64 {
+        rules.insert(nr | 0x4000_0000, vec![]);
+    }
+    for &(_, nr, how) in self_only() {
+        rules.insert(nr, self_only_rules(how, pid)?);
+        #[cfg(target_arch = "x86_64")]
         rules.insert(nr | 0x4000_0000, vec![]);
     }
     // clone without CLONE_THREAD creates a process.
@@ -217,12 +354,14 @@ pub fn lockdown() -> Result<LockdownReport, LockdownError> {
             "UV_USE_IO_URING is not 0: libuv may use io_uring, which seccomp cannot filter; start the process with UV_USE_IO_URING=0".into(),
         ));
     }
-    let (prog, clone3) = filters()?;
+    // This process, as its pid namespace (the one its syscalls read pids in) numbers it.
+    let (prog, clone3) = filters(std::process::id())?;
     seccompiler::apply_filter_all_threads(&clone3).map_err(|e| LockdownError::Install(e.to_string()))?;
     seccompiler::apply_filter_all_threads(&prog).map_err(|e| LockdownError::Install(e.to_string()))?;
     Ok(LockdownReport {
         arch: if cfg!(target_arch = "x86_64") { "x86_64" } else { "aarch64" },
         denied: denied().iter().map(|(n, _)| n.trim_start_matches("SYS_")).collect(),
+        self_only: self_only().iter().map(|(n, _, _)| *n).collect(),
         open_fds: fds,
     })
 }
@@ -231,7 +370,7 @@ pub fn lockdown() -> Result<LockdownReport, LockdownError> {
 mod tests {
     #[test]
     fn filters_compile_for_this_arch() {
-        let (deny, clone3) = super::filters().unwrap();
+        let (deny, clone3) = super::filters(std::process::id()).unwrap();
         assert!(deny.len() > 100 && deny.len() < 4096, "{}", deny.len());
         assert!(!clone3.is_empty());
     }

@@ -19,7 +19,12 @@ const BOOTSTRAP = `
     pending.delete(id)
     if (ok) return p.resolve(json === undefined ? undefined : JSON.parse(json))
     const o = JSON.parse(json)
-    p.reject(o && o.$hostError ? new Error(String(o.message)) : revive(json))
+    if (o && o.$hostError) {
+      const e = new Error(String(o.message))
+      if (typeof o.code === 'string') e.code = o.code
+      return p.reject(e)
+    }
+    p.reject(revive(json))
   }
   const api = {
     fs: Object.freeze({

@@ -71,19 +71,139 @@ function substituteSecrets({ checker, secrets, byPlaceholder, url, headers, body
       value = value.split(ph).join(secrets.get(name))
       used.add(k)
     }
+    // The host's secret value is held to the same rule as a plugin's value (fail closed).
+    if (!HEADER_VALUE.test(value) || value.length > MAX_HEADER_VALUE) throw headerRefused(k, 'the substituted secret value is not a valid header value')
     out[k] = value
   }
   return { headers: out, substituted: used }
 }
 
-/** A plugin's headers: a plain object of string values (nothing else crosses). */
-function pluginHeaders(h) {
+/**
+ * The request header names the runner forwards from a plugin (SPEC §3, §16:
+ * the host performs the request that was checked). An allow-list: end-to-end
+ * request headers that neither route, frame nor proxy a request. Everything
+ * else is refused with an error naming the header, never stripped silently:
+ * `Host` and `:authority` (the checked URL decides them), hop-by-hop and
+ * framing headers (`Connection`, `Keep-Alive`, `Upgrade`, `Transfer-Encoding`,
+ * `TE`, `Trailer`, `Expect`, `Content-Length`: the runner frames the body),
+ * `Proxy-*`, `Via`, `Max-Forwards`, routing overrides (`X-Original-URL`,
+ * `X-Rewrite-URL`, `X-Forwarded-*`, `Forwarded`, `X-Real-IP`,
+ * `X-HTTP-Method-Override`, ...) and any name not listed here. A host adds
+ * names with `runPlugin({ forwardHeaders })`.
+ */
+const FORWARDED_HEADERS = Object.freeze([
+  'accept',
+  'accept-language',
+  'authorization',
+  'cache-control',
+  'content-language',
+  'content-type',
+  'cookie',
+  'if-match',
+  'if-modified-since',
+  'if-none-match',
+  'if-range',
+  'if-unmodified-since',
+  'pragma',
+  'range',
+  'user-agent',
+])
+
+/**
+ * Names a host can never add to the forwarded set: they decide where the
+ * request goes, how it is framed or who it claims to come through (SPEC §16),
+ * by exact name or by prefix. Checked on `forwardHeaders`, so a host's
+ * configuration cannot reopen what the runner refuses.
+ */
+const NEVER_FORWARDED = Object.freeze([
+  'host',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'expect',
+  'content-length',
+  'content-encoding',
+  'via',
+  'max-forwards',
+  'forwarded',
+  'x-original-url',
+  'x-rewrite-url',
+  'x-real-ip',
+  'x-client-ip',
+  'x-cluster-client-ip',
+  'true-client-ip',
+  'cf-connecting-ip',
+  'fastly-client-ip',
+  'x-host',
+  'x-http-method-override',
+  'x-http-method',
+  'x-method-override',
+])
+const NEVER_FORWARDED_PREFIXES = Object.freeze(['proxy-', 'x-forwarded-', 'x-original-', 'x-rewrite-', 'x-envoy-', 'x-proxy'])
+
+// A header name of letters, digits and '-' (at most 64): no '_' or '.' that a
+// proxy may rewrite into '-' (`X_Forwarded_For`), no ':' of a pseudo-header.
+const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/
+// A field value Node sends as written: visible ASCII, space and tab, no
+// CR, LF, NUL or other control, nothing above U+007E (no obs-text to reinterpret).
+const HEADER_VALUE = /^[\t\x20-\x7e]*$/
+const MAX_HEADER_VALUE = 8192
+const MAX_HEADERS = 64
+
+/** A refusal the plugin sees: `ERR_HEADER_REFUSED`, naming the header (its name is a checked token). */
+function headerRefused(name, why) {
+  return Object.assign(new Error(`header '${name}' refused: ${why}`), { code: 'ERR_HEADER_REFUSED', header: name })
+}
+
+/** True when a host may not forward `name` (lower-case) whatever its configuration. */
+function neverForwarded(name) {
+  return NEVER_FORWARDED.includes(name) || NEVER_FORWARDED_PREFIXES.some((p) => name.startsWith(p))
+}
+
+/**
+ * The forwarded set of a run: FORWARDED_HEADERS plus the host's
+ * `forwardHeaders` (an array of field names; a name the runner never
+ * forwards, or not a field name, is a TypeError).
+ */
+function forwardedSet(extra) {
+  const set = new Set(FORWARDED_HEADERS)
+  if (extra === undefined) return set
+  if (!Array.isArray(extra)) throw new TypeError('forwardHeaders must be an array of header names')
+  for (const n of extra) {
+    if (typeof n !== 'string' || !HEADER_NAME.test(n)) throw new TypeError(`forwardHeaders: ${JSON.stringify(String(n)).slice(0, 80)} is not a header name`)
+    const lower = n.toLowerCase()
+    if (neverForwarded(lower)) throw new TypeError(`forwardHeaders: '${n}' routes, frames or proxies a request and is never forwarded from a plugin`)
+    set.add(lower)
+  }
+  return set
+}
+
+/**
+ * A plugin's headers: a plain object of string values, each name on the
+ * forwarded set (`allowed`, lower-case) and given once in any casing, each
+ * value of visible ASCII. Anything else throws `ERR_HEADER_REFUSED` naming
+ * the header: the request is refused, not sent with the header dropped.
+ */
+function pluginHeaders(h, allowed = forwardedSet()) {
   if (h === undefined || h === null) return {}
   if (typeof h !== 'object' || Array.isArray(h)) throw new Error('headers must be an object of strings')
+  const entries = Object.entries(h)
+  if (entries.length > MAX_HEADERS) throw new Error(`at most ${MAX_HEADERS} headers`)
   const out = {}
-  for (const [k, v] of Object.entries(h)) {
-    if (typeof v !== 'string' || !/^[A-Za-z0-9-]{1,64}$/.test(k)) throw new Error('headers must be an object of strings')
-    out[k.toLowerCase()] = v
+  for (const [k, v] of entries) {
+    if (typeof v !== 'string') throw new Error('headers must be an object of strings')
+    if (!HEADER_NAME.test(k)) throw headerRefused(/^[\x21-\x7e]{1,64}$/.test(k) ? k : '(unprintable or too long)', "not a header name of letters, digits and '-' (pseudo-headers such as :authority are set by the host)")
+    const name = k.toLowerCase()
+    if (!allowed.has(name)) {
+      throw headerRefused(k, neverForwarded(name) ? 'it routes, frames or proxies the request, which the host sets from the checked URL' : 'not a header this host forwards')
+    }
+    if (Object.hasOwn(out, name)) throw headerRefused(k, 'given more than once')
+    if (v.length > MAX_HEADER_VALUE) throw headerRefused(k, `value longer than ${MAX_HEADER_VALUE} characters`)
+    if (!HEADER_VALUE.test(v)) throw headerRefused(k, 'value holds a control character (CR, LF, NUL, ...) or a character outside visible ASCII')
+    out[name] = v
   }
   return out
 }
@@ -157,7 +277,8 @@ function requestAt(url, { address, family }, { method, headers, body }) {
 }
 
 /** What the host does once a call is allowed. Real I/O: files, fetch, an in-memory secret store and event bus. */
-function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = () => {}, lookup = systemLookup }) {
+function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = () => {}, lookup = systemLookup, forwardHeaders }) {
+  const forwarded = forwardedSet(forwardHeaders)
   return {
     // Open exactly the path that was checked (the real path, symlinks and
     // `..` resolved as the kernel resolves them), and never follow a final
@@ -189,8 +310,9 @@ function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = ()
       if (!['GET', 'POST', 'PUT'].includes(method)) throw new Error('method must be GET, POST or PUT')
       const reqBody = p.body === undefined || method === 'GET' ? undefined : String(p.body)
       // Bound secrets: placeholders in headers become values only where secrets.use allows.
-      let { headers, substituted } = substituteSecrets({ checker, secrets, byPlaceholder, url, headers: pluginHeaders(p.headers), body: p.body === undefined ? undefined : String(p.body) })
-      const original = pluginHeaders(p.headers)
+      // The header rule first: a refused header (a placeholder in it or not) stops the request here.
+      const original = pluginHeaders(p.headers, forwarded)
+      let { headers, substituted } = substituteSecrets({ checker, secrets, byPlaceholder, url, headers: original, body: p.body === undefined ? undefined : String(p.body) })
       for (let hop = 0; ; hop++) {
         // Resolve once, check every address, connect to the checked one.
         const target = await checkedAddress(checker, url, lookup)
@@ -282,6 +404,12 @@ function callHandler({ name, checker, perform, calls, log, audit }) {
         log(`[${name}] ${what} -> PERMISSION_DENIED (${e.details.reason})`)
         return { id, ok: false, json: JSON.stringify(serializeError(e)) }
       }
+      if (e && e.code === 'ERR_HEADER_REFUSED') {
+        // Refused by the host's header rule before anything was sent: loud, never silent.
+        calls.push({ capability, what, allowed: false, refused: 'header', header: e.header, error: String(e.message) })
+        log(`[${name}] ${what} -> refused: ${e.message}`)
+        return { id, ok: false, json: JSON.stringify({ $hostError: 1, code: e.code, message: String(e.message) }) }
+      }
       calls.push({ capability, what, allowed: true, error: String(e.message) })
       log(`[${name}] ${what} -> allowed, but failed: ${e.message}`)
       return { id, ok: false, json: JSON.stringify({ $hostError: 1, message: String(e.message) }) }
@@ -292,7 +420,9 @@ function callHandler({ name, checker, perform, calls, log, audit }) {
 /**
  * Runs one plugin as one request.
  * options: { name, code, policy, secrets?: Map, bus?: [], meter?, log?(line), audit?: (capability, payload) => void,
- *            sampleEveryMs?, lookup?: async (hostname) => [{ address, family }] }
+ *            sampleEveryMs?, lookup?: async (hostname) => [{ address, family }], forwardHeaders?: string[] }
+ * `forwardHeaders` adds request header names the runner forwards from the plugin (default: FORWARDED_HEADERS);
+ * a name that routes, frames or proxies a request (NEVER_FORWARDED) is a TypeError.
  * `lookup` replaces the system resolver (`dns.lookup` with `all: true`) for fetch: tests inject one.
  * In audit mode every call is allowed and reported to `audit` (for `learn`): never run untrusted code that way
  * outside a throwaway environment.
@@ -310,7 +440,7 @@ function runPlugin(options) {
   }
   const checker = new PermissionChecker(policy, shadow ? { meter, shadow, onShadow } : { meter })
   const { placeholders, byPlaceholder } = boundSecrets(policy)
-  const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus, byPlaceholder, log: (line) => log(`[${name}] ${line}`), ...(options.lookup ? { lookup: options.lookup } : {}) })
+  const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus, byPlaceholder, log: (line) => log(`[${name}] ${line}`), forwardHeaders: options.forwardHeaders, ...(options.lookup ? { lookup: options.lookup } : {}) })
   const calls = []
   const memoryMb = policy.budgets.memoryMb
   const worker = new Worker(path.join(__dirname, 'worker.js'), {
@@ -380,4 +510,4 @@ const auditChecker = {
   authorizeFetch: (u) => new URL(u).href,
 }
 
-module.exports = { runPlugin, describeCall, callHandler, performers, auditChecker, boundSecrets, substituteSecrets }
+module.exports = { runPlugin, describeCall, callHandler, performers, auditChecker, boundSecrets, substituteSecrets, pluginHeaders, forwardedSet, FORWARDED_HEADERS, NEVER_FORWARDED, NEVER_FORWARDED_PREFIXES }

@@ -518,6 +518,7 @@ pub fn lockdown(env: Env) -> Result<String> {
                 "tsync": true,
                 "noNewPrivs": true,
                 "denied": r.denied,
+                "selfOnly": r.self_only,
                 "clone": "denied without CLONE_THREAD",
                 "clone3": "ENOSYS",
                 "foreignArch": "kill process",

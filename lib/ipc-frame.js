@@ -1,0 +1,179 @@
+'use strict'
+// Bounded framing of newline-delimited JSON from an untrusted peer (the
+// process tier's child; SPEC §16 "the child is untrusted in both
+// directions"). Pure and synchronous, so it can be fuzzed on its own
+// (__test__/oracles/ipc-frame.js): no I/O, no timers, never throws on input.
+//
+// The byte bound comes BEFORE parsing: at most `maxLineBytes` bytes of a line
+// are ever buffered; a line that grows past it is a violation as soon as the
+// bytes that make it too long arrive, without waiting for a newline that may
+// never come. Complete lines are decoded as strict UTF-8 (invalid bytes are a
+// violation, never U+FFFD), parsed with JSON.parse inside a try, and checked
+// by the caller's `validate`. The first violation closes the channel: nothing
+// after it is ever delivered, and the caller kills the peer.
+
+const NEWLINE = 0x0a
+
+/** Violation kinds, a closed set: a line over the byte bound, bytes that are not UTF-8 JSON, a message of the wrong shape or at the wrong time. */
+const VIOLATIONS = Object.freeze(['oversized', 'malformed', 'unexpected'])
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+function positiveInt(name, v) {
+  if (!Number.isSafeInteger(v) || v < 1) throw new TypeError(`${name} must be a positive integer`)
+  return v
+}
+
+/**
+ * Splits a byte stream into lines ('\n'-terminated, the newline not
+ * included) of at most `maxLineBytes` bytes. `push(chunk)` returns
+ * `{ lines, violation }`: the complete lines in the chunk before any
+ * violation, and `null` or `{ kind: 'oversized', bytes }`. After a
+ * violation the decoder is closed and `push` returns no lines. Buffered
+ * memory never exceeds `maxLineBytes` bytes (plus the chunk being pushed).
+ */
+class LineDecoder {
+  #max
+  #chunks = []
+  #pending = 0
+  #closed = false
+
+  constructor({ maxLineBytes }) {
+    this.#max = positiveInt('maxLineBytes', maxLineBytes)
+  }
+
+  /** Bytes of an incomplete line held now. */
+  get bufferedBytes() {
+    return this.#pending
+  }
+
+  /** True after a violation (or `close()`): nothing more is delivered. */
+  get closed() {
+    return this.#closed
+  }
+
+  close() {
+    this.#closed = true
+    this.#chunks = []
+    this.#pending = 0
+  }
+
+  push(chunk) {
+    const lines = []
+    if (this.#closed) return { lines, violation: null }
+    if (!(chunk instanceof Uint8Array)) {
+      this.close()
+      return { lines, violation: { kind: 'malformed', detail: 'a chunk that is not bytes' } }
+    }
+    let start = 0
+    for (;;) {
+      const nl = chunk.indexOf(NEWLINE, start)
+      const end = nl < 0 ? chunk.length : nl
+      const bytes = this.#pending + (end - start)
+      if (bytes > this.#max) {
+        this.close()
+        return { lines, violation: { kind: 'oversized', detail: `a line over ${this.#max} bytes`, bytes } }
+      }
+      if (nl < 0) {
+        if (end > start) {
+          this.#chunks.push(chunk.subarray(start, end))
+          this.#pending = bytes
+        }
+        return { lines, violation: null }
+      }
+      const piece = chunk.subarray(start, end)
+      lines.push(this.#chunks.length === 0 ? piece : Buffer.concat([...this.#chunks, piece], bytes))
+      this.#chunks = []
+      this.#pending = 0
+      start = nl + 1
+    }
+  }
+}
+
+/**
+ * A LineDecoder whose lines are JSON messages. `push(chunk, deliver)` judges
+ * the complete lines of the chunk in order: each is decoded as strict UTF-8,
+ * parsed, checked by `validate(message)` (returns `null` when the message is
+ * acceptable now, or a short reason) and handed to `deliver(message)` before
+ * the next line is judged, so a validator that depends on state the
+ * previous message changed sees that change. Returns `null`, or the first
+ * violation `{ kind, detail }` (`kind` from VIOLATIONS), after which nothing
+ * more is delivered. `validate` and `deliver` are the caller's code: if
+ * `validate` throws, that is an `unexpected` violation; once `deliver` (or
+ * anything) calls `close()`, the rest of the chunk is dropped.
+ */
+class JsonLineDecoder {
+  #lines
+  #validate
+  // Closed by a violation or by close(): set apart from the LineDecoder,
+  // which closes itself on an oversized line while the complete lines before
+  // it are still to be judged and delivered here.
+  #closed = false
+
+  constructor({ maxLineBytes, validate }) {
+    if (typeof validate !== 'function') throw new TypeError('validate must be a function')
+    this.#lines = new LineDecoder({ maxLineBytes })
+    this.#validate = validate
+  }
+
+  get bufferedBytes() {
+    return this.#lines.bufferedBytes
+  }
+
+  get closed() {
+    return this.#closed
+  }
+
+  close() {
+    this.#closed = true
+    this.#lines.close()
+  }
+
+  push(chunk, deliver) {
+    if (this.#closed) return null
+    const { lines, violation } = this.#lines.push(chunk)
+    for (const line of lines) {
+      const judged = this.#judge(line)
+      if (judged.violation) {
+        this.close()
+        return judged.violation
+      }
+      deliver(judged.message)
+      if (this.#closed) return null
+    }
+    if (violation !== null) this.close()
+    return violation
+  }
+
+  #judge(line) {
+    let text
+    let message
+    try {
+      text = utf8.decode(line)
+    } catch {
+      return { violation: { kind: 'malformed', detail: 'a line that is not UTF-8' } }
+    }
+    try {
+      message = JSON.parse(text)
+    } catch {
+      return { violation: { kind: 'malformed', detail: 'a line that is not JSON' } }
+    }
+    let why
+    try {
+      why = this.#validate(message)
+    } catch {
+      why = 'the message could not be validated'
+    }
+    if (why !== null) return { violation: { kind: 'unexpected', detail: typeof why === 'string' ? why.slice(0, 200) : 'unexpected message' } }
+    return { message }
+  }
+}
+
+/** Exactly these own keys, no more, no fewer (a parsed JSON object has no accessors). */
+function hasExactKeys(o, keys) {
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) return false
+  const own = Object.keys(o)
+  return own.length === keys.length && keys.every((k) => Object.hasOwn(o, k))
+}
+
+module.exports = { LineDecoder, JsonLineDecoder, VIOLATIONS, hasExactKeys }
