@@ -168,6 +168,7 @@
 // Every unsafe block states why it is sound (the binding is the only unsafe code).
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod bestfit_table;
 pub mod budget;
 pub mod capability;
 pub mod checker;
@@ -177,6 +178,7 @@ pub mod explain;
 pub mod fetch;
 pub mod fs;
 mod glob;
+mod hfsplus_table;
 pub mod lint;
 #[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub mod lockdown;
