@@ -10,8 +10,22 @@
 
 /// The units HFS+ ignores in names (mapped to zero: 16, sorted).
 pub(crate) const HFS_IGNORABLE: [char; 16] = [
-    '\u{200C}', '\u{200D}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}',
-    '\u{206A}', '\u{206B}', '\u{206C}', '\u{206D}', '\u{206E}', '\u{206F}', '\u{FEFF}',
+    '\u{200C}',
+    '\u{200D}',
+    '\u{200E}',
+    '\u{200F}',
+    '\u{202A}',
+    '\u{202B}',
+    '\u{202C}',
+    '\u{202D}',
+    '\u{202E}',
+    '\u{206A}',
+    '\u{206B}',
+    '\u{206C}',
+    '\u{206D}',
+    '\u{206E}',
+    '\u{206F}',
+    '\u{FEFF}',
 ];
 
 /// Every other unit the table maps to another unit: (unit, lower case), sorted (312).
