@@ -335,7 +335,7 @@ impl PathPattern {
                         .map_err(|_| err("a literal that decodes to non-UTF-8"))?;
                     if is_bad_decoded(&decoded) || decoded.is_empty() {
                         return Err(err(
-                            "a literal that is, or decodes to, '.', '..', '/', '\\\\', '%', a control character, or '.', '..' or nothing before a ';'; dots or spaces before ';'/':'; '/' lookalikes",
+                            "a literal that is, or decodes to, '.', '..', '/', '\\\\', '%', a control character, or '.', '..' or nothing before a ';'; dots or spaces before ';'/':'; or any of those as NFKC or Windows best fit read it",
                         ));
                     }
                     PathSeg::Lit(decoded)
