@@ -193,6 +193,12 @@ test('a posix deny ignores HFS+ ignorables anywhere in the path: in literals, an
   for (const v of ['/d/secrets/x', '/d/SECRETS/x', '/d/secr\u200Dets/x', '/d/key', '/d/K\u202Aey']) assert.equal(R(q.checkFs(v, 'read')), 'explicitly_denied', v)
   // Neighbours of the ignorable ranges are characters: another name.
   for (const c of ['\u200B', '\u2029', '\u202F', '\u2069', '\uFEFE', '\u00AD']) assert.equal(R(p.checkFs(`/d/secr${c}ets/x`, 'read')), 'allow', hex(c.codePointAt(0)))
+  // A class as written: `[Ā-K]` (U+0100-U+212A) holds `ẞ`, so `ẞ` with an ignorable,
+  // and `ß` (one character, its one-character fold), are denied too (found by the glob
+  // oracle, seed 991027376).
+  const k = posix({ fs: ['/**'], deny: { fs: ['/[\u0100-\u212A]'] } })
+  for (const v of ['/\u1E9E', '/\u1E9E\u202A', '/\u202A\u1E9E', '/\u00DF', '/\u00DF\u200C', '/\u0101\uFEFF']) assert.equal(R(k.checkFs(v, 'read')), 'explicitly_denied', JSON.stringify(v))
+  assert.equal(R(k.checkFs('/b', 'read')), 'allow')
   // Grants stay exact.
   assert.equal(R(posix({ fs: ['/d/public/**'] }).checkFs('/d/pub\u200Clic/x', 'read')), 'not_allowlisted')
   console.log(`HFS+ ignorables: ${n} denied spellings`)
