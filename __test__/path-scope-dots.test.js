@@ -35,10 +35,17 @@ function ranges(re) {
 }
 const IGNORABLE = ranges(/^\p{Default_Ignorable_Code_Point}$/u)
 const enc = (s) => encodeURIComponent(s)
-// Windows best fit maps these to '/' or '\' (the red team's list, fraction
-// slash, and yen and won on code pages 932 and 949); NFKC gives U+2100,
-// U+2101, U+2105 and U+2106 a '/'.
-const SLASH_LIKE = [0xff0f, 0xff3c, 0x2215, 0x2216, 0x29f5, 0x29f8, 0x29f9, 0xfe68, 0x2044, 0xa5, 0x20a9, 0x2100, 0x2101, 0x2105, 0x2106]
+// Characters read as '/' or '\': Windows best fit (src/bestfit_table.rs,
+// generated from Microsoft's published tables: full-width solidus and reverse
+// solidus, division slash, set minus, fraction slash, yen on 932, won on 949
+// and 1361, acute accent on 1253) and NFKC (the running Node's: U+FE68,
+// U+2100, U+2101, U+2105, U+2106, ...). Both computed, not listed.
+const { BEST_FIT } = require('./oracles/fetch.js')
+const SLASH_LIKE = [...BEST_FIT].filter(([, b]) => b === '/' || b === '\\').map(([c]) => c)
+for (let c = 0x80; c < 0x110000; c++) {
+  if ((c < 0xd800 || c > 0xdfff) && !SLASH_LIKE.includes(c) && /[/\\]/.test(String.fromCodePoint(c).normalize('NFKC'))) SLASH_LIKE.push(c)
+}
+SLASH_LIKE.sort((a, b) => a - b)
 
 /** Asserts a segment leaves every grant scope and is denied before a denied path. */
 function refused(seg, cases) {
@@ -64,6 +71,7 @@ test('the red-team inputs never match a grant scope', () => {
 })
 
 test('every slash-like character, raw and percent-encoded, never matches a grant scope', () => {
+  for (const c of [0xff0f, 0xff3c, 0x2215, 0x2216, 0xfe68, 0x2044, 0xa5, 0x20a9, 0x2100, 0x2101, 0x2105, 0x2106]) assert.ok(SLASH_LIKE.includes(c), c.toString(16))
   const cases = { n: 0 }
   for (const cp of SLASH_LIKE) {
     const c = String.fromCodePoint(cp)

@@ -405,11 +405,18 @@ impl FsMatcher {
         if self.deny_folded.decide(&full, 1, &[]).1 {
             return true;
         }
-        // A length-changing fold (`ß` → `ss`) moves characters away from the
-        // glob's `?` and classes: match the one-character-per-character fold too.
         if path.is_ascii() {
             return false;
         }
+        // The path as written but for what HFS+ ignores in names, against the
+        // deny globs as written: a deny matches every spelling of a path it
+        // matched unfolded (`[\u{100}-\u{212A}]` holds `ẞ`, so `ẞ\u{202A}`).
+        let bare = crate::posix_fold::without_ignorables(path);
+        if bare != path && self.index.decide(&bare, 1, &self.deny_variants).1 {
+            return true;
+        }
+        // A length-changing fold (`ß` → `ss`) moves characters away from the
+        // glob's `?` and classes: match the one-character-per-character fold too.
         let simple = crate::posix_fold::simple_fold(path);
         simple != full && self.deny_folded.decide(&simple, 1, &[]).1
     }

@@ -19,6 +19,10 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+
+use crate::bestfit_table::BEST_FIT;
+
 /// The literal children of a trie node: a short list compared in order
 /// while there are few (most nodes have one or two: no hashing on the hot
 /// path), a hash map (std's keyed hasher) past [`FEW`]. The short list holds
@@ -180,44 +184,28 @@ pub fn percent_decode(s: &str) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
-/// Whether a decoded segment can never match a path-scoped grant: it holds
-/// `/` or `\` (servers decode `%2F` differently), `%` (a double-encoded
-/// escape a second decode would turn into anything), a control character,
-/// or [`reads_as_dots`].
+/// Whether a decoded segment can never match a path-scoped grant: it holds a
+/// control character, or [`reads_as_dots`] (which covers `/`, `\\` and `%`:
+/// servers decode `%2F` differently, and a `%` is a double-encoded escape a
+/// second decode would turn into anything).
 fn is_bad_decoded(s: &str) -> bool {
-    reads_as_dots(s) || s.chars().any(|c| matches!(c, '/' | '\\' | '%') || c.is_control())
+    s.chars().any(char::is_control) || reads_as_dots(s)
 }
 
-/// Characters some server reads as `/` or `\\`: Windows "best fit"
-/// (`WideCharToMultiByte` without `WC_NO_BEST_FIT_CHARS`, as in the ANSI
-/// file APIs and CGI environments) maps full-width and small solidus and
-/// reverse solidus (U+FF0F, U+FF3C, U+FE68), division slash and set minus
-/// (U+2215, U+2216), fraction slash (U+2044), the solidus operators
-/// (U+29F5, U+29F8, U+29F9), and, on the Japanese and Korean code pages
-/// 932 and 949, yen and won signs (U+00A5, U+20A9) to the byte 0x2F or
-/// 0x5C; NFKC (a server that normalises) turns U+2100, U+2101, U+2105 and
-/// U+2106 (`a/c`, `a/s`, `c/o`, `c/u`) into text holding `/` (the full
-/// list of characters whose NFKC form holds `/` or `\\`, with U+FE68, U+FF0F
-/// and U+FF3C, in Unicode 14 to 16).
-pub(crate) fn is_slash_like(c: char) -> bool {
-    matches!(
-        c,
-        '\u{A5}'
-            | '\u{2044}'
-            | '\u{20A9}'
-            | '\u{2100}'
-            | '\u{2101}'
-            | '\u{2105}'
-            | '\u{2106}'
-            | '\u{2215}'
-            | '\u{2216}'
-            | '\u{29F5}'
-            | '\u{29F8}'
-            | '\u{29F9}'
-            | '\u{FE68}'
-            | '\u{FF0F}'
-            | '\u{FF3C}'
-    )
+/// The byte Windows "best fit" turns `c` into, when that byte is one the
+/// reading treats specially (`.`, `/`, `\\`, `:`, `;`, `%`, ASCII white
+/// space): `WideCharToMultiByte` without `WC_NO_BEST_FIT_CHARS`, as in the
+/// ANSI file APIs and CGI environments, on any code page Microsoft published
+/// a best-fit table for ([`BEST_FIT`], generated from those tables by
+/// `scripts/gen-bestfit.js`; U+FF0F `／`, U+2215 `∕`, U+00A5 `¥` on 932,
+/// U+20A9 `₩` on 949, U+FF0E `．`, U+FF1A `：`, ...). The code pages are read
+/// as one (a character is read as its byte if any page maps it so: a server
+/// uses one code page, the check does not know which).
+fn best_fit(c: char) -> Option<char> {
+    if c < BEST_FIT[0].0 {
+        return None;
+    }
+    BEST_FIT.binary_search_by_key(&c, |&(k, _)| k).ok().map(|i| BEST_FIT[i].1 as char)
 }
 
 /// The name a server may read in a decoded segment: the part before the
@@ -231,22 +219,53 @@ fn name_part(s: &str) -> &str {
     head.trim_end_matches(|c: char| c == '.' || c.is_whitespace() || is_ignorable(c))
 }
 
-/// Whether a decoded segment is a dot segment or a separator to some server,
-/// so it never matches a grant's literal, `*` or `**`, and every path-scoped
-/// deny of its host denies it: it is not empty, and [`name_part`] is then
-/// empty or only dots once default-ignorables are dropped (`..`, `.`, `...`,
-/// `..;x`, `;x`, `..:x`, `..%20`, `..\u{200B}`, `.\u{200B}.`), or it holds a
-/// character [`is_slash_like`]. Tomcat, Jetty and Spring cut `;params` and
-/// then resolve `..`, so `/public/..;/admin` is `/admin` to them; Windows
-/// and IIS read `..%20`, `...` and `..::$DATA` as `..`; best fit reads
-/// `..%EF%BC%8F` as `../`.
-fn reads_as_dots(s: &str) -> bool {
-    if s.is_empty() {
+/// Whether one reading of a non-empty segment is a dot segment or a
+/// separator: [`name_part`] is empty (the name is only dots, white space and
+/// ignorables before the first `;` or `:`), or it holds `/`, `\\` or `%`.
+fn reading_is_bad(r: &str) -> bool {
+    name_part(r).is_empty() || r.contains(['/', '\\', '%'])
+}
+
+/// The readings of a decoded segment some server may act on: the segment
+/// itself, its NFKC form (servers and frameworks that normalise), and each
+/// of those through Windows best fit ([`best_fit`]): `½` is `1⁄2` to NFKC
+/// and `1/2` to best fit after it. Only a non-ASCII segment has more than one.
+fn readings(s: &str, mut each: impl FnMut(&str) -> bool) -> bool {
+    if each(s) {
+        return true;
+    }
+    if s.is_ascii() {
         return false;
     }
-    // `name_part` trims trailing dots, white space and ignorables, so what is
-    // left is empty exactly when the segment is only those: no second scan.
-    name_part(s).is_empty() || (!s.is_ascii() && s.chars().any(is_slash_like))
+    let nfkc: Cow<'_, str> = match is_nfkc_quick(s.chars()) {
+        IsNormalized::Yes => Cow::Borrowed(s),
+        _ => Cow::Owned(s.nfkc().collect()),
+    };
+    if nfkc != s && each(&nfkc) {
+        return true;
+    }
+    let fitted = |r: &str| -> Option<String> {
+        r.chars().any(|c| best_fit(c).is_some()).then(|| r.chars().map(|c| best_fit(c).unwrap_or(c)).collect())
+    };
+    if fitted(s).is_some_and(|m| each(&m)) {
+        return true;
+    }
+    nfkc != s && fitted(&nfkc).is_some_and(|m| each(&m))
+}
+
+/// Whether a decoded segment is a dot segment or a separator to some server,
+/// so it never matches a grant's literal, `*` or `**`, and every path-scoped
+/// deny of its host denies it: it is not empty, and one of its [`readings`]
+/// (as written, NFKC, best fit) has a [`name_part`] that is empty or only
+/// dots once default-ignorables are dropped (`..`, `.`, `...`, `..;x`, `;x`,
+/// `..:x`, `..%20`, `..\u{200B}`, `.\u{200B}.`, `\u{2025}`, `．．`,
+/// `..\u{FF1A}x`), or holds `/`, `\\` or `%` (`a\u{FF0F}b`, `a\u{2215}b`,
+/// `\u{2100}`, `\u{BD}`). Tomcat, Jetty and Spring cut `;params` and then
+/// resolve `..`, so `/public/..;/admin` is `/admin` to them; Windows and IIS
+/// read `..%20`, `...` and `..::$DATA` as `..`; best fit reads
+/// `..%EF%BC%8F` as `../`, NFKC reads `\u{2025}` as `..`.
+fn reads_as_dots(s: &str) -> bool {
+    !s.is_empty() && readings(s, reading_is_bad)
 }
 
 /// Decodes one segment; `None` when it is not UTF-8 or [`is_bad_decoded`].
@@ -316,7 +335,7 @@ impl PathPattern {
                         .map_err(|_| err("a literal that decodes to non-UTF-8"))?;
                     if is_bad_decoded(&decoded) || decoded.is_empty() {
                         return Err(err(
-                            "a literal that is, or decodes to, '.', '..', '/', '\\\\', '%', a control character, or '.', '..' or nothing before a ';'; dots or spaces before ';'/':'; '/' lookalikes",
+                            "a literal that is, or decodes to, '.', '..', '/', '\\\\', '%', a control character, or '.', '..' or nothing before a ';'; dots or spaces before ';'/':'; or any of those as NFKC or Windows best fit read it",
                         ));
                     }
                     PathSeg::Lit(decoded)
@@ -432,29 +451,35 @@ fn is_ignorable(c: char) -> bool {
 }
 
 /// The deny form of one decoded segment, read broadly (a deny is never
-/// narrower than it reads; used for deny rules only, never for grants):
-/// [`name_part`] (cut at the first `;` or `:`, `admin::$DATA`; trailing
-/// dots, white space and default-ignorables trimmed), default-ignorables
-/// dropped everywhere, then case-folded beyond ASCII: each character through
-/// upper case and back to lower case (`ı` and `ſ` reach `i` and `s` as Java's
-/// `equalsIgnoreCase` has them, Kelvin `K` reaches `k`, `ß` reaches `ss`),
-/// `İ` to `i`, and full-width ASCII to ASCII. Every step only merges names,
-/// so a deny matches more. `None` when the segment [`reads_as_dots`] (a dot
-/// segment or a separator to some server: the path is bad, and every
-/// path-scoped deny of the host denies it); `Some("")` for an empty segment
-/// (dropped).
+/// narrower than it reads; used for deny rules only, never for grants): the
+/// segment as a normalising server reads it (NFKC, then Windows best fit:
+/// `ａｄｍｉｎ` is `admin`, `admin．` is `admin.`, `admin\u{FF1A}x` is
+/// `admin:x`), then [`name_part`] (cut at the first `;` or `:`,
+/// `admin::$DATA`; trailing dots, white space and default-ignorables
+/// trimmed), default-ignorables dropped everywhere, then case-folded beyond
+/// ASCII: each character through upper case and back to lower case (`ı` and
+/// `ſ` reach `i` and `s` as Java's `equalsIgnoreCase` has them, Kelvin `K`
+/// reaches `k`, `ß` reaches `ss`), `İ` to `i`. Every step is a function of
+/// the segment, so it only merges names, and a deny matches more. `None`
+/// when the segment [`reads_as_dots`] (a dot segment or a separator to some
+/// server: the path is bad, and every path-scoped deny of the host denies
+/// it); `Some("")` for an empty segment (dropped).
 pub fn deny_fold(seg: &str) -> Option<String> {
     if reads_as_dots(seg) {
         return None;
     }
-    let t = name_part(seg);
+    let read: Cow<'_, str> = if seg.is_ascii() {
+        Cow::Borrowed(seg)
+    } else {
+        Cow::Owned(seg.nfkc().map(|c| best_fit(c).unwrap_or(c)).collect())
+    };
+    let t = name_part(&read);
     let mut out = String::with_capacity(t.len());
     for c in t.chars() {
         if is_ignorable(c) {
             continue;
         }
         let c = match c {
-            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
             '\u{0130}' | '\u{0131}' => 'i',
             _ => c,
         };
@@ -1038,8 +1063,8 @@ mod tests {
             "a%E2%88%95b",
         ];
         let slashes: Vec<String> = [
-            0xA5u32, 0x2044, 0x20A9, 0x2100, 0x2101, 0x2105, 0x2106, 0x2215, 0x2216, 0x29F5, 0x29F8, 0x29F9, 0xFE68,
-            0xFF0F, 0xFF3C,
+            0xA5u32, 0xB4, 0xBD, 0x2044, 0x20A9, 0x2100, 0x2101, 0x2105, 0x2106, 0x2215, 0x2216, 0xFE68, 0xFF0F,
+            0xFF3C, 0xFF05, 0xFE6A, 0x66A,
         ]
         .iter()
         .map(|&u| format!("a{}b", char::from_u32(u).unwrap()))
@@ -1063,6 +1088,81 @@ mod tests {
         }
         // The fast path leaves dot runs to the full parse.
         assert!(crate::fetch::fast_parts("https://a.com/public/.../x").is_none());
+    }
+
+    /// Every code point of the generated best-fit table, in a shape its byte
+    /// makes a dot segment or a separator, never matches a grant and is denied
+    /// by every path-scoped deny; the same shape with a letter in its place
+    /// is a name.
+    #[test]
+    fn every_best_fit_code_point_is_read_as_its_byte() {
+        let mut t = PathTrie::default();
+        t.insert(&PathPattern::parse("/p/*/x").unwrap(), 0);
+        let deny = deny_pattern(&PathPattern::parse("/zzz").unwrap());
+        let mut d = PathTrie::default();
+        d.insert(&deny, 0);
+        let mut n = 0;
+        for &(c, b) in &BEST_FIT {
+            assert!(!c.is_ascii() && b.is_ascii(), "{c:?}");
+            let shape = |x: char| match b {
+                b'/' | b'\\' | b'%' => format!("a{x}b"),
+                b'.' => format!("{x}{x}"),
+                b':' | b';' => format!("..{x}x"),
+                _ => format!("..{x}"),
+            };
+            let bad = shape(c);
+            let enc: String = bad.bytes().map(|x| format!("%{x:02X}")).collect();
+            for seg in [bad.clone(), enc] {
+                let p = format!("/p/{seg}/x");
+                assert!(!t.any_path(&p, false, |_| true), "{p} U+{:X}", c as u32);
+                assert!(deny_segments(&p, false).is_none(), "{p}");
+                n += 1;
+            }
+            assert!(PathPattern::parse(&format!("/{bad}")).is_err(), "{bad}");
+            let good = shape('a');
+            assert!(t.any_path(&format!("/p/{good}/x"), false, |_| true), "{good}");
+        }
+        assert_eq!(n, 2 * BEST_FIT.len());
+    }
+
+    /// NFKC readings: a segment NFKC turns into dots or a separator (U+2024
+    /// one dot leader, U+2025, U+2026, U+FE52, U+FF0E, U+FE30, U+FE19, `½`
+    /// through best fit after NFKC) never matches; one NFKC turns into a
+    /// name (`⒈` is `1.`) does; a deny reads the NFKC form (`admin．`).
+    #[test]
+    fn nfkc_readings() {
+        for seg in [
+            "\u{2024}",
+            "\u{2025}",
+            "\u{2026}",
+            "\u{FE52}",
+            "\u{FF0E}\u{FF0E}",
+            "\u{FE30}",
+            "\u{FE19}",
+            ".\u{2024}",
+            "\u{2025};x",
+            "\u{2025}\u{FE55}x",
+            "..\u{FF1A}x",
+            "..\u{FF1B}",
+            "\u{2025}\u{3000}",
+            "1\u{BD}",
+            "a\u{2100}",
+            "\u{FF05}2e",
+        ] {
+            let p = format!("/p/{seg}/x");
+            assert!(RequestPath::of(&p, false).bad, "{seg:?}");
+            assert!(decode_segment(seg).is_none(), "{seg:?}");
+        }
+        for seg in ["\u{2488}", "a\u{2024}b", "\u{2024}a", "\u{FF41}", "caf\u{E9}", "\u{2026}x"] {
+            assert!(decode_segment(seg).is_some(), "{seg:?}");
+        }
+        let admin = deny_pattern(&PathPattern::parse("/admin/**").unwrap());
+        let mut d = PathTrie::default();
+        d.insert(&admin, 0);
+        for p in ["/admin\u{FF0E}/x", "/\u{FF41}dmin/x", "/admin\u{FF1A}x/y", "/admin\u{2000}/x", "/admin\u{2236}s/x"] {
+            let segs = deny_segments(p, false).unwrap();
+            assert_eq!(d.deny_first(&segs, |_| true).0, Some(0), "{p}");
+        }
     }
 
     #[test]

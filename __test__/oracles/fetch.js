@@ -11,6 +11,8 @@
 // The other direction (the model grants, the checker denies) is a mismatch:
 // counted, not a failure (a deny is never unsafe).
 
+const fs = require('node:fs')
+const path = require('node:path')
 const { createChecker } = require('../../index.js')
 
 const DEFAULT_PORT = { http: 80, https: 443, ws: 80, wss: 443, ftp: 21 }
@@ -242,26 +244,45 @@ function decodeSegment(seg) {
   }
 }
 
-// Read from the README's path-scope section: characters Windows best fit
-// maps to '/' or '\' (full-width, small, division, set minus, fraction,
-// solidus operators, yen and won on code pages 932 and 949), plus every
-// character whose NFKC form holds '/' or '\' (computed here, not listed).
-const BEST_FIT_SLASH = new Set([0xff0f, 0xff3c, 0xfe68, 0x2215, 0x2216, 0x2044, 0x29f5, 0x29f8, 0x29f9, 0xa5, 0x20a9])
-const slashLike = (c) => BEST_FIT_SLASH.has(c.codePointAt(0)) || /[/\\]/.test(c.normalize('NFKC'))
+// Windows best fit, as data: src/bestfit_table.rs, which scripts/gen-bestfit.js
+// derives from Microsoft's published bestfit*.txt tables (the header names
+// each file and its sha256). Only the table is shared with the checker; the
+// reading below is written from the SPEC (§11, §16) and NFKC is the running
+// Node's own (ICU), not the Rust crate's.
+const BEST_FIT_SRC = fs.readFileSync(path.join(__dirname, '../../src/bestfit_table.rs'), 'utf8')
+const BEST_FIT = new Map(
+  [...BEST_FIT_SRC.matchAll(/^\s*\('\\u\{([0-9A-F]+)\}', (?:b'(\\\\|.)'|0x([0-9a-f]{2}))\),/gm)].map((m) => [parseInt(m[1], 16), m[3] ? String.fromCharCode(parseInt(m[3], 16)) : m[2] === '\\\\' ? '\\' : m[2]]),
+)
+if (BEST_FIT.size < 20) throw new Error(`src/bestfit_table.rs: ${BEST_FIT.size} entries read`)
+const bestFit = (s) => Array.from(s, (c) => BEST_FIT.get(c.codePointAt(0)) ?? c).join('')
+/** Code points whose NFKC form holds a character the reading treats specially (from Node's ICU, every code point). */
+const NFKC_SPECIAL = []
+for (let c = 0x80; c < 0x110000; c++) {
+  if (c >= 0xd800 && c <= 0xdfff) continue
+  if (/[./\\:;%\p{White_Space}]/u.test(String.fromCodePoint(c).normalize('NFKC'))) NFKC_SPECIAL.push(c)
+}
 const IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu
 
+/** What a server may read in a decoded segment: as written, NFKC, and each through best fit. */
+const readingsOf = (d) => {
+  const n = d.normalize('NFKC')
+  return [d, n, bestFit(d), bestFit(n)]
+}
+
+/** SPEC §11/§16, one reading: the name before the first ';' or ':', trailing dots, white space and ignorables dropped (ignorables inside too), is empty or only dots; or the reading holds '/', '\' or '%'. */
+function readingBad(r) {
+  const name = r.split(/[;:]/)[0].replace(/[.\p{White_Space}\p{Default_Ignorable_Code_Point}]+$/u, '').replace(IGNORABLE, '')
+  return /^\.*$/.test(name) || /[/\\%]/.test(r)
+}
+
 /**
- * README: a segment, decoded, cut at the first ';' or ':', with trailing
- * dots, white space and default-ignorable characters removed, that is then
- * empty or only dots (ignorables inside dropped too) — or that holds a
- * character read as '/' or '\' — is a dot segment or a separator to some
- * server. An empty segment is not (it is `/v1/`'s last segment).
+ * A non-empty segment any of whose readings is bad is a dot segment or a
+ * separator to some server. An empty segment is not (it is `/v1/`'s last
+ * segment).
  */
 function readsAsDots(d) {
   if (d === '') return false
-  if ([...d].some(slashLike)) return true
-  const name = d.split(/[;:]/)[0].replace(/[.\p{White_Space}\p{Default_Ignorable_Code_Point}]+$/u, '').replace(IGNORABLE, '')
-  return /^\.*$/.test(name)
+  return readingsOf(d).some(readingBad)
 }
 
 /** A decoded segment that never matches a path scope (SPEC §11, plus '%': double encoding; README: readsAsDots). */
@@ -277,7 +298,7 @@ const badSegment = (d) => d === null || readsAsDots(d) || /[/\\%\u0000-\u001f\u0
  */
 function denySegment(d) {
   if (readsAsDots(d)) return undefined
-  const t = d.split(/[;:]/)[0].replace(/[.\p{White_Space}\p{Default_Ignorable_Code_Point}]+$/u, '').replace(IGNORABLE, '')
+  const t = bestFit(d.normalize('NFKC')).split(/[;:]/)[0].replace(/[.\p{White_Space}\p{Default_Ignorable_Code_Point}]+$/u, '').replace(IGNORABLE, '')
   return t.toUpperCase().toLowerCase()
 }
 
@@ -420,6 +441,17 @@ function naiveDecide(rules, denies, input, resolved) {
 const PATH_SEGS = ['v1', 'repos', 'acme', 'issues', 'pulls', 'public', 'secret', 'SECRET', 'admin', 'ADMIN', 'Admin', 'guide', '', '.', '..', '%2e', '%2E%2e', '.%2e', '.b', '.ab', '..b', '.%62', '%2f', '..%2f', 'a%2fb', '%5c', 'a\\b', '%00', '%09', '%ff', '%C3%A9', 'é', '%252f', '%25', 'a;b', 'admin;x=1', '%69ssues', '%61dmin', '*', 'x', '\u{1f600}', '%F0%9F%98%80', '%E2%82', '?q', '#f', '..;', '.;', '..;x', '%2e%2e;', '.%2E;', '..%3B', '.%3bx', ';x', 'admin.', 'admin%20', 'admin.%20', 'ADMIN::$DATA', 'adm%C4%B1n', 'adm\u0131n', '%C5%BFecret', 'internal', 'INTERNAL.', 'secret..', '..%20', '...', '..:', '..%EF%BC%8F', '%2e%2e%20', '....', '.%E2%80%8B.', '..%E2%80%8E', '..%F3%A0%80%81', '%20', ':x', '..::$DATA', 'a%E2%88%95b', '%E2%84%80', 'a%C2%A5b', 'admin%E2%80%8E', 'adm%CD%8Fin', 'admin%EF%B8%8F', 'admin%F3%A0%80%81', '%E2%80%AEadmin', 'ad%E1%85%9Fmin', 'a.', 'a:b', '.well-known']
 const DENY_HOSTS = ['api.example.com', 'API.example.com.', 'docs.example.com', 'evil.example.org', 'EVIL.example.org.', 'a.evil.example.org', 'x.internal.example.org', 'internal.example.org', 'a.example.org', '10.0.0.1', '0xa000001', '167772161', '10.0.0.1.', '[::ffff:10.0.0.1]', '[::ffff:a00:1]', '[::a00:1]', '[64:ff9b::a00:1]', '[64:ff9b:1:a00:0:100::]', '[2002:a00:1::1]', '[2001:0:4136:e378:8000:63bf:f5ff:fffe]', '[fd00::1]', '[2001:db8::1]', '[::ffff:c0a8:101]', 'static.example.net', 'localhost', '127.0.0.1', '127.1.2.3', '[::1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', 'a.localhost']
 
+/** Code points NFKC (Node's ICU) or best fit (the published tables) turn into something the reading treats specially. */
+const LOOK_ALIKES = [...new Set([...NFKC_SPECIAL, ...BEST_FIT.keys()])].map((c) => String.fromCodePoint(c))
+/** Segment shapes a look-alike makes a dot segment, a separator or a name (SPEC §11/§16). */
+const LOOK_ALIKE_SHAPES = ['X', 'XX', '.X', 'X.', 'XXX', 'X;x', 'X:x', '..X', 'X..', 'aXb', 'X%20', 'Xadmin', 'adminX', 'adXmin', '.X;', 'X.:$DATA']
+/** One look-alike in one shape, raw or percent-encoded as UTF-8. */
+function lookAlikeSegment(int, pick) {
+  const x = pick(LOOK_ALIKES)
+  const seg = pick(LOOK_ALIKE_SHAPES).replace(/X/g, () => (int(3) === 0 ? pick(LOOK_ALIKES) : x))
+  return int(2) === 0 ? seg : Array.from(seg, (c) => (c.codePointAt(0) < 0x80 ? c : encodeURIComponent(c))).join('')
+}
+
 /**
  * The one case-recording loop both models run: `one(wrong)` in batches of 200
  * until `seconds` pass. `wrong(entry, input, extra)` records a wrong allow
@@ -461,7 +493,7 @@ async function runDeny({ seconds, seed, log }) {
   // matches) that the checker calls path_not_allowed is a disagreement.
   const pathMismatches = []
   const r = explore(seconds, (wrong) => {
-    const segs = [...Array(int(6))].map(() => (int(8) === 0 ? g.anyCodePoint() : pick(PATH_SEGS)))
+    const segs = [...Array(int(6))].map(() => (int(8) === 0 ? g.anyCodePoint() : int(5) === 0 ? lookAlikeSegment(int, pick) : pick(PATH_SEGS)))
     const sep = () => pick(['/', '/', '/', '/', '\\', '//'])
     const path = segs.map((s) => sep() + s).join('') + (int(4) === 0 ? '/' : '')
     const input = `${pick(['https', 'https', 'http', 'ws', 'HTTPS'])}://${int(12) === 0 ? 'u@' : ''}${pick(DENY_HOSTS)}${int(6) === 0 ? pick([':8443', ':443', ':80', ':1']) : ''}${path}${int(5) === 0 ? '?x=/admin#/y' : ''}`
@@ -534,4 +566,4 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
   return { cases: r.cases + second.cases, wrongAllows: [...r.wrongAllows, ...second.wrongAllows], mismatches: second.mismatches, deniedButGranted: mismatches, mismatchSamples }
 }
 
-module.exports = { run, naiveGrant, naivePattern, naiveDecide, naiveRule, MANIFEST, DENY_MANIFEST }
+module.exports = { run, naiveGrant, naivePattern, naiveDecide, naiveRule, MANIFEST, DENY_MANIFEST, readingsOf, readsAsDots, badSegment, denySegment, decodeSegment, BEST_FIT, NFKC_SPECIAL, LOOK_ALIKES, LOOK_ALIKE_SHAPES }

@@ -285,11 +285,11 @@ function rng(seed) {
   }
 }
 
-const LITS = ['a', 'b', 'x', 'é', 'ж', 'Ж', '€', '\u212A', 'k', 'K', 'ß', '\u1E9E', 'å', 'Å', '\u212B', '\u03C9', '\u2126', '𐐨', '𐐀', '😀', '~1', '.txt', 'SECRET', 'ab']
-const WILD = ['*', '?', '[a-c]', '[!a]', '[\u0100-\u212A]', '[\u2126-\u2400]', '[é-ж]', '[Ж]', '[!é]', '[k]', '[ß]']
+const LITS = ['a', 'b', 'x', 'é', 'ж', 'Ж', '€', '\u212A', 'k', 'K', 'ß', '\u1E9E', 'å', 'Å', '\u212B', '\u03C9', '\u2126', '𐐨', '𐐀', '😀', '~1', '.txt', 'SECRET', 'ab', '\u10A0', '\u10D0', '\u2D00', 's\u200Cx']
+const WILD = ['*', '?', '[a-c]', '[!a]', '[\u0100-\u212A]', '[\u2126-\u2400]', '[é-ж]', '[Ж]', '[!é]', '[k]', '[ß]', '[\u10D0]', '[\u10A0-\u10A5]', '[!\u2D00]']
 const BRACES = ['{a,*}', '{*,x}', '{*/x,y}', '{é,{b,*}}', '{*}', '{k,K}', '{ab,a*b}', '{~1,*~1}', '{a/b,*}']
 const POSIX_ONLY = ['\\*', '\\?', '\\{', '\\[']
-const PATH_SEGS = ['a', 'b', 'ab', 'ba', 'x', 'y', 'é', 'ж', 'Ж', 'k', 'K', '\u212A', 'ß', '\u1E9E', 'å', 'Å', '\u212B', '\u03C9', '\u03A9', '\u2126', '𐐨', '𐐀', '😀', '*a', 'SECRET~1.TXT', 'secret~1.txt', 'AB~1', 'ab.txt', 'x.txt', '..', '.', '', 'ax', 'ay', 'xab', 'CON', 'a~b']
+const PATH_SEGS = ['a', 'b', 'ab', 'ba', 'x', 'y', 'é', 'ж', 'Ж', 'k', 'K', '\u212A', 'ß', '\u1E9E', 'å', 'Å', '\u212B', '\u03C9', '\u03A9', '\u2126', '𐐨', '𐐀', '😀', '*a', 'SECRET~1.TXT', 'secret~1.txt', 'AB~1', 'ab.txt', 'x.txt', '..', '.', '', 'ax', 'ay', 'xab', 'CON', 'a~b', '\u10A0', '\u10D0', '\u2D00', '\u1C90', 'x\u200Db', '\uFEFFa']
 
 function genGlob(r, platform) {
   const segs = []
@@ -374,11 +374,54 @@ function denyCovers(deny, platform, norm) {
 // spellings name one file there when their NFD forms agree after JS's full
 // upper then lower case mapping.
 const jsFold = (s) => s.normalize('NFD').toUpperCase().toLowerCase().normalize('NFD')
+
+// HFS+ (Apple TN1150): names compare after each UTF-16 unit goes through
+// Apple's lower-case table, the units it maps to zero skipped. The table is
+// read as data from the file scripts/gen-hfsplus-fold.js derived from Apple's
+// published gLowerCaseTable; the comparison below is written from TN1150,
+// not from the checker. The ignorables are the SPEC's list (§16), checked
+// against the table.
+const HFS_TABLE = fs.readFileSync(path.join(__dirname, '../../src/hfsplus_table.rs'), 'utf8')
+const hfsChars = (name) => {
+  const m = new RegExp(`const ${name}: \\[[^\\]]+\\] = \\[([\\s\\S]*?)\\];`).exec(HFS_TABLE)
+  return [...m[1].matchAll(/'\\u\{([0-9A-F]+)\}'/g)].map((x) => parseInt(x[1], 16))
+}
+const HFS_IGNORABLE = [...Array(0x10000).keys()].filter((u) => (u >= 0x200c && u <= 0x200f) || (u >= 0x202a && u <= 0x202e) || (u >= 0x206a && u <= 0x206f) || u === 0xfeff)
+if (hfsChars('HFS_IGNORABLE').join() !== HFS_IGNORABLE.join()) throw new Error('src/hfsplus_table.rs ignorables differ from the SPEC list')
+const HFS_LOWER = new Map()
+{
+  const flat = hfsChars('HFS_LOWER')
+  if (flat.length < 200 || flat.length % 2) throw new Error('src/hfsplus_table.rs: no HFS_LOWER pairs')
+  for (let i = 0; i < flat.length; i += 2) HFS_LOWER.set(flat[i], flat[i + 1])
+}
+const HFS_IGN_RE = new RegExp(`[${HFS_IGNORABLE.map((u) => `\\u${u.toString(16).padStart(4, '0')}`).join('')}]`, 'g')
+/** The HFS+ comparison key of a name (TN1150 FastUnicodeCompare on its decomposed form). */
+function hfsKey(s) {
+  let out = ''
+  for (const unit of s.normalize('NFD')) {
+    for (let i = 0; i < unit.length; i++) {
+      const u = unit.charCodeAt(i)
+      if (HFS_IGNORABLE.includes(u)) continue
+      out += String.fromCharCode(HFS_LOWER.get(u) ?? u)
+    }
+  }
+  return out
+}
+/** Every character HFS+ compares equal to `c` (its lower-case table partners). */
+function hfsPartners(c) {
+  if (c.length !== 1) return []
+  const key = HFS_LOWER.get(c.charCodeAt(0)) ?? c.charCodeAt(0)
+  const out = [String.fromCharCode(key)]
+  for (const [u, l] of HFS_LOWER) if (l === key) out.push(String.fromCharCode(u))
+  return out
+}
+/** Whether two posix names are one file on some folding volume: JS's case and normalisation fold, or HFS+. */
+const sameFile = (a, b) => jsFold(a.replace(HFS_IGN_RE, '')) === jsFold(b.replace(HFS_IGN_RE, '')) || hfsKey(a) === hfsKey(b)
 /** Single characters a volume may treat as `c`: its cases and canonical partners. */
 const PARTNERS = { k: ['\u212A'], K: ['\u212A'], s: ['\u017F'], S: ['\u017F'], å: ['\u212B'], Å: ['\u212B'], ω: ['\u2126'], Ω: ['\u2126'], ß: ['\u1E9E'], '\u1E9E': ['ß'], e: ['E'] }
 function spellings(c) {
-  const out = [c, c.toUpperCase(), c.toLowerCase(), ...(PARTNERS[c] || [])]
-  return [...new Set(out)].filter((d) => Array.from(d).length === 1 && jsFold(d) === jsFold(c))
+  const out = [c, c.toUpperCase(), c.toLowerCase(), ...(PARTNERS[c] || []), ...hfsPartners(c)]
+  return [...new Set(out)].filter((d) => Array.from(d).length === 1 && sameFile(d, c))
 }
 /**
  * A spelling of posix path `p` that names the same file on a folding volume:
@@ -394,7 +437,17 @@ function respell(r, p, whole) {
     v += alts[r(alts.length)]
   }
   const k = r(3)
-  return k === 0 ? v.normalize('NFD') : k === 1 ? v.normalize('NFC') : v
+  v = k === 0 ? v.normalize('NFD') : k === 1 ? v.normalize('NFC') : v
+  // HFS+ ignorables inserted anywhere in a name (inside names a `*`, `?` or
+  // class matched too). A name that is only ignorables, or `.` or `..` with
+  // ignorables, is not a spelling of the empty name or a dot segment (the
+  // kernel resolves `.` and `..` before the volume compares names), so none
+  // is made.
+  const chars = Array.from(v)
+  for (let n = r(4); n > 0; n--) chars.splice(r(chars.length + 1), 0, String.fromCharCode(HFS_IGNORABLE[r(HFS_IGNORABLE.length)]))
+  const w = chars.join('')
+  const special = (seg) => seg === '' || seg === '.' || seg === '..'
+  return w.split('/').some((seg) => !special(seg) && special(seg.replace(HFS_IGN_RE, ''))) ? v : w
 }
 /** Whether the deny glob has no wildcard, class or group (its text is its one match). */
 const literalGlob = (g) => !/[*?[\]{}\\]/.test(g)
@@ -456,7 +509,7 @@ function foldRound(r, policy, deny, stats) {
     if (!covered) continue
     for (let j = 0; j < 4; j++) {
       const v = respell(r, p, j === 3 && literalGlob(deny))
-      if (jsFold(v) !== jsFold(p)) continue
+      if (!sameFile(v, p)) continue
       const got = policy.checkFs(v, r(2) ? 'read' : 'write')
       stats.cases++
       stats.folded++
