@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::fetch::{is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
+use crate::fetch::{ip_deny_denies, is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
 use crate::fs::GrantMode;
 use crate::glob::VariantShape;
 use crate::platform::Platform;
@@ -167,7 +167,25 @@ fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
     let loopback = matches!(&d.host, HostPattern::Exact(Host::Domain(h)) | HostPattern::Suffix(h) if h == "localhost")
         && (matches!(&g.host, HostPattern::Exact(Host::Ipv4(a)) if a.is_loopback())
             || matches!(&g.host, HostPattern::Exact(Host::Ipv6(a)) if a.is_loopback()));
-    !schemes.is_empty() && ports && (hosts_overlap(&d.host, &g.host) || loopback)
+    !schemes.is_empty() && ports && (hosts_overlap(&d.host, &g.host) || loopback || ip_reaches(&d.host, &g.host))
+}
+
+/// Whether an IP deny host decides a request the grant host allows, as the
+/// compiled deny does: an IP grant whose address (or an IPv4 address it
+/// embeds) the deny names, in any embedding form, or a name grant, which may
+/// resolve to the denied address (`checkFetchAddress`).
+fn ip_reaches(d: &HostPattern, g: &HostPattern) -> bool {
+    let ip = |h: &Host| match h {
+        Host::Ipv4(a) => Some(std::net::IpAddr::V4(*a)),
+        Host::Ipv6(a) => Some(std::net::IpAddr::V6(*a)),
+        Host::Domain(_) => None,
+    };
+    let HostPattern::Exact(dh) = d else { return false };
+    let Some(deny) = ip(dh) else { return false };
+    match g {
+        HostPattern::Exact(gh) => ip(gh).is_none_or(|a| ip_deny_denies(deny, a)),
+        HostPattern::Suffix(_) => true,
+    }
 }
 
 /// The schemes the grants of one host key name (`None`: any scheme), deduplicated.
