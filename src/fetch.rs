@@ -814,7 +814,10 @@ pub enum DenyFetch {
     /// A fetch pattern: a missing scheme means every scheme, a missing port every port.
     Pattern(FetchPattern),
     /// `10.0.0.0/8`, `[fd00::]/8`: every IP host and resolved address inside,
-    /// including the IPv6 forms that carry an IPv4 address inside it.
+    /// including the IPv6 forms that carry an IPv4 address inside it. An
+    /// IPv6 block also denies each IPv4 address one of whose IPv6 forms it
+    /// holds (`[::808:800]/120` is `8.8.8.0/24`; ISATAP ids only for blocks
+    /// longer than /64); an IPv4-mapped block is parsed as its IPv4 block.
     Cidr {
         /// The network address (no host bits set).
         net: IpAddr,
