@@ -243,3 +243,33 @@ test('the Deno broker judges net targets in every form against a deny written in
     }
   }
 })
+
+test('CLI: diff and explain read a mapped CIDR deny as its IPv4 CIDR; lint finds it reached', (t) => {
+  const { spawnSync } = require('node:child_process')
+  const BIN = path.join(__dirname, '..', 'bin', 'api-sandbox-permissions.js')
+  const cli = (args) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' })
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-ipv4-cli-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const write = (name, deny) => {
+    const f = path.join(dir, name)
+    fs.writeFileSync(f, JSON.stringify({ fetch: ['*.example.org', '8.8.8.8'], deny: { fetch: deny }, budgets: { wallClockMs: 1000, memoryMb: 64, cpuPercent: 50 } }))
+    return f
+  }
+  const v4 = write('v4.json', ['8.8.8.0/24'])
+  const mapped = write('mapped.json', ['[::ffff:808:800]/120'])
+  const narrower = write('narrower.json', ['[::ffff:808:800]/124'])
+  // The same deny, written two ways: nothing widens either way.
+  for (const [a, b] of [[v4, mapped], [mapped, v4]]) {
+    const r = cli(['diff', a, b, '--json'])
+    assert.equal(r.status, 0, r.stdout + r.stderr)
+  }
+  // A narrower deny widens.
+  const r = cli(['diff', mapped, narrower, '--json'])
+  assert.equal(r.status, 1, r.stdout + r.stderr)
+  assert.ok(JSON.parse(r.stdout).widens.some((w) => w.kind === 'deny'), r.stdout)
+  const e = cli(['explain', mapped, 'fetch:http://[64:ff9b::808:808]/', '--json'])
+  assert.match(e.stdout, /\/deny\/fetch\/0/, e.stdout + e.stderr)
+  assert.match(e.stdout, /explicitly_denied/, e.stdout)
+  const l = cli(['lint', mapped, '--json'])
+  assert.doesNotMatch(l.stdout, /deny-unreachable/, l.stdout + l.stderr)
+})
