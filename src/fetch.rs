@@ -2031,6 +2031,15 @@ mod embedded_tests {
     }
 
     #[test]
+    fn zero_length_blocks_have_no_host_bits() {
+        assert!(DenyFetch::parse("[::]/0", "/deny/fetch/0").is_ok());
+        assert!(DenyFetch::parse("0.0.0.0/0", "/deny/fetch/0").is_ok());
+        for bad in ["[::1]/0", "[8000::]/0", "1.0.0.0/0", "128.0.0.0/0"] {
+            assert!(DenyFetch::parse(bad, "/deny/fetch/0").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn a_mapped_block_is_its_ipv4_block() {
         assert_eq!(deny("[::ffff:808:800]/120").to_string(), "8.8.8.0/24");
         assert_eq!(deny("[::ffff:0:0]/96").to_string(), "0.0.0.0/0");
