@@ -437,6 +437,34 @@ mod tests {
     }
 
     #[test]
+    fn ip_denies_reach_as_the_compiled_deny_decides() {
+        let unreachable = |fetch: serde_json::Value, deny: serde_json::Value| -> Vec<String> {
+            fs_warnings(Platform::Posix, json!({ "fetch": fetch, "deny": { "fetch": deny } }))
+                .into_iter()
+                .filter(|w| w.starts_with("deny-unreachable"))
+                .collect()
+        };
+        // An IPv6 deny in an embedding form reaches a grant of the IPv4 address it carries, and the other way round.
+        let deny =
+            json!(["[64:ff9b::808:808]", "[2606:4700:10:20::5efe:808:808]", "[::ffff:808:800]/120", "[::808:800]/120"]);
+        assert_eq!(unreachable(json!(["8.8.8.8"]), deny.clone()), Vec::<String>::new());
+        assert_eq!(unreachable(json!(["[2002:808:808::1]"]), deny.clone()), Vec::<String>::new());
+        // A name may resolve to the denied address (checkFetchAddress): reached.
+        assert_eq!(unreachable(json!(["*.example.org"]), deny.clone()), Vec::<String>::new());
+        assert_eq!(unreachable(json!(["api.example.org"]), json!(["10.0.0.1"])), Vec::<String>::new());
+        // Another address is not reached.
+        assert_eq!(
+            unreachable(json!(["8.8.4.4"]), deny),
+            [
+                "deny-unreachable@/deny/fetch/0",
+                "deny-unreachable@/deny/fetch/1",
+                "deny-unreachable@/deny/fetch/2",
+                "deny-unreachable@/deny/fetch/3"
+            ]
+        );
+    }
+
+    #[test]
     fn the_full_list_private_section_included() {
         // Private-section entries a curated subset missed, and the one GitHub name the list lacks.
         for s in ["r2.dev", "deno.dev", "supabase.co", "github.dev"] {
