@@ -12,6 +12,10 @@
 //   2001::/23);
 // - IPv4-mapped `::ffff:0:0/96` and NAT64 `64:ff9b::/96` are the IPv4 address
 //   they carry (SPEC §3: mapped compared as its IPv4), judged by the IPv4 registry;
+// - every IPv6 form that embeds an IPv4 address (SPEC §3, §16: compatible,
+//   translated, local-use NAT64 at each RFC 6052 position, 6to4, Teredo server
+//   and client, ISATAP ids 00-00-5E-FE with any u/g bits under any /64) is
+//   also judged by the IPv4 registry: not global when the IPv4 address is not;
 // - beyond the registries: multicast (224.0.0.0/4, ff00::/8, own registries)
 //   is denied, and IPv6 outside global unicast 2000::/3 is denied.
 const test = require('node:test')
@@ -191,6 +195,13 @@ test('IPv6 forms that embed a not-globally-reachable IPv4 address are denied', (
         `2002:${hex(x)}::1`, // 6to4
         `2001:0:${hex(x)}::1`, // Teredo server
         `2001:0:4136:e378:8000:63bf:${hex(x ^ 0xffffffffn)}`, // Teredo client (XOR)
+        `2001:0:${hex(x)}:8000:63bf:${hex(x ^ 0xffffffffn)}`, // Teredo, both
+        // Local-use NAT64 at the other RFC 6052 positions: /64 (bits 72-103), /56 (56-63, 72-95), /48 (48-63, 72-87).
+        v6Str((0x64ff9b0001n << 80n) | (x << 24n)),
+        v6Str((0x64ff9b0001n << 80n) | ((x >> 24n) << 64n) | ((x & 0xffffffn) << 32n)),
+        v6Str((0x64ff9b0001n << 80n) | ((x >> 16n) << 64n) | ((x & 0xffffn) << 40n)),
+        // ISATAP (RFC 5214): interface id 00-00-5E-FE with the u/g bits, under any /64, global ones included.
+        ...['2606:4700:10:20', '2a00:1450:4001:81c', '2620:4f:8000:0', '0:0:0:0'].flatMap((p) => ['0', '100', '200', '300'].map((u) => `${p}:${u}:5efe:${hex(x)}`)),
       ]
       for (const ip of forms) {
         const d = verdict(ip)
@@ -200,6 +211,30 @@ test('IPv6 forms that embed a not-globally-reachable IPv4 address are denied', (
     }
   }
   console.log(`embedded IPv4 forms: ${cases} addresses denied`)
+})
+
+test('ISATAP and tunnel forms of globally reachable IPv4 addresses under a global /64 decide as the registries read them', () => {
+  let cases = 0
+  const hex = (x) => `${((x >> 16n) & 0xffffn).toString(16)}:${(x & 0xffffn).toString(16)}`
+  for (const b of V4.filter((r) => r.global)) {
+    for (const x of [b.start, b.end]) {
+      if (notGlobal4(x)) continue
+      for (const ip of ['2606:4700:10:20', '2a00:1450:4001:81c'].flatMap((p) => ['0', '200'].map((u) => `${p}:${u}:5efe:${hex(x)}`))) {
+        // The /64 is global unicast outside every registry row: only the embedded IPv4 decides.
+        assert.equal(notGlobal6(v6ToBig(ip)), false, ip)
+        assert.deepEqual(verdict(ip), { allowed: true }, `${ip} carries the global ${v4Str(x)} (${b.text})`)
+        cases++
+      }
+    }
+  }
+  for (const x of [0x08080808n, 0x01010101n]) {
+    for (const ip of [`2606:4700:10:20::5efe:${hex(x)}`, `2606:4700:10:20:200:5efe:${hex(x)}`, `64:ff9b::${hex(x)}`, `::ffff:${hex(x)}`]) {
+      assert.deepEqual(verdict(ip), { allowed: true }, ip)
+      cases++
+    }
+  }
+  console.log(`global embedded IPv4 forms: ${cases} addresses allowed`)
+  assert.ok(cases > 4)
 })
 
 test('the issue examples, global addresses, and explicit grants', () => {

@@ -814,7 +814,10 @@ pub enum DenyFetch {
     /// A fetch pattern: a missing scheme means every scheme, a missing port every port.
     Pattern(FetchPattern),
     /// `10.0.0.0/8`, `[fd00::]/8`: every IP host and resolved address inside,
-    /// including the IPv6 forms that carry an IPv4 address inside it.
+    /// including the IPv6 forms that carry an IPv4 address inside it. An
+    /// IPv6 block also denies each IPv4 address one of whose IPv6 forms it
+    /// holds (`[::808:800]/120` is `8.8.8.0/24`; ISATAP ids only for blocks
+    /// longer than /64); an IPv4-mapped block is parsed as its IPv4 block.
     Cidr {
         /// The network address (no host bits set).
         net: IpAddr,
@@ -870,9 +873,18 @@ impl DenyFetch {
                     IpAddr::V4(a) => u128::from(u32::from(a)),
                     IpAddr::V6(a) => u128::from(a),
                 };
-                let host_bits = if len == bits { 0 } else { x & ((1u128 << (bits - len)) - 1) };
+                // `[::]/0`: 128 host bits, every bit of the u128.
+                let host_bits = x & 1u128.checked_shl(u32::from(bits - len)).map_or(!0, |b| b - 1);
                 if host_bits != 0 {
                     return Err(err("host bits set: write the network address"));
+                }
+                // An IPv4-mapped block is its IPv4 block (SPEC §16), as an
+                // IPv4-mapped host is its IPv4 address: `[::ffff:808:800]/120`
+                // is `8.8.8.0/24`, in `toJSON`, `explain`, `lint` and `diff`.
+                if let (IpAddr::V6(a), true) = (net, len >= 96) {
+                    if let Some(v4) = a.to_ipv4_mapped() {
+                        return Ok(DenyFetch::Cidr { net: IpAddr::V4(v4), len: len - 96 });
+                    }
                 }
                 return Ok(DenyFetch::Cidr { net, len });
             }
@@ -893,11 +905,15 @@ impl DenyFetch {
         Ok(DenyFetch::Pattern(p))
     }
 
-    /// For a CIDR block: whether it holds `ip` or an IPv4 address `ip` carries.
-    /// `false` for a pattern.
+    /// For a CIDR block: whether it denies `ip`: the block, or an IPv4 block
+    /// it projects to (an IPv6 block holding an IPv6 form of an IPv4
+    /// address), holds `ip` or an IPv4 address `ip` carries. `false` for a pattern.
     pub fn contains(&self, ip: IpAddr) -> bool {
         match *self {
-            DenyFetch::Cidr { net, len } => ip_candidates(ip).into_iter().any(|c| Self::cidr_contains(net, len, c)),
+            DenyFetch::Cidr { net, len } => {
+                let blocks = cidr_blocks(net, len);
+                ip_candidates(ip).into_iter().any(|c| blocks.iter().any(|&(n, l)| Self::cidr_contains(n, l, c)))
+            }
             DenyFetch::Pattern(_) => false,
         }
     }
@@ -911,37 +927,233 @@ impl DenyFetch {
     }
 }
 
-/// Every IPv4 address an IPv6 address may carry on the wire: IPv4-mapped,
-/// -compatible and -translated, NAT64 `64:ff9b::/96`, the local-use NAT64
-/// prefix `64:ff9b:1::/48` at each RFC 6052 position it allows, 6to4
+/// One IPv6 form that carries an IPv4 address (SPEC §3, §16): the bits the
+/// form fixes, and where the IPv4 address sits. The one table both the
+/// decoder ([`embedded_v4`], for the special-purpose check and every deny)
+/// and the CIDR projection ([`cidr_blocks`]) read.
+#[derive(Debug, Clone, Copy)]
+struct Embedding {
+    /// The bits the form fixes, and their values.
+    mask: u128,
+    value: u128,
+    /// Where the IPv4 address sits: runs of `(first IPv4 bit, bit count,
+    /// first IPv6 bit)`, bits numbered from the most significant, in
+    /// increasing order on both sides.
+    runs: &'static [(u8, u8, u8)],
+    /// Stored inverted (the Teredo client).
+    inverted: bool,
+    /// The IPv6 address is that IPv4 address on the wire (IPv4-mapped,
+    /// NAT64 `64:ff9b::/96`): judged only by it, the IPv6 registry does not apply.
+    translated: bool,
+    /// A CIDR projects through the form only when it is longer than this:
+    /// ISATAP's /64 is any link's prefix, which names a link, never IPv4
+    /// addresses (else every IPv6 block of /64 or less would deny all of IPv4).
+    free_prefix: u8,
+}
+
+const fn top(bits: u32) -> u128 {
+    if bits == 0 {
+        0
+    } else {
+        !0u128 << (128 - bits)
+    }
+}
+
+const LAST_32: &[(u8, u8, u8)] = &[(0, 32, 96)];
+
+/// Every IPv6 form that embeds an IPv4 address. The local-use NAT64 prefix
+/// `64:ff9b:1::/48` may be used with any RFC 6052 prefix length of 48 and
+/// more, so each position it allows is judged (fail closed; the u-octet,
+/// bits 64-71, is not required to be zero). ISATAP interface ids are
+/// `0000:5efe` and `0200:5efe` with any u/g bits (RFC 5214 §6.1).
+const EMBEDDINGS: &[Embedding] = &[
+    // IPv4-mapped ::ffff:0:0/96.
+    Embedding { mask: top(96), value: 0xffff << 32, runs: LAST_32, inverted: false, translated: true, free_prefix: 0 },
+    // IPv4-compatible ::/96 (deprecated; `::` and `::1` included: fail closed).
+    Embedding { mask: top(96), value: 0, runs: LAST_32, inverted: false, translated: false, free_prefix: 0 },
+    // IPv4-translated ::ffff:0:0:0/96 (SIIT).
+    Embedding {
+        mask: top(96),
+        value: 0xffff_0000_u128 << 32,
+        runs: LAST_32,
+        inverted: false,
+        translated: false,
+        free_prefix: 0,
+    },
+    // NAT64 well-known prefix 64:ff9b::/96.
+    Embedding {
+        mask: top(96),
+        value: 0x0064_ff9b_u128 << 96,
+        runs: LAST_32,
+        inverted: false,
+        translated: true,
+        free_prefix: 0,
+    },
+    // Local-use NAT64 64:ff9b:1::/48, at the /96, /64, /56 and /48 positions of RFC 6052.
+    Embedding {
+        mask: top(48),
+        value: 0x0064_ff9b_0001_u128 << 80,
+        runs: LAST_32,
+        inverted: false,
+        translated: false,
+        free_prefix: 0,
+    },
+    Embedding {
+        mask: top(48),
+        value: 0x0064_ff9b_0001_u128 << 80,
+        runs: &[(0, 32, 72)],
+        inverted: false,
+        translated: false,
+        free_prefix: 0,
+    },
+    Embedding {
+        mask: top(48),
+        value: 0x0064_ff9b_0001_u128 << 80,
+        runs: &[(0, 8, 56), (8, 24, 72)],
+        inverted: false,
+        translated: false,
+        free_prefix: 0,
+    },
+    Embedding {
+        mask: top(48),
+        value: 0x0064_ff9b_0001_u128 << 80,
+        runs: &[(0, 16, 48), (16, 16, 72)],
+        inverted: false,
+        translated: false,
+        free_prefix: 0,
+    },
+    // 6to4 2002::/16: bits 16-47.
+    Embedding {
+        mask: top(16),
+        value: 0x2002_u128 << 112,
+        runs: &[(0, 32, 16)],
+        inverted: false,
+        translated: false,
+        free_prefix: 0,
+    },
+    // Teredo 2001::/32: the server (bits 32-63) and the client (bits 96-127, inverted).
+    Embedding {
+        mask: top(32),
+        value: 0x2001_0000_u128 << 96,
+        runs: &[(0, 32, 32)],
+        inverted: false,
+        translated: false,
+        free_prefix: 0,
+    },
+    Embedding {
+        mask: top(32),
+        value: 0x2001_0000_u128 << 96,
+        runs: LAST_32,
+        inverted: true,
+        translated: false,
+        free_prefix: 0,
+    },
+    // ISATAP: any /64, interface id [0-3]00:5efe:a.b.c.d.
+    Embedding {
+        mask: 0xfcff_ffff_u128 << 32,
+        value: 0x0000_5efe_u128 << 32,
+        runs: LAST_32,
+        inverted: false,
+        translated: false,
+        free_prefix: 64,
+    },
+];
+
+impl Embedding {
+    /// The IPv4 address at this form's position in `x` (whether or not `x` is of the form).
+    fn extract(&self, x: u128) -> u32 {
+        let mut v = 0u32;
+        for &(v4_at, n, v6_at) in self.runs {
+            let bits = ((x >> (128 - u32::from(v6_at) - u32::from(n))) & ((1u128 << n) - 1)) as u32;
+            v |= bits << (32 - u32::from(v4_at) - u32::from(n));
+        }
+        if self.inverted {
+            !v
+        } else {
+            v
+        }
+    }
+
+    /// The IPv4 block of the addresses `a` such that this form of `a` lies in
+    /// the IPv6 block `net/len`: `None` when no address of the form does.
+    fn project(&self, net: u128, len: u8) -> Option<(u32, u8)> {
+        if len <= self.free_prefix && self.free_prefix > 0 {
+            return None;
+        }
+        if (net ^ self.value) & self.mask & top(u32::from(len)) != 0 {
+            return None;
+        }
+        // The IPv4 bits whose IPv6 position falls inside the prefix: a prefix
+        // of the IPv4 address, as the runs are in order on both sides.
+        let k: u8 = self.runs.iter().map(|&(_, n, at)| len.saturating_sub(at).min(n)).sum();
+        let v4 = self.extract(net);
+        let keep = if k == 0 { 0 } else { !0u32 << (32 - k) };
+        Some((v4 & keep, k))
+    }
+}
+
+/// Every IPv4 address an IPv6 address carries, with the form that carries
+/// it: IPv4-mapped, -compatible and -translated, NAT64 `64:ff9b::/96`, the
+/// local-use NAT64 prefix `64:ff9b:1::/48` at each RFC 6052 position, 6to4
 /// `2002::/16`, Teredo `2001::/32` (server and client), and ISATAP interface
-/// ids. A deny of an IPv4 address or block applies to each (fail closed).
-pub(crate) fn embedded_v4(a: Ipv6Addr) -> Vec<Ipv4Addr> {
+/// ids. The one decoder of embedded IPv4 (SPEC §16): the special-purpose
+/// check judges each, and a deny of an IPv4 address or block applies to each.
+fn embedded(a: Ipv6Addr) -> impl Iterator<Item = (Ipv4Addr, &'static Embedding)> {
     let x = u128::from(a);
-    let low = x as u32;
-    let mut out = Vec::new();
-    if x >> 32 == 0 || x >> 32 == 0xffff || x >> 32 == 0xffff_0000 || x >> 32 == 0x0064_ff9b_u128 << 64 {
-        out.push(low);
+    EMBEDDINGS.iter().filter(move |e| x & e.mask == e.value).map(move |e| (Ipv4Addr::from(e.extract(x)), e))
+}
+
+/// The IPv4 addresses of [`embedded`], each once.
+pub(crate) fn embedded_v4(a: Ipv6Addr) -> Vec<Ipv4Addr> {
+    let mut out: Vec<Ipv4Addr> = Vec::new();
+    for (v4, _) in embedded(a) {
+        if !out.contains(&v4) {
+            out.push(v4);
+        }
     }
-    if x >> 80 == 0x0064_ff9b_0001 {
-        out.push(low); // /96
-        out.push((x >> 24) as u32); // /64
-        out.push(((((x >> 64) & 0xff) as u32) << 24) | ((x >> 32) & 0xff_ffff) as u32); // /56
-        out.push(((((x >> 64) & 0xffff) as u32) << 16) | ((x >> 40) & 0xffff) as u32);
-        // /48
+    out
+}
+
+/// The blocks a CIDR deny denies (SPEC §10, §16: a deny is never narrower
+/// than it reads): the block itself and, for an IPv6 block, every IPv4
+/// block some embedding form projects it to: an IPv6 block denies the IPv4
+/// address `a` whenever an IPv6 form that embeds `a` lies in it (so
+/// `[::ffff:808:800]/120` and `[::808:800]/120` are `8.8.8.0/24`, and
+/// `[::]/64` holds every mapped address: `0.0.0.0/0`). The IPv4 blocks then
+/// apply, as every IPv4 deny does, to IPv4 addresses and to every IPv6 form
+/// that embeds one.
+pub(crate) fn cidr_blocks(net: IpAddr, len: u8) -> Vec<(IpAddr, u8)> {
+    let mut out = vec![(net, len)];
+    if let IpAddr::V6(n) = net {
+        for e in EMBEDDINGS {
+            if let Some((v4, k)) = e.project(u128::from(n), len) {
+                let b = (IpAddr::V4(Ipv4Addr::from(v4)), k);
+                if !out.contains(&b) {
+                    out.push(b);
+                }
+            }
+        }
     }
-    if x >> 112 == 0x2002 {
-        out.push((x >> 80) as u32);
+    out
+}
+
+/// The keys an exact IP deny pattern is filed under: its address
+/// (IPv4-mapped folded to IPv4) and every IPv4 address it embeds, so
+/// `[64:ff9b::808:808]` also denies `8.8.8.8` and its other forms.
+pub(crate) fn deny_ip_keys(ip: IpAddr) -> Vec<IpAddr> {
+    let ip = canonical_ip(ip);
+    let mut v = vec![ip];
+    if let IpAddr::V6(a) = ip {
+        v.extend(embedded_v4(a).into_iter().map(IpAddr::V4));
     }
-    if x >> 96 == 0x2001_0000 {
-        out.push((x >> 64) as u32);
-        out.push(!low);
-    }
-    let iid_high = (x >> 32) as u32;
-    if iid_high == 0x0000_5efe || iid_high == 0x0200_5efe {
-        out.push(low);
-    }
-    out.into_iter().map(Ipv4Addr::from).collect()
+    v
+}
+
+/// Whether an exact IP deny of `deny` denies the address `ip`: the relation
+/// the compiled deny index implements (a key of the deny is a candidate of the address).
+pub(crate) fn ip_deny_denies(deny: IpAddr, ip: IpAddr) -> bool {
+    let c = ip_candidates(ip);
+    deny_ip_keys(deny).iter().any(|k| c.contains(k))
 }
 
 /// The addresses a deny of an IP address or block is compared with: the
@@ -994,7 +1206,9 @@ struct DenyIndex {
     /// every loopback address (127.0.0.0/8, ::1 and the IPv6 forms that carry
     /// a 127/8 address), as an IP host or as a resolved address.
     loopback: DenyHost,
-    cidrs: Vec<usize>,
+    /// `(network, prefix length, rule)`: each CIDR rule's block and the IPv4
+    /// blocks it projects to ([`cidr_blocks`]).
+    cidrs: Vec<(IpAddr, u8, usize)>,
 }
 
 /// Whether `ip` (one of [`ip_candidates`]) is a loopback address.
@@ -1010,13 +1224,24 @@ impl DenyIndex {
         let mut d = DenyIndex { rules: rules.to_vec(), ..Default::default() };
         for (i, r) in rules.iter().enumerate() {
             match r {
-                DenyFetch::Cidr { .. } => d.cidrs.push(i),
+                DenyFetch::Cidr { net, len } => {
+                    d.cidrs.extend(cidr_blocks(*net, *len).into_iter().map(|(n, l)| (n, l, i)));
+                }
                 DenyFetch::Pattern(p) => {
                     let path = p.path.as_ref();
                     let host = match &p.host {
                         HostPattern::Exact(Host::Domain(h)) => d.domains.entry(h.clone()).or_default(),
                         HostPattern::Exact(Host::Ipv4(a)) => d.ips.entry(IpAddr::V4(*a)).or_default(),
-                        HostPattern::Exact(Host::Ipv6(a)) => d.ips.entry(canonical_ip(IpAddr::V6(*a))).or_default(),
+                        HostPattern::Exact(Host::Ipv6(a)) => {
+                            // Also filed under each IPv4 address it embeds.
+                            let keys = deny_ip_keys(IpAddr::V6(*a));
+                            for k in &keys[1..] {
+                                if *k != keys[0] {
+                                    d.ips.entry(*k).or_default().add(i, path);
+                                }
+                            }
+                            d.ips.entry(keys[0]).or_default()
+                        }
                         HostPattern::Suffix(s) => {
                             if let Err(at) = d.suffix_lens.binary_search(&s.len()) {
                                 d.suffix_lens.insert(at, s.len());
@@ -1081,11 +1306,9 @@ impl DenyIndex {
         for ip in &ips {
             hosts.extend(self.ips.get(ip));
             loopback |= is_loopback_candidate(*ip);
-            for &i in &self.cidrs {
-                if let DenyFetch::Cidr { net, len } = self.rules[i] {
-                    if DenyFetch::cidr_contains(net, len, *ip) {
-                        hit(i);
-                    }
+            for &(net, len, i) in &self.cidrs {
+                if DenyFetch::cidr_contains(net, len, *ip) {
+                    hit(i);
                 }
             }
         }
@@ -1247,15 +1470,26 @@ fn in_block<T: Into<u128>>(addr: T, net: T, len: u8, bits: u8) -> bool {
 
 /// Whether the IANA special-purpose registries (or the multicast registries)
 /// say `ip` is not globally reachable, counting every IPv6 form that carries
-/// such an IPv4 address. See [`V4_NOT_GLOBAL`] and [`V6_NOT_GLOBAL`].
+/// such an IPv4 address ([`embedded`]: the one decoder, denies use it too).
+/// See [`V4_NOT_GLOBAL`] and [`V6_NOT_GLOBAL`].
 pub(crate) fn is_special_address(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(a) => is_special_v4(a),
         IpAddr::V6(a) => {
             let x = u128::from(a);
-            // IPv4-mapped ::ffff:0:0/96 and NAT64 64:ff9b::/96: the IPv4 address they carry.
-            if x >> 32 == 0xffff || x >> 32 == 0x0064_ff9b_u128 << 64 {
-                return is_special_v4(Ipv4Addr::from(x as u32));
+            // Every IPv4 address it carries is judged (SPEC §3: an ISATAP id
+            // under a global /64 carrying 127.0.0.1 is loopback). IPv4-mapped
+            // ::ffff:0:0/96 and NAT64 64:ff9b::/96 are that IPv4 address on
+            // the wire: judged by it alone.
+            let mut translated = false;
+            for (v4, form) in embedded(a) {
+                if is_special_v4(v4) {
+                    return true;
+                }
+                translated |= form.translated;
+            }
+            if translated {
+                return false;
             }
             // Only 2000::/3 is global unicast.
             if x >> 125 != 1 {
@@ -1727,5 +1961,158 @@ mod tests {
         for a in ["8.8.8.8", "::ffff:8.8.8.8", "64:ff9b::808:808", "2606:4700::1111", "2a00:1450::1", "192.0.1.1"] {
             assert!(!special(a), "{a}");
         }
+    }
+}
+
+#[cfg(test)]
+mod embedded_tests {
+    use super::*;
+
+    fn v6(s: &str) -> Ipv6Addr {
+        s.parse().unwrap()
+    }
+
+    /// Every form of `v4` the decoder must read, written out by hand from the RFCs.
+    fn forms(v4: u32) -> Vec<(&'static str, Ipv6Addr)> {
+        let x = u128::from(v4);
+        let (hi, lo) = (x >> 16, x & 0xffff);
+        let mut out = vec![
+            ("mapped", Ipv6Addr::from(0xffff_u128 << 32 | x)),
+            ("compatible", Ipv6Addr::from(x)),
+            ("translated", Ipv6Addr::from(0xffff_0000_u128 << 32 | x)),
+            ("nat64", Ipv6Addr::from(0x0064_ff9b_u128 << 96 | x)),
+            ("nat64-local /96", Ipv6Addr::from(0x0064_ff9b_0001_u128 << 80 | 0xabcd_u128 << 64 | x)),
+            ("nat64-local /64", Ipv6Addr::from(0x0064_ff9b_0001_1234_u128 << 64 | x << 24 | 0x55)),
+            ("nat64-local /56", Ipv6Addr::from(0x0064_ff9b_0001_u128 << 80 | (x >> 24) << 64 | (x & 0xff_ffff) << 32)),
+            ("nat64-local /48", Ipv6Addr::from(0x0064_ff9b_0001_u128 << 80 | hi << 64 | lo << 40)),
+            ("6to4", Ipv6Addr::from(0x2002_u128 << 112 | x << 80 | 0x1)),
+            ("teredo server", Ipv6Addr::from(0x2001_0000_u128 << 96 | x << 64 | 0x8000_63bf_0000_0000)),
+            ("teredo client", Ipv6Addr::from(0x2001_0000_4136_e378_8000_63bf_u128 << 32 | (x ^ 0xffff_ffff))),
+        ];
+        for iid in [0x0000_5efe_u128, 0x0100_5efe, 0x0200_5efe, 0x0300_5efe] {
+            out.push(("isatap global /64", Ipv6Addr::from(0x2606_4700_0010_0020_u128 << 64 | iid << 32 | x)));
+            out.push(("isatap ::/64", Ipv6Addr::from(iid << 32 | x)));
+        }
+        out
+    }
+
+    #[test]
+    fn the_decoder_reads_every_form() {
+        for v4 in [0x7f00_0001_u32, 0xa9fe_a9fe, 0x0a01_0203, 0x0808_0808, 0xc0a8_0101, 0, 0xffff_ffff] {
+            for (name, a) in forms(v4) {
+                assert!(embedded_v4(a).contains(&Ipv4Addr::from(v4)), "{name} {a} of {}", Ipv4Addr::from(v4));
+            }
+        }
+        // Not a form: a global address, an interface id one bit off ISATAP's.
+        assert!(embedded_v4(v6("2606:4700::1111")).is_empty());
+        assert!(embedded_v4(v6("2606:4700::400:5efe:7f00:1")).is_empty());
+        assert!(embedded_v4(v6("2606:4700::5eff:7f00:1")).is_empty());
+    }
+
+    #[test]
+    fn isatap_ids_carrying_special_ipv4_are_special() {
+        for a in [
+            "2606:4700:10:20::5efe:7f00:1",
+            "2606:4700:10:20:200:5efe:7f00:1",
+            "2606:4700:10:20:100:5efe:a9fe:a9fe",
+            "2606:4700:10:20:300:5efe:a00:1",
+            "2a00:1450::5efe:c0a8:101",
+            "::200:5efe:7f00:1",
+        ] {
+            assert!(is_special_address(IpAddr::V6(v6(a))), "{a}");
+        }
+        for a in ["2606:4700:10:20::5efe:808:808", "2606:4700:10:20:200:5efe:101:101"] {
+            assert!(!is_special_address(IpAddr::V6(v6(a))), "{a}");
+        }
+    }
+
+    fn deny(raw: &str) -> DenyFetch {
+        DenyFetch::parse(raw, "/deny/fetch/0").unwrap()
+    }
+
+    #[test]
+    fn zero_length_blocks_have_no_host_bits() {
+        assert!(DenyFetch::parse("[::]/0", "/deny/fetch/0").is_ok());
+        assert!(DenyFetch::parse("0.0.0.0/0", "/deny/fetch/0").is_ok());
+        for bad in ["[::1]/0", "[8000::]/0", "1.0.0.0/0", "128.0.0.0/0"] {
+            assert!(DenyFetch::parse(bad, "/deny/fetch/0").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_mapped_block_is_its_ipv4_block() {
+        assert_eq!(deny("[::ffff:808:800]/120").to_string(), "8.8.8.0/24");
+        assert_eq!(deny("[::ffff:0:0]/96").to_string(), "0.0.0.0/0");
+        // Wider than the mapped /96: an IPv6 block, which holds every mapped address.
+        let wide = deny("[::fffe:0:0]/95");
+        assert_eq!(wide.to_string(), "[::fffe:0:0]/95");
+        assert!(wide.contains(IpAddr::V4(Ipv4Addr::new(8, 8, 4, 4))));
+    }
+
+    #[test]
+    fn ipv6_blocks_project_to_the_ipv4_blocks_their_forms_hold() {
+        let eight = Ipv4Addr::new(8, 8, 8, 8);
+        let four = Ipv4Addr::new(8, 8, 4, 4);
+        for raw in [
+            "[::ffff:808:800]/120",
+            "[::808:800]/120",
+            "[::ffff:0:808:800]/120",
+            "[64:ff9b::808:800]/120",
+            "[64:ff9b:1:ab::808:800]/120",
+            "[2002:808:800::]/40",
+            "[2001:0:808:800::]/56",
+            "[2001:0:4136:e378:8000:63bf:f7f7:f700]/120",
+            "[2606:4700:10:20::5efe:808:800]/120",
+            "[2606:4700:10:20:200:5efe:808:800]/120",
+            "8.8.8.0/24",
+        ] {
+            let d = deny(raw);
+            for a in forms(u32::from(eight)) {
+                assert!(d.contains(IpAddr::V6(a.1)), "{raw} must deny {} {}", a.0, a.1);
+            }
+            assert!(d.contains(IpAddr::V4(eight)), "{raw}");
+            // The Teredo server block also holds every client: it denies all of IPv4.
+            if !raw.starts_with("[2001:0:808") {
+                assert!(!d.contains(IpAddr::V4(four)), "{raw} must not deny 8.8.4.4");
+                for a in forms(u32::from(four)) {
+                    // Forms that carry a second IPv4 address (the Teredo server
+                    // of a client form, the other RFC 6052 readings of a
+                    // local-use NAT64 address) may hit what the block projects
+                    // to for that address (0.0.0.8 at /64, 65.54.227.120).
+                    if a.0.starts_with("nat64-local") || a.0.starts_with("teredo") {
+                        continue;
+                    }
+                    assert!(!d.contains(IpAddr::V6(a.1)), "{raw}: {} {}", a.0, a.1);
+                }
+            }
+        }
+        // Whole regions: every IPv4 address has a form inside them.
+        for raw in ["[::]/0", "[::]/64", "[::]/96", "[64:ff9b::]/96", "[2002::]/16", "[2001::]/32", "[2000::]/3"] {
+            assert!(deny(raw).contains(IpAddr::V4(four)), "{raw}");
+        }
+        // A /64 or shorter names links, never IPv4 addresses through ISATAP ids.
+        for raw in ["[fd00::]/8", "[2606:4700:10:20::]/64", "[fe80::]/10"] {
+            assert!(!deny(raw).contains(IpAddr::V4(eight)), "{raw}");
+            assert!(!deny(raw).contains(IpAddr::V6(v6("64:ff9b::808:808"))), "{raw}");
+        }
+        // Longer than /64 and holding ISATAP ids: their IPv4 addresses.
+        assert!(deny("[2606:4700:10:20::]/72").contains(IpAddr::V4(eight)));
+        assert!(!deny("[2606:4700:10:20:400::]/72").contains(IpAddr::V4(eight)));
+    }
+
+    #[test]
+    fn exact_ipv6_denies_deny_the_ipv4_they_embed() {
+        let g: Vec<_> = ["8.8.8.8", "[2606:4700::5efe:808:808]", "*.example.org"]
+            .iter()
+            .map(|p| FetchPattern::parse(p, "/fetch/0").unwrap())
+            .collect();
+        let m = FetchMatcher::compile_with_deny(&g, &[deny("[64:ff9b::808:808]")]);
+        assert_eq!(m.check("http://8.8.8.8/").err(), Some(DenyReason::ExplicitlyDenied));
+        assert_eq!(m.check("http://[2606:4700::5efe:808:808]/").err(), Some(DenyReason::ExplicitlyDenied));
+        assert_eq!(
+            m.check_address("http://a.example.org/", "2002:808:808::1").err(),
+            Some(DenyReason::ExplicitlyDenied)
+        );
+        assert!(m.check_address("http://a.example.org/", "8.8.4.4").is_ok());
     }
 }

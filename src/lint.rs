@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::fetch::{is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
+use crate::fetch::{ip_deny_denies, is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
 use crate::fs::GrantMode;
 use crate::glob::VariantShape;
 use crate::platform::Platform;
@@ -167,7 +167,25 @@ fn deny_reaches(d: &FetchPattern, g: &FetchPattern) -> bool {
     let loopback = matches!(&d.host, HostPattern::Exact(Host::Domain(h)) | HostPattern::Suffix(h) if h == "localhost")
         && (matches!(&g.host, HostPattern::Exact(Host::Ipv4(a)) if a.is_loopback())
             || matches!(&g.host, HostPattern::Exact(Host::Ipv6(a)) if a.is_loopback()));
-    !schemes.is_empty() && ports && (hosts_overlap(&d.host, &g.host) || loopback)
+    !schemes.is_empty() && ports && (hosts_overlap(&d.host, &g.host) || loopback || ip_reaches(&d.host, &g.host))
+}
+
+/// Whether an IP deny host decides a request the grant host allows, as the
+/// compiled deny does: an IP grant whose address (or an IPv4 address it
+/// embeds) the deny names, in any embedding form, or a name grant, which may
+/// resolve to the denied address (`checkFetchAddress`).
+fn ip_reaches(d: &HostPattern, g: &HostPattern) -> bool {
+    let ip = |h: &Host| match h {
+        Host::Ipv4(a) => Some(std::net::IpAddr::V4(*a)),
+        Host::Ipv6(a) => Some(std::net::IpAddr::V6(*a)),
+        Host::Domain(_) => None,
+    };
+    let HostPattern::Exact(dh) = d else { return false };
+    let Some(deny) = ip(dh) else { return false };
+    match g {
+        HostPattern::Exact(gh) => ip(gh).is_none_or(|a| ip_deny_denies(deny, a)),
+        HostPattern::Suffix(_) => true,
+    }
 }
 
 /// The schemes the grants of one host key name (`None`: any scheme), deduplicated.
@@ -416,6 +434,34 @@ mod tests {
             json!({ "fs": ["C:\\Data\\**"], "deny": { "fs": ["c:\\data\\x", "C:\\Other"] } }),
         );
         assert_eq!(w, ["fs-top-level-recursive@/fs/0", "deny-unreachable@/deny/fs/1"]);
+    }
+
+    #[test]
+    fn ip_denies_reach_as_the_compiled_deny_decides() {
+        let unreachable = |fetch: serde_json::Value, deny: serde_json::Value| -> Vec<String> {
+            fs_warnings(Platform::Posix, json!({ "fetch": fetch, "deny": { "fetch": deny } }))
+                .into_iter()
+                .filter(|w| w.starts_with("deny-unreachable"))
+                .collect()
+        };
+        // An IPv6 deny in an embedding form reaches a grant of the IPv4 address it carries, and the other way round.
+        let deny =
+            json!(["[64:ff9b::808:808]", "[2606:4700:10:20::5efe:808:808]", "[::ffff:808:800]/120", "[::808:800]/120"]);
+        assert_eq!(unreachable(json!(["8.8.8.8"]), deny.clone()), Vec::<String>::new());
+        assert_eq!(unreachable(json!(["[2002:808:808::1]"]), deny.clone()), Vec::<String>::new());
+        // A name may resolve to the denied address (checkFetchAddress): reached.
+        assert_eq!(unreachable(json!(["*.example.org"]), deny.clone()), Vec::<String>::new());
+        assert_eq!(unreachable(json!(["api.example.org"]), json!(["10.0.0.1"])), Vec::<String>::new());
+        // Another address is not reached.
+        assert_eq!(
+            unreachable(json!(["8.8.4.4"]), deny),
+            [
+                "deny-unreachable@/deny/fetch/0",
+                "deny-unreachable@/deny/fetch/1",
+                "deny-unreachable@/deny/fetch/2",
+                "deny-unreachable@/deny/fetch/3"
+            ]
+        );
     }
 
     #[test]

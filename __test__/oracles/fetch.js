@@ -334,18 +334,57 @@ function ipToBig(h) {
   return parts.reduce((a, x) => (a << 16n) | BigInt(parseInt(x, 16)), 0n)
 }
 
-/** The IPv4 addresses (BigInt) an IPv6 address carries, per SPEC §3's list of embedding forms. */
+const M32 = 0xffffffffn
+const bits = (x, from, n) => (x >> BigInt(128 - from - n)) & ((1n << BigInt(n)) - 1n)
+const NAT64_LOCAL = 0x64ff9b0001n << 80n
+
+/**
+ * The IPv4 addresses (BigInt) an IPv6 address carries, per SPEC §3 and §16's
+ * list of embedding forms, read from the RFCs with bit numbers counted from
+ * the most significant bit: mapped, compatible, translated and NAT64 /96 in
+ * bits 96-127; local-use NAT64 64:ff9b:1::/48 at every RFC 6052 position
+ * (/96: 96-127, /64: 72-103, /56: 56-63 and 72-95, /48: 48-63 and 72-87);
+ * 6to4 bits 16-47; Teredo server 32-63 and client 96-127 inverted; ISATAP
+ * an interface id (bits 64-95) of 00-00-5E-FE with any u/g bits under any /64.
+ */
 function embeddedV4(x) {
   const out = []
-  const low = x & 0xffffffffn
+  const low = x & M32
   const top96 = x >> 32n
   if (top96 === 0n || top96 === 0xffffn || top96 === 0xffff0000n || top96 === 0x64ff9bn << 64n) out.push(low)
-  if (x >> 80n === 0x64ff9b0001n) {
-    out.push(low, (x >> 24n) & 0xffffffffn, (((x >> 64n) & 0xffn) << 24n) | ((x >> 32n) & 0xffffffn), (((x >> 64n) & 0xffffn) << 16n) | ((x >> 40n) & 0xffffn))
+  if (x >> 80n === NAT64_LOCAL >> 80n) {
+    out.push(low, bits(x, 72, 32), (bits(x, 56, 8) << 24n) | bits(x, 72, 24), (bits(x, 48, 16) << 16n) | bits(x, 72, 16))
   }
-  if (x >> 112n === 0x2002n) out.push((x >> 80n) & 0xffffffffn)
-  if (x >> 96n === 0x20010000n) out.push((x >> 64n) & 0xffffffffn, low ^ 0xffffffffn)
-  if (top96 === 0x5efen || top96 === 0x02005efen) out.push(low)
+  if (x >> 112n === 0x2002n) out.push(bits(x, 16, 32))
+  if (x >> 96n === 0x20010000n) out.push(bits(x, 32, 32), low ^ M32)
+  const iid = bits(x, 64, 32)
+  if ((iid & ~0x03000000n & M32) === 0x5efen) out.push(low)
+  return out
+}
+
+/**
+ * The IPv6 forms of the IPv4 address `a` that are closest to `fill`: each
+ * form's fixed bits and `a` where the form puts it, every other bit taken
+ * from `fill`. So some form of `a` lies in the IPv6 block `net/len` exactly
+ * when the one built with `fill = net` does. ISATAP only for blocks longer
+ * than /64 (README: a /64 or shorter names links, not IPv4 addresses).
+ */
+function formsNear(a, fill, len) {
+  const keep = (from, n) => bits(fill, from, n) << BigInt(128 - from - n)
+  const out = [
+    (0xffffn << 32n) | a,
+    a,
+    (0xffff0000n << 32n) | a,
+    (0x64ff9bn << 96n) | a,
+    NAT64_LOCAL | keep(48, 48) | a,
+    NAT64_LOCAL | keep(48, 24) | (a << 24n) | keep(104, 24),
+    NAT64_LOCAL | ((a >> 24n) << 64n) | keep(64, 8) | ((a & 0xffffffn) << 32n) | keep(96, 32),
+    NAT64_LOCAL | ((a >> 16n) << 64n) | keep(64, 8) | ((a & 0xffffn) << 40n) | keep(88, 40),
+    (0x2002n << 112n) | (a << 80n) | keep(48, 80),
+    (0x20010000n << 96n) | (a << 64n) | keep(64, 64),
+    (0x20010000n << 96n) | keep(32, 64) | (a ^ M32),
+  ]
+  if (len > 64) out.push(keep(0, 64) | (((bits(fill, 64, 8) & 0x03n) << 24n) << 32n) | (0x5efen << 32n) | a)
   return out
 }
 
@@ -357,7 +396,16 @@ function ipForms(host) {
   return [{ v6: true, n }, ...embeddedV4(n).map((v) => ({ v6: false, n: v }))]
 }
 
-const inCidr = (r, f) => r.v6 === f.v6 && (r.len === 0 || f.n >> BigInt((r.v6 ? 128 : 32) - r.len) === r.net >> BigInt((r.v6 ? 128 : 32) - r.len))
+const sameBlock = (r, n, width) => r.len === 0 || n >> BigInt(width - r.len) === r.net >> BigInt(width - r.len)
+/**
+ * Whether the CIDR deny `r` holds the address form `f` (SPEC §10, §16: a
+ * deny is never narrower than it reads): same family and inside; or an IPv4
+ * address some IPv6 form of which lies in an IPv6 block.
+ */
+const inCidr = (r, f) => {
+  if (r.v6 === f.v6) return sameBlock(r, f.n, r.v6 ? 128 : 32)
+  return r.v6 && formsNear(f.n, r.net, r.len).some((x) => sameBlock(r, x, 128))
+}
 
 function hostMatches(r, host) {
   if (r.suffix) {
@@ -365,9 +413,16 @@ function hostMatches(r, host) {
     return host.endsWith(`.${r.host}`) && host.length > r.host.length + 1
   }
   if (r.host === host) return true
-  // An IP deny also catches the IPv6 forms that carry it.
-  const want = ipToBig(r.host)
-  return want !== null && ipForms(host).some((f) => f.v6 === r.host.startsWith('[') && f.n === want)
+  // An IP deny also catches the IPv6 forms that carry it, and an IPv6 deny every form of an IPv4 address it carries.
+  return ipDenyHits(r.host, host)
+}
+
+/** Whether a deny of the IP literal `deny` catches the host (or resolved address) `host`, in any form. */
+function ipDenyHits(deny, host) {
+  const want = ipToBig(deny)
+  if (want === null) return false
+  const keys = [{ v6: deny.startsWith('['), n: want }, ...(deny.startsWith('[') ? embeddedV4(want).map((n) => ({ v6: false, n })) : [])]
+  return ipForms(host).some((f) => keys.some((k) => k.v6 === f.v6 && k.n === f.n))
 }
 
 /** The model: `{ denied, granted, why }` for one URL (and optionally the address it resolved to). */
@@ -395,7 +450,7 @@ function naiveDecide(rules, denies, input, resolved) {
     const resolvedHost = resolved === undefined ? host : resolved.includes(':') ? `[${resolved}]` : resolved
     // A deny naming localhost also denies every loopback address (SPEC §10 "never narrower").
     const loop = (d.host === 'localhost' || (d.suffix && d.host === 'localhost')) && isLoopback(resolvedHost)
-    const hostHit = loop || (resolved === undefined ? hostMatches(d, host) : d.host !== undefined && hostForms.some((f) => ipToBig(d.host) === f.n && f.v6 === d.host.startsWith('[')))
+    const hostHit = loop || (resolved === undefined ? hostMatches(d, host) : d.host !== undefined && ipDenyHits(d.host, resolvedHost))
     if (!hostHit) continue
     const folded = bad ? [] : segs.map(denySegment)
     if (d.path === null || bad || folded.includes(undefined)) return { denied: true, why: 'deny' }
@@ -520,10 +575,207 @@ async function runDeny({ seconds, seed, log }) {
   return { ...r, mismatches: pathMismatches }
 }
 
+// ---- Embedded IPv4 (SPEC §3, §10, §16) -------------------------------------
+// IPv4 addresses from every not-globally-reachable IPv4 block and from the
+// rest of the space, each written in every IPv6 form that embeds it (random
+// prefixes, Teredo servers and flags, ISATAP u/g bits, local-use NAT64 at
+// each RFC 6052 position), against CIDR denies written in every form
+// (IPv4, mapped, compatible, translated, NAT64 /96 and /48, 6to4, Teredo
+// server and client, ISATAP) and random IPv6 blocks. The model above
+// (`embeddedV4`, `formsNear`: BigInt arithmetic from the RFC bit positions)
+// decides; the IPv4 blocks below are typed from the IANA IPv4
+// special-purpose registry (not globally reachable rows) plus multicast.
+// Property: an explicit deny exactly when the model denies (both ways: a
+// deny is never narrower nor wider than it reads), and checkFetchAddress
+// under a name grant never allows an address that carries a special IPv4
+// address. The Deno broker answers a batch of `[v6]:port` targets too.
+
+const IANA_V4_NOT_GLOBAL = [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4]].map(([a, len]) => ({ net: ipToBig(a), len, v6: false }))
+const v4Special = (n) => IANA_V4_NOT_GLOBAL.some((b) => sameBlock(b, n, 32))
+const big6 = (x) => `[${[...Array(8)].map((_, i) => ((x >> BigInt(112 - 16 * i)) & 0xffffn).toString(16)).join(':')}]`
+const big4 = (x) => [24n, 16n, 8n, 0n].map((k) => String((x >> k) & 0xffn)).join('.')
+
+function embeddedGen(rnd) {
+  const int = (n) => Math.floor(rnd() * n)
+  const pick = (a) => a[int(a.length)]
+  const rand = (nbits) => {
+    let r = 0n
+    for (let i = 0; i < nbits; i += 16) r = (r << 16n) | BigInt(int(0x10000))
+    return r & ((1n << BigInt(nbits)) - 1n)
+  }
+  const v4 = () => {
+    if (rnd() < 0.55) {
+      const b = pick(IANA_V4_NOT_GLOBAL)
+      return b.net | (rand(32) & ((1n << BigInt(32 - b.len)) - 1n))
+    }
+    return pick([() => rand(32), () => 0x08080808n + BigInt(int(512)) - 256n, () => 0x01010101n, () => pick([0n, 1n, M32])])()
+  }
+  /** One IPv6 form of the IPv4 address `a`, free bits random (sometimes zero). */
+  const form = (a) => {
+    const z = rnd() < 0.3
+    const r = (n) => (z ? 0n : rand(n))
+    const which = int(13)
+    switch (which) {
+      case 0: return (0xffffn << 32n) | a
+      case 1: return a
+      case 2: return (0xffff0000n << 32n) | a
+      case 3: return (0x64ff9bn << 96n) | a
+      case 4: return NAT64_LOCAL | (r(48) << 32n) | a
+      case 5: return NAT64_LOCAL | (r(24) << 56n) | (a << 24n) | r(24)
+      case 6: return NAT64_LOCAL | ((a >> 24n) << 64n) | (r(8) << 56n) | ((a & 0xffffffn) << 32n) | r(32)
+      case 7: return NAT64_LOCAL | ((a >> 16n) << 64n) | (r(8) << 56n) | ((a & 0xffffn) << 40n) | r(40)
+      case 8: return (0x2002n << 112n) | (a << 80n) | r(80)
+      case 9: return (0x20010000n << 96n) | (a << 64n) | r(64)
+      case 10: return (0x20010000n << 96n) | (r(64) << 32n) | (a ^ M32)
+      default: {
+        // ISATAP: a global-looking /64 (2000::/3), ::/64 or anything, u/g bits random.
+        const prefix = pick([() => (0x2n << 60n) | rand(60), () => 0n, () => rand(64), () => 0x2606470000100020n])()
+        return (prefix << 64n) | (BigInt(pick([0, 1, 2, 3])) << 56n) | (0x5efen << 32n) | a
+      }
+    }
+  }
+  /** A CIDR deny: an IPv4 block written in one of the forms, or an IPv6 block. */
+  const cidr = () => {
+    const k = pick([0, 4, 8, 10, 12, 15, 16, 20, 24, 25, 28, 30, 31, 32, 8, 16, 24, 32])
+    const mask = k === 0 ? 0n : (M32 << BigInt(32 - k)) & M32
+    const a = v4() & mask
+    const c = (a ^ M32) & mask
+    const server = pick([0x41367e78n, 0n, 0xc0a80001n])
+    switch (int(12)) {
+      case 0: return `${big4(a)}/${k}`
+      case 1: return `${big6((0xffffn << 32n) | a)}/${96 + k}`
+      case 2: return `${big6(a)}/${96 + k}`
+      case 3: return `${big6((0xffff0000n << 32n) | a)}/${96 + k}`
+      case 4: return `${big6((0x64ff9bn << 96n) | a)}/${96 + k}`
+      case 5: return `${big6(NAT64_LOCAL | a)}/${96 + k}`
+      case 6: return k <= 16 ? `${big6(NAT64_LOCAL | ((a >> 16n) << 64n))}/${48 + k}` : `${big4(a)}/${k}`
+      case 7: return `${big6((0x2002n << 112n) | (a << 80n))}/${16 + k}`
+      case 8: return `${big6((0x20010000n << 96n) | (a << 64n))}/${32 + k}`
+      case 9: return `${big6((0x20010000n << 96n) | (server << 64n) | (0x800063bfn << 32n) | c)}/${96 + k}`
+      case 10: return `${big6((0x2606470000100020n << 64n) | (BigInt(pick([0, 2])) << 56n) | (0x5efen << 32n) | a)}/${96 + k}`
+      default: {
+        // A random IPv6 block, sometimes one holding whole embedding regions.
+        const len = pick([0, 3, 8, 16, 32, 48, 60, 64, 65, 72, 80, 95, 96, 100, 120, 128])
+        const base = pick([() => rand(128), () => 0n, () => 0x64ff9bn << 96n, () => 0x2002n << 112n, () => 0x20010000n << 96n, () => 0xfd00n << 112n, () => (0x2606470000100020n << 64n) | (0x5efen << 32n)])()
+        const m = len === 0 ? 0n : ((1n << 128n) - 1n) ^ ((1n << BigInt(128 - len)) - 1n)
+        return `${big6(base & m)}/${len}`
+      }
+    }
+  }
+  return { v4, form, cidr, int, pick }
+}
+
+/** One request line per target to a live broker; its replies, in order. */
+async function brokerAsk(sockPath, targets) {
+  const net = require('node:net')
+  const sock = net.connect(sockPath)
+  await new Promise((r, j) => {
+    sock.once('connect', r)
+    sock.once('error', j)
+  })
+  sock.setEncoding('utf8')
+  let buf = ''
+  const replies = []
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`broker answered ${replies.length} of ${targets.length}`)), 20000)
+    sock.on('data', (d) => {
+      buf += d
+      let i
+      while ((i = buf.indexOf('\n')) >= 0) {
+        replies.push(JSON.parse(buf.slice(0, i)))
+        buf = buf.slice(i + 1)
+      }
+      if (replies.length >= targets.length) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    targets.forEach((value, k) => sock.write(`${JSON.stringify({ v: 1, pid: 99, id: k + 1, datetime: new Date().toISOString(), permission: 'net', value })}\n`))
+  })
+  sock.destroy()
+  return replies.sort((x, y) => x.id - y.id)
+}
+
+async function runEmbedded({ seconds, seed, log }) {
+  const { PermissionPolicy, serveDenoBroker } = require('../../index.js')
+  const rnd = prng(seed ^ 0x5efe)
+  const g = embeddedGen(rnd)
+  const explicitMismatches = []
+  let denied = 0
+  let allowed = 0
+  let policy = null
+  let denies = null
+  const r = explore(seconds, (wrong) => {
+    if (policy === null || g.int(25) === 0) {
+      const rules = [...Array(1 + g.int(3))].map(() => g.cidr())
+      policy = PermissionPolicy.fromManifest({ fetch: ['*.example.org'], deny: { fetch: rules } }, { plugin: 'oracle-fetch-embedded', platform: 'posix' })
+      denies = rules.map((p) => naiveRule(p, true))
+    }
+    const a = g.v4()
+    const x = g.form(a)
+    const ip = big6(x).slice(1, -1)
+    const forms6 = [{ v6: true, n: x }, ...embeddedV4(x).map((n) => ({ v6: false, n }))]
+    const forms4 = [{ v6: false, n: a }, { v6: true, n: (0xffffn << 32n) | a }]
+    const modelDenied6 = denies.some((d) => forms6.some((f) => inCidr(d, f)))
+    const modelDenied4 = denies.some((d) => forms4.some((f) => inCidr(d, f)))
+    const carriesSpecial = embeddedV4(x).some(v4Special)
+    for (const [entry, d, want] of [
+      ['checkFetch [v6]', policy.checkFetch(`http://[${ip}]/`), modelDenied6],
+      ['checkFetchAddress v6', policy.checkFetchAddress('https://a.example.org/', ip), modelDenied6],
+      ['checkFetch v4', policy.checkFetch(`http://${big4(a)}/`), modelDenied4],
+      ['checkFetchAddress v4', policy.checkFetchAddress('https://a.example.org/', big4(a)), modelDenied4],
+    ]) {
+      const got = d.reason === 'explicitly_denied'
+      if (got) denied++
+      if (d.allowed) allowed++
+      // A deny the checker misses is a wrong allow when nothing else denies; a wrong reason otherwise.
+      if (want && d.allowed) wrong(entry, ip, { v4: big4(a), deny: policy.toJSON().deny.fetch })
+      if (want !== got && !d.allowed && explicitMismatches.length < 50) explicitMismatches.push({ entry, ip, v4: big4(a), deny: policy.toJSON().deny.fetch, model: want ? 'explicitly_denied' : 'no deny', reason: d.reason })
+    }
+    const addr = policy.checkFetchAddress('https://a.example.org/', ip)
+    if (addr.allowed && carriesSpecial) wrong('checkFetchAddress special', ip, { carries: embeddedV4(x).map(big4) })
+  })
+  // The Deno broker: one policy with a deny in each form, a batch of targets.
+  let brokerCases = 0
+  if (process.platform !== 'win32') {
+    const os = require('node:os')
+    const fsm = require('node:fs')
+    const path = require('node:path')
+    const rules = [...Array(6)].map(() => g.cidr())
+    const targets = []
+    const grants = ['https://*.example.org']
+    for (let k = 0; k < 150; k++) {
+      const a = g.v4()
+      const x = g.form(a)
+      targets.push({ target: `${big6(x)}:443`, forms: [{ v6: true, n: x }, ...embeddedV4(x).map((n) => ({ v6: false, n }))] })
+      targets.push({ target: `${big4(a)}:443`, forms: [{ v6: false, n: a }, { v6: true, n: (0xffffn << 32n) | a }] })
+      grants.push(`https://${big6(x)}`, `https://${big4(a)}`)
+    }
+    const tmp = fsm.mkdtempSync(path.join(os.tmpdir(), 'oracle-embedded-'))
+    const broker = await serveDenoBroker(PermissionPolicy.fromManifest({ fetch: grants, deny: { fetch: rules } }, { plugin: 'oracle-fetch-embedded', platform: 'posix' }), { tmpDir: tmp })
+    try {
+      const replies = await brokerAsk(broker.path, targets.map((t) => t.target))
+      const model = rules.map((p) => naiveRule(p, true))
+      replies.forEach((rep, k) => {
+        const want = model.some((d) => targets[k].forms.some((f) => inCidr(d, f)))
+        brokerCases++
+        if (rep.result === 'allow' && want) r.wrongAllows.push({ entry: 'deno broker net', input: targets[k].target, deny: rules })
+        if (rep.result !== 'allow' && !want && explicitMismatches.length < 50) explicitMismatches.push({ entry: 'deno broker net', target: targets[k].target, deny: rules, reason: rep.reason })
+      })
+    } finally {
+      await broker.close()
+      fsm.rmSync(tmp, { recursive: true, force: true })
+    }
+  }
+  log(`fetch embedded-IPv4 oracle: ${r.cases} cases (${brokerCases} Deno broker targets), ${denied} explicitly denied, ${allowed} allowed, ${explicitMismatches.length} explicit denials the model disagrees with, ${r.wrongAllows.length} wrong allows`)
+  return { cases: r.cases + brokerCases, wrongAllows: r.wrongAllows, mismatches: explicitMismatches }
+}
+
 async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
-  // A third of the time for deny rules and path scopes.
+  // A third of the time for deny rules and path scopes, a sixth for embedded IPv4.
   const second = await runDeny({ seconds: seconds / 3, seed, log })
-  seconds -= seconds / 3
+  const third = await runEmbedded({ seconds: seconds / 6, seed, log })
+  seconds -= seconds / 3 + seconds / 6
   const patterns = MANIFEST.map(naivePattern)
   const checker = createChecker({ fetch: MANIFEST }, { plugin: 'oracle-fetch' })
   const rnd = prng(seed)
@@ -563,7 +815,7 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
   // Denials the model grants are counted, not failures (a deny is never unsafe):
   // reported as `deniedButGranted`, not as `mismatches` (which the runner fails on);
   // `mismatches` are the deny/path model's path-scope disagreements (grants are exact on both sides).
-  return { cases: r.cases + second.cases, wrongAllows: [...r.wrongAllows, ...second.wrongAllows], mismatches: second.mismatches, deniedButGranted: mismatches, mismatchSamples }
+  return { cases: r.cases + second.cases + third.cases, wrongAllows: [...r.wrongAllows, ...second.wrongAllows, ...third.wrongAllows], mismatches: [...second.mismatches, ...third.mismatches], deniedButGranted: mismatches, mismatchSamples }
 }
 
-module.exports = { run, naiveGrant, naivePattern, naiveDecide, naiveRule, MANIFEST, DENY_MANIFEST, readingsOf, readsAsDots, badSegment, denySegment, decodeSegment, BEST_FIT, NFKC_SPECIAL, LOOK_ALIKES, LOOK_ALIKE_SHAPES }
+module.exports = { run, runEmbedded, naiveGrant, naivePattern, naiveDecide, naiveRule, embeddedV4, MANIFEST, DENY_MANIFEST, readingsOf, readsAsDots, badSegment, denySegment, decodeSegment, BEST_FIT, NFKC_SPECIAL, LOOK_ALIKES, LOOK_ALIKE_SHAPES }
