@@ -591,6 +591,14 @@ export interface LockdownReport {
    * other pid, a process group or every process.
    */
   readonly selfOnly: readonly string[]
+  /**
+   * `fcntl` and `ioctl` commands denied on every descriptor (`F_SETOWN`,
+   * `F_SETOWN_EX`, `F_SETSIG`, `F_SETLEASE`, `F_NOTIFY`, `FIOSETOWN`,
+   * `SIOCSPGRP`, `TIOCSPGRP`, `TIOCSCTTY`, `TIOCSTI`, `TIOCLINUX`,
+   * `TIOCCONS`): the ones that let the kernel signal, block or feed input to
+   * another process.
+   */
+  readonly deniedCommands: readonly string[]
   /** How `clone` is filtered (threads only). */
   readonly clone: string
   /** How `clone3` is filtered (`ENOSYS`). */

@@ -41,6 +41,11 @@ pub struct LockdownReport {
     /// (its pid, or `0` where the kernel reads `0` as the caller); `EPERM`
     /// for any other pid, a process group or every process.
     pub self_only: Vec<&'static str>,
+    /// `fcntl` and `ioctl` commands denied whatever their descriptor
+    /// (`F_SETOWN`, `TIOCSTI`, ...): the ones that make the kernel signal, block
+    /// or feed input to another process (an fd's owner, leases, dnotify, a
+    /// terminal's foreground group and input queue).
+    pub denied_commands: Vec<&'static str>,
     /// File descriptors open at lockdown (they stay usable), with what they point at.
     pub open_fds: Vec<(i32, String)>,
 }
@@ -256,6 +261,51 @@ fn self_only() -> &'static [(&'static str, i64, SelfOnly)] {
     ]
 }
 
+/// `fcntl` / `ioctl` commands that reach another process through a
+/// descriptor: an owner (`F_SETOWN`, `F_SETOWN_EX`, `FIOSETOWN`,
+/// `SIOCSPGRP`) makes the kernel send SIGIO/SIGURG (or, after `F_SETSIG`,
+/// any signal) to that pid or group when the peer writes; a lease
+/// (`F_SETLEASE`) blocks another process's `open` for the lease-break time;
+/// dnotify (`F_NOTIFY`) watches the tree as inotify does; the terminal ones
+/// set a foreground group (`TIOCSPGRP`), take a controlling terminal
+/// (`TIOCSCTTY`, `TIOCCONS`) or push input into another process's terminal
+/// (`TIOCSTI`, `TIOCLINUX`). A command is an `unsigned int` to the kernel:
+/// compared on its low 32 bits, so high bits cannot hide it.
+fn denied_commands() -> &'static [(&'static str, i64, &'static [(&'static str, u32)])] {
+    &[
+        (
+            "fcntl",
+            libc::SYS_fcntl,
+            &[("F_SETOWN", 8), ("F_SETSIG", 10), ("F_SETOWN_EX", 15), ("F_SETLEASE", 1024), ("F_NOTIFY", 1026)],
+        ),
+        (
+            "ioctl",
+            libc::SYS_ioctl,
+            &[
+                ("FIOSETOWN", 0x8901),
+                ("SIOCSPGRP", 0x8902),
+                ("TIOCSPGRP", 0x5410),
+                ("TIOCSCTTY", 0x540E),
+                ("TIOCSTI", 0x5412),
+                ("TIOCLINUX", 0x541C),
+                ("TIOCCONS", 0x541D),
+            ],
+        ),
+    ]
+}
+
+/// One rule per denied command of a call: any of them matches (and so denies).
+fn command_rules(commands: &[(&'static str, u32)]) -> Result<Vec<SeccompRule>, LockdownError> {
+    commands
+        .iter()
+        .map(|&(_, cmd)| {
+            let eq = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, u64::from(cmd))
+                .map_err(|e| LockdownError::Install(e.to_string()))?;
+            SeccompRule::new(vec![eq]).map_err(|e| LockdownError::Install(e.to_string()))
+        })
+        .collect()
+}
+
 /// The rules that match (and so deny) a self-only call aimed anywhere but at
 /// `pid`. Pids are C `int`s: compared as 32-bit values, as the kernel reads them.
 fn self_only_rules(how: SelfOnly, pid: u32) -> Result<Vec<SeccompRule>, LockdownError> {
@@ -307,6 +357,11 @@ pub(crate) fn filters(pid: u32) -> Result<(BpfProgram, BpfProgram), LockdownErro
     }
     for &(_, nr, how) in self_only() {
         rules.insert(nr, self_only_rules(how, pid)?);
+        #[cfg(target_arch = "x86_64")]
+        rules.insert(nr | 0x4000_0000, vec![]);
+    }
+    for &(_, nr, commands) in denied_commands() {
+        rules.insert(nr, command_rules(commands)?);
         #[cfg(target_arch = "x86_64")]
         rules.insert(nr | 0x4000_0000, vec![]);
     }
@@ -362,6 +417,7 @@ pub fn lockdown() -> Result<LockdownReport, LockdownError> {
         arch: if cfg!(target_arch = "x86_64") { "x86_64" } else { "aarch64" },
         denied: denied().iter().map(|(n, _)| n.trim_start_matches("SYS_")).collect(),
         self_only: self_only().iter().map(|(n, _, _)| *n).collect(),
+        denied_commands: denied_commands().iter().flat_map(|(_, _, c)| c.iter().map(|(n, _)| *n)).collect(),
         open_fds: fds,
     })
 }

@@ -97,10 +97,16 @@ fn reach_child() {
     // SAFETY: `pipe` is a live [c_int; 2]; the write is one byte from a static.
     assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
     assert_eq!(unsafe { libc::write(pipe[1], b"x".as_ptr().cast(), 1) }, 1);
+    // A socket pair: an fd whose owner would get SIGIO when the peer writes.
+    let mut pair = [0i32; 2];
+    // SAFETY: `pair` is a live [c_int; 2].
+    assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, pair.as_mut_ptr()) }, 0);
+    let dirfd = std::fs::File::open(std::path::Path::new(&std::env::var("FILE").unwrap()).parent().unwrap()).unwrap();
     let me = std::process::id() as libc::pid_t;
     let parent = unsafe { libc::getppid() };
     let report = api_sandbox_permissions::lockdown::lockdown().expect("lockdown");
     assert!(report.self_only.contains(&"kill") && report.denied.contains(&"utimensat"));
+    assert!(report.denied_commands.contains(&"F_SETOWN") && report.denied_commands.contains(&"TIOCSTI"));
     let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(-1);
     let mut out = Vec::new();
     let mut r = |name: &str, rc: libc::c_long| out.push(format!("{name}={}", if rc < 0 { errno() } else { 0 }));
@@ -157,6 +163,40 @@ fn reach_child() {
             libc::syscall(libc::SYS_get_robust_list, sibling, &mut robust_head, &mut robust_len),
         );
         r("other:pidfd_open", libc::syscall(libc::SYS_pidfd_open, sibling, 0));
+        // Through a descriptor: an owner the kernel signals (SIGIO, or any
+        // signal after F_SETSIG), leases, dnotify, a terminal's group and input.
+        {
+            use std::os::fd::AsRawFd;
+            let sock = pair[0];
+            // struct f_owner_ex { int type; pid_t pid; } with type F_OWNER_PID (1).
+            let owner: [libc::c_int; 2] = [1, parent];
+            let c: libc::c_char = b'x' as libc::c_char;
+            r("fd:F_SETOWN_parent", libc::syscall(libc::SYS_fcntl, sock, libc::F_SETOWN, parent));
+            r("fd:F_SETOWN_group", libc::syscall(libc::SYS_fcntl, sock, libc::F_SETOWN, -parent));
+            r("fd:F_SETOWN_self", libc::syscall(libc::SYS_fcntl, sock, libc::F_SETOWN, me));
+            r("fd:F_SETOWN_EX", libc::syscall(libc::SYS_fcntl, sock, 15 /* F_SETOWN_EX */, owner.as_ptr()));
+            r("fd:F_SETSIG", libc::syscall(libc::SYS_fcntl, sock, 10 /* F_SETSIG */, libc::SIGKILL));
+            r(
+                "fd:F_SETOWN_high_bits",
+                libc::syscall(libc::SYS_fcntl, sock, (1i64 << 32) | libc::F_SETOWN as i64, parent),
+            );
+            r("fd:F_SETLEASE", libc::syscall(libc::SYS_fcntl, dirfd.as_raw_fd(), libc::F_SETLEASE, libc::F_RDLCK));
+            r("fd:F_NOTIFY", libc::syscall(libc::SYS_fcntl, dirfd.as_raw_fd(), libc::F_NOTIFY, 2 /* DN_MODIFY */));
+            r("fd:FIOSETOWN", libc::syscall(libc::SYS_ioctl, sock, 0x8901, &parent));
+            r("fd:SIOCSPGRP", libc::syscall(libc::SYS_ioctl, sock, 0x8902, &parent));
+            r("fd:TIOCSPGRP", libc::syscall(libc::SYS_ioctl, 0, libc::TIOCSPGRP, &parent));
+            r("fd:TIOCSCTTY", libc::syscall(libc::SYS_ioctl, 0, libc::TIOCSCTTY, 0));
+            r("fd:TIOCSTI", libc::syscall(libc::SYS_ioctl, 0, libc::TIOCSTI, &c));
+            r("fd:TIOCSTI_high_bits", libc::syscall(libc::SYS_ioctl, 0, (1i64 << 32) | libc::TIOCSTI as i64, &c));
+            r("fd:TIOCLINUX", libc::syscall(libc::SYS_ioctl, 0, libc::TIOCLINUX, &c));
+            r("fd:TIOCCONS", libc::syscall(libc::SYS_ioctl, 0, libc::TIOCCONS, 0));
+            // The fd's own state stays readable and settable.
+            let flags = libc::syscall(libc::SYS_fcntl, sock, libc::F_GETFL);
+            r("self:F_GETFL", flags);
+            r("self:F_SETFL", libc::syscall(libc::SYS_fcntl, sock, libc::F_SETFL, flags | libc::O_NONBLOCK as i64));
+            let mut pending: libc::c_int = 0;
+            r("self:FIONREAD", libc::syscall(libc::SYS_ioctl, sock, libc::FIONREAD, &mut pending));
+        }
         // The x32 numbering of a self-only call is denied whatever its target.
         #[cfg(target_arch = "x86_64")]
         r("other:x32_kill", libc::syscall(libc::SYS_kill | 0x4000_0000, sibling, 0));

@@ -519,6 +519,7 @@ pub fn lockdown(env: Env) -> Result<String> {
                 "noNewPrivs": true,
                 "denied": r.denied,
                 "selfOnly": r.self_only,
+                "deniedCommands": r.denied_commands,
                 "clone": "denied without CLONE_THREAD",
                 "clone3": "ENOSYS",
                 "foreignArch": "kill process",
