@@ -261,6 +261,9 @@ fn self_only() -> &'static [(&'static str, i64, SelfOnly)] {
     ]
 }
 
+/// Named command values of one call (its second argument).
+type Commands = &'static [(&'static str, u32)];
+
 /// `fcntl` / `ioctl` commands that reach another process through a
 /// descriptor: an owner (`F_SETOWN`, `F_SETOWN_EX`, `FIOSETOWN`,
 /// `SIOCSPGRP`) makes the kernel send SIGIO/SIGURG (or, after `F_SETSIG`,
@@ -271,7 +274,7 @@ fn self_only() -> &'static [(&'static str, i64, SelfOnly)] {
 /// (`TIOCSCTTY`, `TIOCCONS`) or push input into another process's terminal
 /// (`TIOCSTI`, `TIOCLINUX`). A command is an `unsigned int` to the kernel:
 /// compared on its low 32 bits, so high bits cannot hide it.
-fn denied_commands() -> &'static [(&'static str, i64, &'static [(&'static str, u32)])] {
+fn denied_commands() -> &'static [(&'static str, i64, Commands)] {
     &[
         (
             "fcntl",
