@@ -112,6 +112,57 @@ function hostOnly(p) {
   return p.slice(0, slash)
 }
 
+/**
+ * The raw-connection rule of one `host:port` (SPEC §15), without counting:
+ * allowed when some grant admits the host with a scheme whose port rule
+ * admits the port, and no deny rule of any scheme denies it (the connection
+ * can speak that scheme). `{ allowed }` with the allowing decision, or
+ * `{ deniedUrl }`: the URL whose check is the most telling denial.
+ */
+function netPortVerdict(silent, t) {
+  let best = null
+  let allowed
+  for (const scheme of NET_SCHEMES) {
+    const url = urlOf(scheme, t)
+    const d = silent.checkFetch(url)
+    if (d.allowed) {
+      allowed = allowed || d
+      continue
+    }
+    const rank = NET_REASON_RANK.indexOf(d.reason)
+    if (best === null || (rank >= 0 && (best.rank < 0 || rank < best.rank))) best = { rank, url }
+  }
+  if (allowed !== undefined && (best === null || best.rank !== 0)) return { allowed }
+  return { deniedUrl: best.url }
+}
+
+const NET_PORTS = new WeakMap()
+
+/**
+ * The ports on which a policy's net verdict for a host can differ: every
+ * port number written in a fetch grant or deny (the normalised patterns),
+ * the default ports of the net schemes, and one port none of them names.
+ * Every other port decides as that one, so checking these checks them all.
+ */
+function netPorts(policy) {
+  let ports = NET_PORTS.get(policy)
+  if (ports !== undefined) return ports
+  const json = policy.toJSON()
+  const patterns = [...(json.fetch || []), ...((json.deny && json.deny.fetch) || [])]
+  const named = new Set([80, 443])
+  for (const p of patterns) {
+    for (const m of String(p).matchAll(/:(\d{1,5})(?![\d.])/g)) {
+      const n = Number(m[1])
+      if (n >= 1 && n <= 65535) named.add(n)
+    }
+  }
+  let free = 1
+  while (named.has(free)) free++
+  ports = [...named, free].sort((a, b) => a - b)
+  NET_PORTS.set(policy, ports)
+  return ports
+}
+
 function decide(counting, silent, permission, value, viaNet = { counting, silent }) {
   const unknown = () => counting.checkCapability(UNKNOWN_ID, {})
   if (value !== null && typeof value !== 'string') return { decision: unknown(), capability: Capability.UNKNOWN, payload: { permission } }
@@ -131,32 +182,22 @@ function decide(counting, silent, permission, value, viaNet = { counting, silent
         const url = urlOf('https', t)
         return { decision: viaNet.counting.checkFetch(url), capability: Capability.FETCH, payload: { url } }
       }
-      // No port: Deno asks for every port of the host, which no grant but `:*` gives (fail closed: deny).
-      if (t.port === null && permission === 'net') {
-        // Every port: only a `:*` grant admits both ends of the port range under one scheme.
-        const ends = [1, 65535].map((port) => ({ host: t.host, port }))
-        const any = NET_SCHEMES.find((scheme) => ends.every((e) => viaNet.silent.checkFetch(urlOf(scheme, e)).allowed))
-        if (any !== undefined) return { decision: viaNet.counting.checkFetch(urlOf(any, ends[0])), capability: Capability.FETCH, payload: { url: urlOf('https', t) } }
-        const first = viaNet.silent.checkFetch(urlOf('https', ends[0])).allowed ? ends[1] : ends[0]
-        return { decision: viaNet.counting.checkFetch(urlOf('https', first)), capability: Capability.FETCH, payload: { url: urlOf('https', t) } }
+      if (t.port !== null) {
+        const v = netPortVerdict(viaNet.silent, t)
+        const payload = { url: urlOf('https', t) }
+        return { decision: v.allowed ?? viaNet.counting.checkFetch(v.deniedUrl), capability: Capability.FETCH, payload }
       }
-      // Allowed when some grant admits the host with a scheme whose port rule admits the port.
-      // A deny rule on any scheme denies the raw connection (it can speak that scheme).
-      let best = null
+      // No port: Deno asks for every port of the host. Allowed only when the
+      // per-port rule allows every port: each port a grant or deny names, the
+      // schemes' default ports, and one port no pattern names (all such ports
+      // decide alike). The first port that is denied is the counted denial.
       let allowed = null
-      for (const scheme of NET_SCHEMES) {
-        const url = urlOf(scheme, t)
-        const d = viaNet.silent.checkFetch(url)
-        if (d.allowed) {
-          allowed = allowed || d
-          continue
-        }
-        const rank = NET_REASON_RANK.indexOf(d.reason)
-        if (best === null || (rank >= 0 && (best.rank < 0 || rank < best.rank))) best = { rank, url }
+      for (const port of netPorts(viaNet.silent.policy)) {
+        const v = netPortVerdict(viaNet.silent, { host: t.host, port })
+        if (v.allowed === undefined) return { decision: viaNet.counting.checkFetch(v.deniedUrl), capability: Capability.FETCH, payload: { url: urlOf('https', t) } }
+        allowed = v.allowed
       }
-      const payload = { url: urlOf('https', t) }
-      if (allowed !== null && (best === null || best.rank !== 0)) return { decision: allowed, capability: Capability.FETCH, payload }
-      return { decision: viaNet.counting.checkFetch(best.url), capability: Capability.FETCH, payload }
+      return { decision: allowed, capability: Capability.FETCH, payload: { url: urlOf('https', t) } }
     }
     case 'env':
       return { decision: counting.checkCapability(Capability.SECRETS_GET, { name: value === null ? '' : value }), capability: Capability.SECRETS_GET, payload: { name: value } }

@@ -372,7 +372,26 @@ function describeCall(capability, payload) {
  * `assertCapability` first (or `audit` in audit mode), then the performer.
  * Resolves to `{ id, ok, json }`, or null for a message to ignore.
  */
-function callHandler({ name, checker, perform, calls, log, audit }) {
+function callHandler(options) {
+  const handle = unguardedHandler(options)
+  // A plugin message never rejects into the host: whatever throws while it is
+  // answered (a hostile payload, a host performer) becomes a host error for
+  // that call, and a message without an id is ignored.
+  return async function guarded(raw) {
+    try {
+      return await handle(raw)
+    } catch (e) {
+      let id = null
+      try {
+        id = JSON.parse(raw).id
+      } catch {}
+      options.log(`[${options.name}] a call could not be answered: ${e instanceof Error ? e.name : typeof e}`)
+      return Number.isSafeInteger(id) ? { id, ok: false, json: JSON.stringify({ $hostError: 1, message: 'the host could not answer this call' }) } : null
+    }
+  }
+}
+
+function unguardedHandler({ name, checker, perform, calls, log, audit }) {
   return async function handle(raw) {
     if (typeof raw !== 'string' || raw.length > 1 << 20) return null
     let req
@@ -385,7 +404,10 @@ function callHandler({ name, checker, perform, calls, log, audit }) {
     if (req === null || typeof req !== 'object' || !Number.isSafeInteger(req.id) || typeof req.capability !== 'string' || req.capability.length > 64) return null
     const { id, capability, payload } = req
     if (capability === 'log') {
-      log(`[${name}] log: ${String(payload && payload.line).slice(0, 200)}`)
+      // The line is the plugin's data: only a string is printed (String() of
+      // an object with an own `toString: 1` throws).
+      const line = payload !== null && typeof payload === 'object' && typeof payload.line === 'string' ? payload.line : '(not a string)'
+      log(`[${name}] log: ${line.slice(0, 200)}`)
       return { id, ok: true, json: undefined }
     }
     const what = describeCall(capability, payload)
