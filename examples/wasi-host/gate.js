@@ -10,7 +10,14 @@ const path = require('node:path')
 const { isPermissionDenied } = require('../..')
 
 /** WASI preview1 errno values used by the host (wasi_snapshot_preview1 `errno` enum). */
-const ERRNO = Object.freeze({ SUCCESS: 0, ACCES: 2, BADF: 8, FAULT: 21, ILSEQ: 25, INVAL: 28, IO: 29, NOENT: 44, NOTCAPABLE: 76 })
+const ERRNO = Object.freeze({ SUCCESS: 0, ACCES: 2, BADF: 8, EXIST: 20, FAULT: 21, ILSEQ: 25, INVAL: 28, IO: 29, LOOP: 32, NOENT: 44, NOTSUP: 58, NOTCAPABLE: 76 })
+
+/**
+ * Every wasi_snapshot_preview1 import and what it needs from the gate, shared
+ * with the Rust host (wasi-calls.json): `none`, `fd` (mode on the fd's
+ * recorded path), `path` (follow: always / flag / never), `refuse` (errno).
+ */
+const WASI_CALLS = Object.freeze(JSON.parse(fs.readFileSync(path.join(__dirname, 'wasi-calls.json'), 'utf8')).calls)
 
 /** Rights bits of `rights_base` that let the opened fd change the file (preview1 `rights` flags). */
 const WRITE_RIGHTS =
@@ -87,7 +94,8 @@ class WasiGate {
   /**
    * A WASI path operation: `checks` are `{ path, mode, follow, what }`, in
    * order; the first denial stops (so one hostile call counts once).
-   * Returns `{ errno: 0, paths }` or `{ errno: EACCES, capability, reason }`.
+   * Returns `{ errno: 0, paths, modes }` or `{ errno: EACCES, capability, reason }`
+   * (or the O_NOFOLLOW errno of a check with `noFollowFinal`).
    */
   op(op, checks) {
     const paths = []
@@ -100,10 +108,42 @@ class WasiGate {
         return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
       }
       paths.push(d.path)
+      // The runtime follows a final symlink whatever the guest asked (node:wasi
+      // opens without O_NOFOLLOW): the resolved path was checked above; a guest
+      // that asked not to follow gets what O_NOFOLLOW gives (ELOOP, or EEXIST
+      // for an exclusive create), the same errno the Rust host's runtime gives.
+      if (c.noFollowFinal) {
+        const errno = finalSymlinkErrno(c.path, c.exclusive)
+        if (errno !== ERRNO.SUCCESS) {
+          this.calls.push({ op, capability: `fs.${c.mode}`, what: `${op} ${JSON.stringify(c.what)}`, allowed: true, errno })
+          this.log(`${op} ${JSON.stringify(c.what)} -> errno ${errno} (a final symlink, not followed)`)
+          return { errno }
+        }
+      }
     }
     this.calls.push({ op, capability: `fs.${checks.some((c) => c.mode === 'write') ? 'write' : 'read'}`, what: `${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))}`, allowed: true })
     this.log(`${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))} -> allowed`)
-    return { errno: ERRNO.SUCCESS, paths }
+    return { errno: ERRNO.SUCCESS, paths, modes: checks.map((c) => c.mode) }
+  }
+
+  /**
+   * An fd-level call (`fd_write`, `fd_readdir`, `fd_filestat_set_times`, ...):
+   * `mode` on the path the host recorded for the fd (the real path checked when
+   * it was opened, a preopen's real directory). That path was resolved when
+   * recorded, so it is checked lexically; a denial is EACCES and counts once.
+   * `opened`: the mode the fd was opened with (null for a preopen): a write
+   * through an fd opened for reading is EBADF in both hosts.
+   */
+  fd(op, fdPath, mode, opened, what) {
+    const d = this.checker.checkFs(fdPath, mode)
+    const line = `${op} ${JSON.stringify(what)}`
+    if (!d.allowed) {
+      this.calls.push({ op, capability: d.capability, what: line, allowed: false, reason: d.reason })
+      this.log(`${line} -> EACCES (${d.capability} ${d.reason})`)
+      return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
+    }
+    if (mode === 'write' && opened === 'read') return { errno: ERRNO.BADF }
+    return { errno: ERRNO.SUCCESS }
   }
 
   /**
@@ -130,8 +170,13 @@ class WasiGate {
 function checksFor(op, a) {
   const follow = (flags) => (flags & LOOKUP_SYMLINK_FOLLOW) !== 0
   switch (op) {
-    case 'path_open':
-      return [{ path: a.path, mode: openMode(a.oflags, a.rightsBase, a.fdflags), follow: follow(a.dirflags) }]
+    case 'path_open': {
+      // node:wasi follows a final symlink whatever `dirflags` says (wasi-calls.json:
+      // follow "always"): what it will open is the resolved path, so that is what is checked.
+      const oflags = a.oflags >>> 0
+      const noFollowFinal = !follow(a.dirflags)
+      return [{ path: a.path, mode: openMode(oflags, a.rightsBase, a.fdflags), follow: true, noFollowFinal, exclusive: (oflags & (OFLAGS.CREAT | OFLAGS.EXCL)) === (OFLAGS.CREAT | OFLAGS.EXCL) }]
+    }
     case 'path_filestat_get':
       return [{ path: a.path, mode: 'read', follow: follow(a.flags) }]
     case 'path_filestat_set_times':
@@ -159,4 +204,24 @@ function checksFor(op, a) {
   }
 }
 
-module.exports = { WasiGate, checksFor, openMode, ERRNO, WRITE_RIGHTS }
+/**
+ * What a no-follow open of `hostPath` gets from open(2) with O_NOFOLLOW when its
+ * final component is a symlink: ELOOP, EEXIST for O_CREAT|O_EXCL; SUCCESS when
+ * it is not a symlink (or does not exist). The parent is resolved as written.
+ */
+function finalSymlinkErrno(hostPath, exclusive) {
+  const raw = hostPath.replace(/(.)\/+$/, '$1')
+  const cut = raw.lastIndexOf('/')
+  const base = raw.slice(cut + 1)
+  if (base === '' || base === '.' || base === '..') return ERRNO.SUCCESS
+  let st
+  try {
+    st = fs.lstatSync(`${fs.realpathSync.native(cut <= 0 ? '/' : raw.slice(0, cut))}/${base}`)
+  } catch {
+    return ERRNO.SUCCESS
+  }
+  if (!st.isSymbolicLink()) return ERRNO.SUCCESS
+  return exclusive ? ERRNO.EXIST : ERRNO.LOOP
+}
+
+module.exports = { WasiGate, checksFor, openMode, ERRNO, WRITE_RIGHTS, WASI_CALLS }
