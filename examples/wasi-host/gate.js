@@ -168,27 +168,33 @@ class WasiGate {
  * (shared by the worker's wrapper and the tests). `a`: `{ fd paths joined, flags }`.
  */
 function checksFor(op, a) {
-  const follow = (flags) => (flags & LOOKUP_SYMLINK_FOLLOW) !== 0
+  // Whether the runtime follows a final symlink, from the shared table
+  // (an op it does not list as a path call: follows, the stricter check).
+  const follows = (name, flags) => {
+    const f = WASI_CALLS[name] && WASI_CALLS[name].gate === 'path' ? WASI_CALLS[name].follow : 'always'
+    return f === 'always' || (f === 'flag' && (flags & LOOKUP_SYMLINK_FOLLOW) !== 0)
+  }
+  const follow = (flags) => follows(op, flags)
   switch (op) {
     case 'path_open': {
       // node:wasi follows a final symlink whatever `dirflags` says (wasi-calls.json:
       // follow "always"): what it will open is the resolved path, so that is what is checked.
       const oflags = a.oflags >>> 0
-      const noFollowFinal = !follow(a.dirflags)
-      return [{ path: a.path, mode: openMode(oflags, a.rightsBase, a.fdflags), follow: true, noFollowFinal, exclusive: (oflags & (OFLAGS.CREAT | OFLAGS.EXCL)) === (OFLAGS.CREAT | OFLAGS.EXCL) }]
+      const noFollowFinal = (a.dirflags & LOOKUP_SYMLINK_FOLLOW) === 0
+      return [{ path: a.path, mode: openMode(oflags, a.rightsBase, a.fdflags), follow: follow(a.dirflags), noFollowFinal, exclusive: (oflags & (OFLAGS.CREAT | OFLAGS.EXCL)) === (OFLAGS.CREAT | OFLAGS.EXCL) }]
     }
     case 'path_filestat_get':
       return [{ path: a.path, mode: 'read', follow: follow(a.flags) }]
     case 'path_filestat_set_times':
       return [{ path: a.path, mode: 'write', follow: follow(a.flags) }]
     case 'path_readlink':
-      return [{ path: a.path, mode: 'read', follow: false }]
+      return [{ path: a.path, mode: 'read', follow: follow(0) }]
     case 'path_create_directory':
     case 'path_remove_directory':
     case 'path_unlink_file':
-      return [{ path: a.path, mode: 'write', follow: false }]
+      return [{ path: a.path, mode: 'write', follow: follow(0) }]
     case 'path_rename':
-      return [{ path: a.oldPath, mode: 'write', follow: false }, { path: a.newPath, mode: 'write', follow: false }]
+      return [{ path: a.oldPath, mode: 'write', follow: follow(0) }, { path: a.newPath, mode: 'write', follow: follow(0) }]
     case 'path_link':
       // A hard link shares the inode: whoever can write the new name can write the
       // source, so the source needs write too.
@@ -197,7 +203,7 @@ function checksFor(op, a) {
       // Where the link is created is a write; what it points at must be inside the
       // grants too (read), resolved from the link's directory as the kernel will.
       const target = a.target.startsWith('/') ? a.target : `${path.posix.dirname(a.newPath)}/${a.target}`
-      return [{ path: a.newPath, mode: 'write', follow: false }, { path: target, mode: 'read', follow: true }]
+      return [{ path: a.newPath, mode: 'write', follow: follow(0) }, { path: target, mode: 'read', follow: true }]
     }
     default:
       throw new TypeError(`not a gated WASI path operation: ${op}`)
