@@ -235,3 +235,81 @@ fn abi_edges_bad_utf8_bad_pointers_unknown_and_closed_fds_nul_opened_dirs() {
         ]
     );
 }
+
+/// The usual world and grants, for guests that use no path (budget and memory outcomes).
+fn bare(w: &World, plugin: &str, probe: &Probe, budgets: serde_json::Value) -> HostConfig {
+    config(w, plugin, probe, budgets)
+}
+
+fn budget_count(probe: &Probe, plugin: &str, reason: &str) -> Option<u64> {
+    probe.counts(plugin).get(&("plugin.budget_exceeded_total".into(), "request".into(), reason.into())).copied()
+}
+
+#[test]
+fn a_start_function_runs_under_the_budget_from_instantiation() {
+    let w = world();
+    let probe = Probe::new();
+    let started = std::time::Instant::now();
+    let r = run_guest(&guest("start"), bare(&w, "start", &probe, json!({ "wallClockMs": 300 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "wallClockMs");
+    assert!(started.elapsed().as_millis() < 5000, "{b:?}");
+    assert!(r.reports.is_empty(), "{:?}", r.reports);
+    assert_eq!(budget_count(&probe, "start", "wall_clock"), Some(1));
+    // The CPU budget too: the spinning start function is all CPU.
+    let probe = Probe::new();
+    let r =
+        run_guest(&guest("start"), bare(&w, "start-cpu", &probe, json!({ "wallClockMs": 20000, "cpuPercent": 50 })))
+            .unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "cpuPercent");
+    assert_eq!(budget_count(&probe, "start-cpu", "cpu"), Some(1));
+}
+
+#[test]
+fn memory_mb_bounds_all_linear_memories_together() {
+    let w = world();
+    // 8 memories x 2 MiB: each under 4 MB, together 16 MiB: over at instantiation.
+    let probe = Probe::new();
+    let r = run_guest(&guest("memories"), bare(&w, "mem8", &probe, json!({ "memoryMb": 4 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "memoryMb");
+    assert!(b.observed > 4.0 && b.observed <= 16.0, "{b:?}");
+    assert!(r.reports.is_empty(), "{:?}", r.reports);
+    assert_eq!(budget_count(&probe, "mem8", "memory"), Some(1));
+    // The same guest under a budget that holds all eight runs.
+    let probe = Probe::new();
+    let r = run_guest(&guest("memories"), bare(&w, "mem8-ok", &probe, json!({ "memoryMb": 17 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    assert_eq!(r.reports, [("instantiated".to_owned(), 0)]);
+    assert_eq!(budget_count(&probe, "mem8-ok", "memory"), None);
+}
+
+#[test]
+fn memory_mb_counts_every_growth_of_memories_and_tables() {
+    let w = world();
+    let probe = Probe::new();
+    let r = run_guest(&guest("grow"), bare(&w, "grow", &probe, json!({ "memoryMb": 4 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "memoryMb");
+    // Every growth that was allowed succeeded; the run ended at the first one past 4 MB,
+    // while no single memory had reached it.
+    assert!(r.reports.iter().all(|(_, v)| *v >= 0), "{:?}", r.reports);
+    let firsts = r.reports.iter().filter(|(t, _)| t == "grow_first").count();
+    assert!((3..=5).contains(&firsts), "{:?}", r.reports);
+    assert!(!r.reports.iter().any(|(t, _)| t == "not_stopped"));
+    assert_eq!(budget_count(&probe, "grow", "memory"), Some(1));
+    // Tables count: at the end the two memories hold (1 + 64 * 8) pages each, 64.125 MiB,
+    // and the table 64 Ki + 1 elements (pointers), 0.5 MiB more. 64.5 MB holds the
+    // memories alone, not the memories and the table.
+    let probe = Probe::new();
+    let r = run_guest(&guest("grow"), bare(&w, "grow-table", &probe, json!({ "memoryMb": 64.5 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("tables not counted: {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "memoryMb");
+    assert_eq!(budget_count(&probe, "grow-table", "memory"), Some(1));
+    let probe = Probe::new();
+    let r = run_guest(&guest("grow"), bare(&w, "grow-big", &probe, json!({ "memoryMb": 65 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    assert_eq!(r.reports.iter().filter(|(t, v)| t == "grow_table" && *v >= 0).count(), 64);
+    assert_eq!(budget_count(&probe, "grow-big", "memory"), None);
+}

@@ -1,0 +1,82 @@
+;; Symlink guest (the differential test, __test__/wasi-differential.test.js).
+;; Preopens: fd 3 = /data (read), fd 4 = /out (readwrite); the world of
+;; fixture.js plantLinks(). A call that follows a final symlink in either
+;; runtime is checked as the path it resolves to, whatever dirflags says
+;; (EACCES when that is denied); a no-follow open of a final symlink whose
+;; target is allowed gets the O_NOFOLLOW errno (ELOOP, EEXIST with
+;; O_CREAT|O_EXCL) in both hosts.
+(module
+  (import "wasi_snapshot_preview1" "path_open" (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_filestat_get" (func $path_filestat_get (param i32 i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_filestat_set_times" (func $path_filestat_set_times (param i32 i32 i32 i32 i64 i64 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_readlink" (func $path_readlink (param i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_unlink_file" (func $path_unlink_file (param i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_close" (func $fd_close (param i32) (result i32)))
+  (import "host" "report" (func $report (param i32 i32 i32)))
+  (memory (export "memory") 1)
+;; scratch: 0 fd out, 8 iovec {256, 4}, 16 nwritten/nread/bufused, 64 filestat / readdir buffer (to 512), 256 bytes written
+  (data (i32.const 8) "\00\01\00\00\04\00\00\00")
+  (data (i32.const 256) "gate")
+  (data (i32.const 1024) "link-to-secret")
+  (data (i32.const 1040) "link-to-input")
+  (data (i32.const 1056) "dang")
+  (data (i32.const 1064) "link-out")
+  (data (i32.const 1080) "link-to-inner")
+  (data (i32.const 1096) "link-to-own")
+  (data (i32.const 1112) "link-sub")
+  (data (i32.const 1128) "link-dir/x")
+  (data (i32.const 1144) "sub")
+  (data (i32.const 1152) "own.txt")
+  (data (i32.const 1160) "input.txt")
+  (data (i32.const 1176) "nofollow_read_link_outside")
+  (data (i32.const 1208) "nofollow_trunc_link_into_read_grant")
+  (data (i32.const 1248) "nofollow_create_through_dangling")
+  (data (i32.const 1288) "nofollow_write_link_outside")
+  (data (i32.const 1320) "nofollow_link_inside")
+  (data (i32.const 1344) "nofollow_excl_on_link")
+  (data (i32.const 1368) "nofollow_dir_link")
+  (data (i32.const 1392) "follow_link_inside")
+  (data (i32.const 1416) "follow_link_outside")
+  (data (i32.const 1440) "create_through_intermediate_link")
+  (data (i32.const 1480) "stat_nofollow_link")
+  (data (i32.const 1504) "stat_follow_link_outside")
+  (data (i32.const 1536) "set_times_nofollow_link")
+  (data (i32.const 1560) "set_times_follow_link_outside")
+  (data (i32.const 1592) "readlink_link")
+  (data (i32.const 1608) "unlink_link")
+  (func $fd (result i32) (i32.load (i32.const 0)))
+  (func (export "_start")
+    ;; nofollow_read_link_outside
+    (call $report (i32.const 1176) (i32.const 26) (call $path_open (i32.const 3) (i32.const 0) (i32.const 1024) (i32.const 14) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 0)))
+    ;; nofollow_trunc_link_into_read_grant
+    (call $report (i32.const 1208) (i32.const 35) (call $path_open (i32.const 4) (i32.const 0) (i32.const 1040) (i32.const 13) (i32.const 8) (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 0)))
+    ;; nofollow_create_through_dangling
+    (call $report (i32.const 1248) (i32.const 32) (call $path_open (i32.const 4) (i32.const 0) (i32.const 1056) (i32.const 4) (i32.const 1) (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 0)))
+    ;; nofollow_write_link_outside
+    (call $report (i32.const 1288) (i32.const 27) (call $path_open (i32.const 4) (i32.const 0) (i32.const 1064) (i32.const 8) (i32.const 0) (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 0)))
+    ;; nofollow_link_inside
+    (call $report (i32.const 1320) (i32.const 20) (call $path_open (i32.const 3) (i32.const 0) (i32.const 1080) (i32.const 13) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 0)))
+    ;; nofollow_excl_on_link
+    (call $report (i32.const 1344) (i32.const 21) (call $path_open (i32.const 4) (i32.const 0) (i32.const 1096) (i32.const 11) (i32.const 5) (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 0)))
+    ;; nofollow_dir_link
+    (call $report (i32.const 1368) (i32.const 17) (call $path_open (i32.const 3) (i32.const 0) (i32.const 1112) (i32.const 8) (i32.const 2) (i64.const 16384) (i64.const 0) (i32.const 0) (i32.const 0)))
+    ;; follow_link_inside
+    (call $report (i32.const 1392) (i32.const 18) (call $path_open (i32.const 3) (i32.const 1) (i32.const 1080) (i32.const 13) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 0)))
+    (drop (call $fd_close (call $fd)))
+    ;; follow_link_outside
+    (call $report (i32.const 1416) (i32.const 19) (call $path_open (i32.const 3) (i32.const 1) (i32.const 1024) (i32.const 14) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 0)))
+    ;; create_through_intermediate_link
+    (call $report (i32.const 1440) (i32.const 32) (call $path_open (i32.const 4) (i32.const 0) (i32.const 1128) (i32.const 10) (i32.const 1) (i64.const 64) (i64.const 0) (i32.const 0) (i32.const 0)))
+    ;; stat_nofollow_link
+    (call $report (i32.const 1480) (i32.const 18) (call $path_filestat_get (i32.const 3) (i32.const 0) (i32.const 1024) (i32.const 14) (i32.const 64)))
+    ;; stat_follow_link_outside
+    (call $report (i32.const 1504) (i32.const 24) (call $path_filestat_get (i32.const 3) (i32.const 1) (i32.const 1024) (i32.const 14) (i32.const 64)))
+    ;; set_times_nofollow_link
+    (call $report (i32.const 1536) (i32.const 23) (call $path_filestat_set_times (i32.const 4) (i32.const 0) (i32.const 1064) (i32.const 8) (i64.const 0) (i64.const 0) (i32.const 10)))
+    ;; set_times_follow_link_outside
+    (call $report (i32.const 1560) (i32.const 29) (call $path_filestat_set_times (i32.const 4) (i32.const 1) (i32.const 1064) (i32.const 8) (i64.const 0) (i64.const 0) (i32.const 10)))
+    ;; readlink_link
+    (call $report (i32.const 1592) (i32.const 13) (call $path_readlink (i32.const 4) (i32.const 1064) (i32.const 8) (i32.const 64) (i32.const 128) (i32.const 16)))
+    ;; unlink_link
+    (call $report (i32.const 1608) (i32.const 11) (call $path_unlink_file (i32.const 4) (i32.const 1064) (i32.const 8)))
+  ))
