@@ -24,6 +24,23 @@ function makeRoot(prefix = 'wasi-host-') {
   return root
 }
 
+/**
+ * More links, for the symlink and fd guests of the differential test: into the
+ * grants (relative), out of them (absolute), dangling out of them, a directory
+ * outside reached through an intermediate link.
+ */
+function plantLinks(root) {
+  fs.mkdirSync(path.join(root, 'outside-dir'))
+  fs.symlinkSync('sub/inner.txt', path.join(root, 'data', 'link-to-inner'))
+  fs.symlinkSync('sub', path.join(root, 'data', 'link-sub'))
+  fs.symlinkSync(path.join(root, 'data', 'input.txt'), path.join(root, 'out', 'link-to-input'))
+  fs.symlinkSync(path.join(root, 'secret-outside.txt'), path.join(root, 'out', 'link-out'))
+  fs.symlinkSync(path.join(root, 'created-outside.txt'), path.join(root, 'out', 'dang'))
+  fs.symlinkSync('own.txt', path.join(root, 'out', 'link-to-own'))
+  fs.symlinkSync(path.join(root, 'outside-dir'), path.join(root, 'out', 'link-dir'))
+  return root
+}
+
 async function startServer() {
   const server = http.createServer((req, res) => {
     if (req.url.startsWith('/hello')) return res.end('hello from 127.0.0.1')
@@ -91,4 +108,4 @@ const EDGE_REPORTS = [
 
 const guestPath = (name) => path.join(__dirname, 'guests', `${name}.wat`)
 
-module.exports = { makeRoot, startServer, manifestFor, SECRETS, HOSTILE_TAGS, EDGE_REPORTS, guestPath }
+module.exports = { makeRoot, plantLinks, startServer, manifestFor, SECRETS, HOSTILE_TAGS, EDGE_REPORTS, guestPath }

@@ -10,7 +10,7 @@ const path = require('node:path')
 const { isPermissionDenied } = require('../..')
 
 /** WASI preview1 errno values used by the host (wasi_snapshot_preview1 `errno` enum). */
-const ERRNO = Object.freeze({ SUCCESS: 0, ACCES: 2, BADF: 8, EXIST: 20, FAULT: 21, ILSEQ: 25, INVAL: 28, IO: 29, LOOP: 32, NOENT: 44, NOTSUP: 58, NOTCAPABLE: 76 })
+const ERRNO = Object.freeze({ SUCCESS: 0, ACCES: 2, BADF: 8, EXIST: 20, FAULT: 21, ILSEQ: 25, INVAL: 28, IO: 29, LOOP: 32, NOENT: 44, NOTSUP: 58, PERM: 63, NOTCAPABLE: 76 })
 
 /**
  * Every wasi_snapshot_preview1 import and what it needs from the gate, shared
@@ -94,7 +94,7 @@ class WasiGate {
   /**
    * A WASI path operation: `checks` are `{ path, mode, follow, what }`, in
    * order; the first denial stops (so one hostile call counts once).
-   * Returns `{ errno: 0, paths, modes }` or `{ errno: EACCES, capability, reason }`
+   * Returns `{ errno: 0, paths }` or `{ errno: EACCES, capability, reason }`
    * (or the O_NOFOLLOW errno of a check with `noFollowFinal`).
    */
   op(op, checks) {
@@ -108,6 +108,13 @@ class WasiGate {
         return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
       }
       paths.push(d.path)
+      // An absolute link target names a host path: wasmtime (cap-std) never
+      // reveals one (EPERM); node:wasi would, so the gate refuses it the same way.
+      if (op === 'path_readlink' && absoluteLinkTarget(d.path)) {
+        this.calls.push({ op, capability: `fs.${c.mode}`, what: `${op} ${JSON.stringify(c.what)}`, allowed: true, errno: ERRNO.PERM })
+        this.log(`${op} ${JSON.stringify(c.what)} -> EPERM (an absolute target is not revealed)`)
+        return { errno: ERRNO.PERM }
+      }
       // The runtime follows a final symlink whatever the guest asked (node:wasi
       // opens without O_NOFOLLOW): the resolved path was checked above; a guest
       // that asked not to follow gets what O_NOFOLLOW gives (ELOOP, or EEXIST
@@ -123,7 +130,7 @@ class WasiGate {
     }
     this.calls.push({ op, capability: `fs.${checks.some((c) => c.mode === 'write') ? 'write' : 'read'}`, what: `${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))}`, allowed: true })
     this.log(`${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))} -> allowed`)
-    return { errno: ERRNO.SUCCESS, paths, modes: checks.map((c) => c.mode) }
+    return { errno: ERRNO.SUCCESS, paths }
   }
 
   /**
@@ -131,10 +138,10 @@ class WasiGate {
    * `mode` on the path the host recorded for the fd (the real path checked when
    * it was opened, a preopen's real directory). That path was resolved when
    * recorded, so it is checked lexically; a denial is EACCES and counts once.
-   * `opened`: the mode the fd was opened with (null for a preopen): a write
-   * through an fd opened for reading is EBADF in both hosts.
+   * `capable`: the fd was opened with the call's right (wasi-calls.json
+   * `right`); without it the answer is ENOTCAPABLE, as preview1 says, in both hosts.
    */
-  fd(op, fdPath, mode, opened, what) {
+  fd(op, fdPath, mode, capable, what) {
     const d = this.checker.checkFs(fdPath, mode)
     const line = `${op} ${JSON.stringify(what)}`
     if (!d.allowed) {
@@ -142,8 +149,7 @@ class WasiGate {
       this.log(`${line} -> EACCES (${d.capability} ${d.reason})`)
       return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
     }
-    if (mode === 'write' && opened === 'read') return { errno: ERRNO.BADF }
-    return { errno: ERRNO.SUCCESS }
+    return { errno: capable ? ERRNO.SUCCESS : ERRNO.NOTCAPABLE }
   }
 
   /**
@@ -228,6 +234,15 @@ function finalSymlinkErrno(hostPath, exclusive) {
   }
   if (!st.isSymbolicLink()) return ERRNO.SUCCESS
   return exclusive ? ERRNO.EXIST : ERRNO.LOOP
+}
+
+/** Whether the symlink `checkedPath` (real parent + name, as checked) holds an absolute target. */
+function absoluteLinkTarget(checkedPath) {
+  try {
+    return fs.readlinkSync(checkedPath).startsWith('/')
+  } catch {
+    return false
+  }
 }
 
 module.exports = { WasiGate, checksFor, openMode, ERRNO, WRITE_RIGHTS, WASI_CALLS }

@@ -15,13 +15,16 @@ const ANSWER_BYTES = 256 * 1024
 const HOST_IMPORTS = new Set(['fetch', 'secrets.get', 'events.publish'])
 
 let wabt = null
-/** WebAssembly text to a binary module, with the `wabt` toolkit (wabt compiled to JS). */
-async function assembleWat(text, filename = 'guest.wat') {
+/**
+ * WebAssembly text to a binary module, with the `wabt` toolkit (wabt compiled
+ * to JS). `features`: wabt feature flags (e.g. `{ multi_memory: true }`).
+ */
+async function assembleWat(text, filename = 'guest.wat', features = {}) {
   if (wabt === null) wabt = await require('wabt')()
-  const m = wabt.parseWat(filename, text)
+  const m = wabt.parseWat(filename, text, features)
   try {
     m.resolveNames()
-    m.validate()
+    m.validate(features)
     return Buffer.from(m.toBinary({}).buffer)
   } finally {
     m.destroy()
@@ -84,7 +87,7 @@ function runWasiPlugin(options) {
       // there): the budget runs from now, before the worker goes on.
       return { errno: onStart() ? ERRNO.SUCCESS : ERRNO.IO }
     }
-    if (req.kind === 'fd') return gate.fd(req.op, req.path, req.mode, req.opened, req.what)
+    if (req.kind === 'fd') return gate.fd(req.op, req.path, req.mode, req.capable === true, req.what)
     if (req.kind === 'fs') {
       const checks = checksFor(req.op, req.args).map((c, i) => ({ ...c, what: req.what[i] }))
       return gate.op(req.op, checks)

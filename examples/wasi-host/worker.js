@@ -56,16 +56,16 @@ const u32 = (ptr, v) => new DataView(memory.buffer).setUint32(bytes(ptr, 4).byte
 
 // What the host recorded for each fd the guest holds: stdio 0-2 (the null
 // device, passed through), preopens from 3 in order (how node:wasi numbers
-// them: their real directory, their mode the grant's, re-checked per call),
-// then what path_open returns (the real path that was checked, and the mode it
-// was opened with). An fd not in this table is not open: EBADF.
+// them: their real directory, their mode the grant's, re-checked per call,
+// every right), then what path_open returns (the real path that was checked,
+// and the rights it was opened with). An fd not in this table is not open: EBADF.
 const fds = new Map([0, 1, 2].map((fd) => [fd, { stdio: true }]))
 preopens.forEach(([, host], i) => {
   let real = host
   try {
     real = fs.realpathSync.native(host)
   } catch {}
-  fds.set(3 + i, { path: real, opened: null })
+  fds.set(3 + i, { path: real, rights: null })
 })
 function hostPath(fd, guestPath) {
   const e = fds.get(fd >>> 0)
@@ -103,15 +103,16 @@ function guarded(fn) {
 // immutable and the entry's path fixed); denials are asked again, so each counts.
 const fdAllowed = new WeakMap()
 /** Gate an fd-level call (wasi-calls.json gate "fd"): returns the errno to give, or null to go on. */
-function gateFd(op, mode, fd) {
+function gateFd(op, spec, fd) {
   const e = fds.get(fd >>> 0)
   if (e === undefined) return ERRNO.BADF
   if (e.stdio) return null
   const seen = fdAllowed.get(e) || new Set()
-  if (seen.has(mode)) return null
-  const r = call({ kind: 'fd', op, path: e.path, mode, opened: e.opened, what: `fd ${fd >>> 0}` })
+  if (seen.has(op)) return null
+  const capable = e.rights === null || (e.rights & (1n << BigInt(spec.right))) !== 0n
+  const r = call({ kind: 'fd', op, path: e.path, mode: spec.mode, capable, what: `fd ${fd >>> 0}` })
   if (r.errno !== ERRNO.SUCCESS) return r.errno
-  seen.add(mode)
+  seen.add(op)
   fdAllowed.set(e, seen)
   return null
 }
@@ -124,7 +125,7 @@ const pathCalls = {
     if (typeof r === 'number') return r
     const errno = real.path_open(fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut)
     // The new fd is a directory base for later calls: remember the path that was checked.
-    if (errno === ERRNO.SUCCESS) fds.set(new DataView(memory.buffer).getUint32(fdOut >>> 0, true), { path: r.paths[0], opened: r.modes[0] })
+    if (errno === ERRNO.SUCCESS) fds.set(new DataView(memory.buffer).getUint32(fdOut >>> 0, true), { path: r.paths[0], rights: BigInt.asUintN(64, BigInt(rightsBase)) })
     return errno
   }),
   fd_close: guarded((fd) => {
@@ -198,7 +199,7 @@ for (const [name, spec] of Object.entries(CALLS)) {
   if (typeof real[name] !== 'function') continue
   if (spec.gate === 'none') wrapped[name] = pathCalls[name] || real[name]
   else if (spec.gate === 'path') wrapped[name] = pathCalls[name]
-  else if (spec.gate === 'fd') wrapped[name] = guarded((fd, ...rest) => gateFd(name, spec.mode, fd) ?? real[name](fd, ...rest))
+  else if (spec.gate === 'fd') wrapped[name] = guarded((fd, ...rest) => gateFd(name, spec, fd) ?? real[name](fd, ...rest))
   else if (spec.gate === 'refuse') wrapped[name] = () => spec.errno
   if (typeof wrapped[name] !== 'function') throw new TypeError(`wasi-calls.json: no gate for ${name} (${spec.gate})`)
 }

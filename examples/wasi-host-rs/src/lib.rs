@@ -53,6 +53,7 @@ pub mod errno {
     pub const ILSEQ: i32 = 25;
     pub const IO: i32 = 29;
     pub const LOOP: i32 = 32;
+    pub const NOTCAPABLE: i32 = 76;
 }
 
 /// The call table shared with the Node host: every wasi_snapshot_preview1
@@ -75,8 +76,9 @@ pub enum Follow {
 pub enum CallGate {
     /// Touches no host path.
     None,
-    /// Acts on what its fd names: this mode, on the path recorded for the fd.
-    Fd(FsMode),
+    /// Acts on what its fd names: this mode, on the path recorded for the fd,
+    /// then this right (a bit number of preview1 `rights`) of the fd.
+    Fd(FsMode, u32),
     /// Checked on its path arguments.
     Path(Follow),
     /// Never forwarded: this errno.
@@ -92,11 +94,18 @@ pub fn wasi_calls() -> Result<HashMap<String, CallGate>, String> {
         let field = |k: &str| spec.get(k).and_then(serde_json::Value::as_str);
         let gate = match field("gate") {
             Some("none") => CallGate::None,
-            Some("fd") => CallGate::Fd(match field("mode") {
-                Some("read") => FsMode::Read,
-                Some("write") => FsMode::Write,
-                m => return Err(format!("wasi-calls.json: {name}: mode {m:?}")),
-            }),
+            Some("fd") => CallGate::Fd(
+                match field("mode") {
+                    Some("read") => FsMode::Read,
+                    Some("write") => FsMode::Write,
+                    m => return Err(format!("wasi-calls.json: {name}: mode {m:?}")),
+                },
+                spec.get("right")
+                    .and_then(serde_json::Value::as_u64)
+                    .filter(|r| *r < 64)
+                    .and_then(|r| u32::try_from(r).ok())
+                    .ok_or_else(|| format!("wasi-calls.json: {name}: right"))?,
+            ),
             Some("path") => CallGate::Path(match field("follow") {
                 Some("always") => Follow::Always,
                 Some("flag") => Follow::Flag,
@@ -261,8 +270,9 @@ impl Gate {
 
     /// An fd-level call: `mode` on the path recorded for the fd (already
     /// resolved when recorded, so checked lexically). `Err(EACCES)` on a
-    /// denial (counted); `Err(EBADF)` for a write through an fd opened for reading.
-    pub fn fd(&mut self, op: &str, path: &str, mode: FsMode, opened: Option<FsMode>, what: &str) -> Result<(), i32> {
+    /// denial (counted); `Err(ENOTCAPABLE)` when the fd was opened without the
+    /// call's right (`capable` false), as preview1 says and node:wasi does.
+    pub fn fd(&mut self, op: &str, path: &str, mode: FsMode, capable: bool, what: &str) -> Result<(), i32> {
         if let Decision::Denied(d) = self.checker.check_fs(path, mode, FsCheckOptions::default()) {
             self.calls.push(Call {
                 op: op.into(),
@@ -273,8 +283,8 @@ impl Gate {
             });
             return Err(errno::ACCES);
         }
-        if mode == FsMode::Write && opened == Some(FsMode::Read) {
-            return Err(errno::BADF);
+        if !capable {
+            return Err(errno::NOTCAPABLE);
         }
         Ok(())
     }
@@ -367,12 +377,12 @@ pub fn budget_tracker(
 }
 
 /// What the host recorded for an fd: its real path (`None`: stdio, passed
-/// through) and the mode it was opened with (`None`: a preopen, whose mode is
-/// the grant's, re-checked per call).
+/// through) and the rights it was opened with (`None`: a preopen, every right;
+/// its mode is the grant's, re-checked per call).
 #[derive(Debug, Clone)]
 struct FdEntry {
     path: Option<String>,
-    opened: Option<FsMode>,
+    rights: Option<u64>,
 }
 
 struct State {
@@ -573,8 +583,7 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                 // The new fd can be a directory base: remember the host path that was checked.
                 let bytes = guest_bytes(&mut c, out, 4).map_err(|e| wasmtime::format_err!("fd out of bounds: {e}"))?;
                 let new_fd = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-                let opened = Some(checks[0].1);
-                c.data_mut().fds.insert(new_fd, FdEntry { path: Some(checked), opened });
+                c.data_mut().fds.insert(new_fd, FdEntry { path: Some(checked), rights: Some(base as u64) });
             }
             Ok(r)
         },
@@ -740,11 +749,14 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
 /// The fd-level check of `op` (its table mode on the fd's recorded path).
 fn fd_check(c: &mut Caller<'_, State>, op: &str, fd: i32) -> Result<(), i32> {
     let s = c.data_mut();
-    let Some(CallGate::Fd(mode)) = s.calls_table.get(op).copied() else { return Ok(()) };
+    let Some(CallGate::Fd(mode, right)) = s.calls_table.get(op).copied() else { return Ok(()) };
     match s.fds.get(&(fd as u32)).cloned() {
         None => Err(errno::BADF),
         Some(FdEntry { path: None, .. }) => Ok(()),
-        Some(FdEntry { path: Some(p), opened }) => s.gate.fd(op, &p, mode, opened, &format!("fd {}", fd as u32)),
+        Some(FdEntry { path: Some(p), rights }) => {
+            let capable = rights.is_none_or(|r| r & (1u64 << right) != 0);
+            s.gate.fd(op, &p, mode, capable, &format!("fd {}", fd as u32))
+        }
     }
 }
 
@@ -811,7 +823,7 @@ fn add_table_gates(linker: &mut Linker<State>, store: &mut Store<State>) -> wasm
             None => {
                 wasmtime::bail!("{M}::{name} is not classified in wasi-calls.json: the host will not link it unchecked")
             }
-            Some(CallGate::Fd(_)) if !FD_GATED.contains(&name.as_str()) => {
+            Some(CallGate::Fd(..)) if !FD_GATED.contains(&name.as_str()) => {
                 wasmtime::bail!("{M}::{name} is an fd call in wasi-calls.json without a gated wrapper")
             }
             Some(CallGate::Refuse(e)) => {
@@ -926,7 +938,7 @@ pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
     let calls_table = wasi_calls().map_err(|e| wasmtime::format_err!(e))?;
     let mut builder = WasiCtxBuilder::new();
     builder.args(&cfg.args);
-    let mut fds: HashMap<u32, FdEntry> = (0..3).map(|fd| (fd, FdEntry { path: None, opened: None })).collect();
+    let mut fds: HashMap<u32, FdEntry> = (0..3).map(|fd| (fd, FdEntry { path: None, rights: None })).collect();
     for (i, (guest_dir, host_dir)) in cfg.preopens.iter().enumerate() {
         // Full perms: the gate, not wasmtime-wasi's coarse per-preopen perms, is
         // what decides here (a host may narrow these too, as defence in depth).
@@ -934,7 +946,7 @@ pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
         // Recorded as its real directory, as the Node host does.
         let real = std::fs::canonicalize(host_dir).unwrap_or_else(|_| host_dir.clone());
         let host = real.to_str().ok_or_else(|| wasmtime::format_err!("non-UTF-8 preopen"))?.to_owned();
-        fds.insert(3 + i as u32, FdEntry { path: Some(host), opened: None });
+        fds.insert(3 + i as u32, FdEntry { path: Some(host), rights: None });
     }
 
     let budgets = cfg.policy.budgets();

@@ -3,7 +3,8 @@
 ;; through an fd is checked with its mode (examples/wasi-host/wasi-calls.json)
 ;; on the path the host recorded for the fd: a preopen's own directory is not
 ;; under `/data/**` or `/out/**`, so changing or listing it is EACCES; a write
-;; through an fd opened for reading is EBADF; sockets are refused (ENOTSUP).
+;; through an fd opened without the call's right is ENOTCAPABLE (preview1);
+;; sockets are refused (ENOTSUP).
 (module
   (import "wasi_snapshot_preview1" "path_open" (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_close" (func $fd_close (param i32) (result i32)))
@@ -92,7 +93,7 @@
     ;; out_preopen_readdir
     (call $report (i32.const 1240) (i32.const 19) (call $fd_readdir (i32.const 4) (i32.const 64) (i32.const 256) (i64.const 0) (i32.const 16)))
     ;; open_sub_dir
-    (call $report (i32.const 1416) (i32.const 12) (call $path_open (i32.const 3) (i32.const 0) (i32.const 1384) (i32.const 3) (i32.const 2) (i64.const 16384) (i64.const 0) (i32.const 0) (i32.const 0)))
+    (call $report (i32.const 1416) (i32.const 12) (call $path_open (i32.const 3) (i32.const 0) (i32.const 1384) (i32.const 3) (i32.const 2) (i64.const 2113536) (i64.const 0) (i32.const 0) (i32.const 0)))
     ;; sub_dir_readdir
     (call $report (i32.const 1432) (i32.const 15) (call $fd_readdir (call $fd) (i32.const 64) (i32.const 256) (i64.const 0) (i32.const 16)))
     ;; sub_dir_filestat
