@@ -4,6 +4,9 @@
 // guests making path and fd calls through runWasiPlugin and the real
 // node:wasi; whatever the host allowed, the kernel must show that nothing was
 // read from outside the grants and nothing changed outside the readwrite one.
+// When the Rust host's `run` example is built (wasi-differential.test.js builds
+// it), the same worlds and guests run under it too, judged the same way, and
+// a call one host's gate denies and the other allows is a mismatch.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { run } = require('./oracles/wasi-host.js')
@@ -17,4 +20,6 @@ test('kernel oracle: every call the Node WASI host allows stays inside the grant
   assert.ok(r.cases > 100, `ran ${r.cases} calls`)
   assert.ok(r.allowed > 0, 'some calls were allowed')
   assert.deepEqual(r.wrongAllows.slice(0, 3), [], `seed ${seed}: ${r.wrongAllows.length} wrong allows`)
+  assert.deepEqual(r.mismatches.slice(0, 3), [], `seed ${seed}: the two hosts' gates disagree`)
+  for (const d of r.runtimeDifferences.slice(0, 3)) console.log('  runtime errno difference (reported):', JSON.stringify({ call: d.call, node: d.node, rust: d.rust }))
 })

@@ -16,7 +16,10 @@
 // names the file it came from; every change on disk is found by comparing
 // lstat snapshots (set-times use a sentinel time no other change produces);
 // a hard link from `rw` to a file outside it counts as a change of that file.
-// Any allowed call whose effect breaks the model is a wrong allow.
+// Any allowed call whose effect breaks the model is a wrong allow. When the
+// Rust host's `run` example is built, each world and guest is run under it
+// too: the same oracle judges it, and a call one host denies and the other
+// allows is a mismatch (SPEC §16).
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -40,6 +43,7 @@ function rng(seed) {
 /** The set-times sentinel (ns): 2001-09-09, a time nothing else on this machine writes. */
 const SENTINEL_NS = 1_000_000_000_000_000_000n
 const SENTINEL_MS = 1_000_000_000_000
+const EACCES = 2
 
 /** A random world: returns { root, files: Map(id -> real path), linkNames, links (descriptions) }. */
 function makeWorld(r) {
@@ -147,7 +151,7 @@ function makeGuest(r, world) {
     const kind = r.int(10)
     if (kind <= 3) {
       const p = randPath()
-      const d = { op: 'path_open', fd: fd(), dirflags: r.int(2), path: p, oflags: r.pick([0, 0, 1, 2, 4 | 1, 8, 8 | 1]), rights: r.pick(RIGHTS), fdflags: r.chance(0.1) ? 1 : 0 }
+      const d = { op: 'path_open', fd: fd(), dirflags: r.int(2), path: p, oflags: r.pick([0, 0, 1, 2, 4 | 1, 8, 8 | 1]), rights: String(r.pick(RIGHTS)), fdflags: r.chance(0.1) ? 1 : 0 }
       report(d, `(local.tee $e (call $path_open (i32.const ${d.fd}) (i32.const ${d.dirflags}) ${str(p)} (i32.const ${d.oflags}) (i64.const ${d.rights}) (i64.const 0) (i32.const ${d.fdflags}) (i32.const 0)))`)
       // Opened: read what it holds (reported as the tag), write a marker, set
       // its times to the sentinel, and maybe truncate it; then close.
@@ -247,6 +251,33 @@ function judge(world, before, after, reports, calls) {
   return wrong
 }
 
+/** The Rust host's `run` example when it is built (the differential test builds it), else null. */
+function rustRunner() {
+  const target = process.env.CARGO_TARGET_DIR || path.join(__dirname, '..', '..', 'examples', 'wasi-host-rs', 'target')
+  const bin = path.join(target, 'debug', 'examples', 'run')
+  return fs.existsSync(bin) ? bin : null
+}
+
+/** One guest under the Rust host (the `run` example), as `{ ok, reports }` like runWasiPlugin's. */
+async function runRust(bin, world, wat, manifest) {
+  const guest = path.join(world.root, '..', `${path.basename(world.root)}.wat`)
+  fs.writeFileSync(guest, wat)
+  const input = JSON.stringify({ guest, manifest, plugin: 'wasi-oracle', preopens: [['/ro', `${world.root}/ro`], ['/rw', `${world.root}/rw`]], args: ['wasi-oracle'] })
+  const { spawn } = require('node:child_process')
+  const child = spawn(bin, [], { stdio: ['pipe', 'pipe', 'pipe'] })
+  const out = []
+  const err = []
+  child.stdout.on('data', (b) => out.push(b))
+  child.stderr.on('data', (b) => err.push(b))
+  child.stdin.end(input)
+  const status = await new Promise((resolve) => child.on('close', resolve))
+  fs.rmSync(guest, { force: true })
+  if (status !== 0) return { ok: false, code: 'ERR_RUST_HOST', message: Buffer.concat(err).toString() }
+  const o = JSON.parse(Buffer.concat(out).toString('utf8'))
+  const ok = o.outcome.kind === 'exited' && o.outcome.code === 0
+  return { ok, code: o.outcome.kind, message: o.outcome.message, reports: o.reports.map(([tag, value]) => ({ tag, value })) }
+}
+
 async function run({ seconds = 3, seed = Date.now() >>> 0, log = () => {} } = {}) {
   const r = rng(seed)
   const deadline = Date.now() + seconds * 1000
@@ -254,24 +285,54 @@ async function run({ seconds = 3, seed = Date.now() >>> 0, log = () => {} } = {}
   let allowedCalls = 0
   let worlds = 0
   const wrongAllows = []
+  const mismatches = []
+  const runtimeDifferences = []
+  const rust = rustRunner()
+  if (!rust) log('the Rust WASI host is not built (cargo build --example run in examples/wasi-host-rs): Node host only')
   while (Date.now() < deadline || worlds === 0) {
-    const world = makeWorld(r)
-    const { wat, calls } = makeGuest(r, world)
-    const wasm = await assembleWat(wat, 'oracle.wat')
-    const policy = PermissionPolicy.fromManifest({ fs: [`${world.root}/ro/**`, { path: `${world.root}/rw/**`, mode: 'readwrite' }], budgets: { wallClockMs: 20_000 } }, { plugin: 'wasi-oracle' })
-    const before = snapshot(world.root)
-    const res = await runWasiPlugin({ name: 'wasi-oracle', wasm, policy, preopens: { '/ro': `${world.root}/ro`, '/rw': `${world.root}/rw` } })
-    if (!res.ok) throw new Error(`oracle guest did not finish (seed ${seed}, world ${worlds}): ${JSON.stringify({ code: res.code, message: res.message })}`)
-    const after = snapshot(world.root)
-    const wrong = judge(world, before, after, res.reports, calls)
-    for (const w of wrong) wrongAllows.push({ seed, world: worlds, links: world.links, ...w })
-    cases += calls.length
-    allowedCalls += res.reports.filter((x) => /^c\d+$/.test(x.tag) && x.value === 0).length
+    const worldSeed = r.int(2 ** 31)
+    const one = async (host) => {
+      const wr = rng(worldSeed)
+      const world = makeWorld(wr)
+      const { wat, calls } = makeGuest(wr, world)
+      const manifest = { fs: [`${world.root}/ro/**`, { path: `${world.root}/rw/**`, mode: 'readwrite' }], budgets: { wallClockMs: 20_000 } }
+      const before = snapshot(world.root)
+      const res = await host(world, wat, manifest)
+      if (!res.ok) throw new Error(`oracle guest did not finish (seed ${seed}, world ${worlds}): ${JSON.stringify({ code: res.code, message: res.message })}`)
+      const after = snapshot(world.root)
+      const wrong = judge(world, before, after, res.reports, calls)
+      fs.rmSync(world.root, { recursive: true, force: true })
+      return { world, calls, res, wrong }
+    }
+    const node = await one(async (world, wat, manifest) => {
+      const wasm = await assembleWat(wat, 'oracle.wat')
+      const policy = PermissionPolicy.fromManifest(manifest, { plugin: 'wasi-oracle' })
+      return runWasiPlugin({ name: 'wasi-oracle', wasm, policy, preopens: { '/ro': `${world.root}/ro`, '/rw': `${world.root}/rw` } })
+    })
+    for (const w of node.wrong) wrongAllows.push({ host: 'node', seed, world: worlds, links: node.world.links, ...w })
+    if (rust) {
+      const rs = await one((world, wat, manifest) => runRust(rust, world, wat, manifest))
+      for (const w of rs.wrong) wrongAllows.push({ host: 'rust', seed, world: worlds, links: rs.world.links, ...w })
+      // SPEC §16: the same verdict for the same call in both hosts. A call one
+      // gate denies (EACCES) and the other lets through is a mismatch; two
+      // runtimes failing an allowed call with different errnos (node:wasi and
+      // wasmtime word some failures differently) is reported, not failed.
+      const errnos = (res) => res.reports.filter((x) => /^c\d+$/.test(x.tag)).map((x) => x.value)
+      const a = errnos(node.res)
+      const b = errnos(rs.res)
+      for (let i = 0; i < Math.max(a.length, b.length); i++) {
+        if (a[i] === b[i]) continue
+        const m = { seed, world: worlds, call: node.calls[i], node: a[i], rust: b[i], links: node.world.links }
+        if (a[i] === EACCES || b[i] === EACCES || a[i] === undefined || b[i] === undefined) mismatches.push(m)
+        else runtimeDifferences.push(m)
+      }
+    }
+    cases += node.calls.length
+    allowedCalls += node.res.reports.filter((x) => /^c\d+$/.test(x.tag) && x.value === 0).length
     worlds++
-    fs.rmSync(world.root, { recursive: true, force: true })
   }
-  log(`${worlds} worlds, ${cases} calls, ${allowedCalls} allowed`)
-  return { cases, allowed: allowedCalls, worlds, wrongAllows }
+  log(`${worlds} worlds, ${cases} calls, ${allowedCalls} allowed${rust ? `, each also under the Rust host (${runtimeDifferences.length} allowed calls failed with different errnos in the two runtimes)` : ''}`)
+  return { cases, allowed: allowedCalls, worlds, wrongAllows, mismatches, runtimeDifferences, rust: Boolean(rust) }
 }
 
 module.exports = { run }

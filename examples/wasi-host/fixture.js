@@ -107,7 +107,7 @@ const EDGE_REPORTS = [
 ]
 
 /** wasi_snapshot_preview1 errno values the guests' expectations use. */
-const E = Object.freeze({ OK: 0, ACCES: 2, BADF: 8, EXIST: 20, LOOP: 32, NOTSUP: 58, PERM: 63, NOTCAPABLE: 76 })
+const E = Object.freeze({ OK: 0, ACCES: 2, BADF: 8, EXIST: 20, INVAL: 28, LOOP: 32, NOTSUP: 58, PERM: 63, NOTCAPABLE: 76 })
 const all = (tags, errno) => tags.map((t) => [t, errno])
 
 /**
@@ -135,6 +135,9 @@ const SYMLINK_REPORTS = [
   ['readlink_absolute_target', E.PERM],
   ['readlink_relative_target', E.OK],
   ['unlink_link', E.OK],
+  // Linking what a link points at: refused before any check, in both hosts (wasmtime's rule).
+  ['link_follow_refused', E.INVAL],
+  ['link_follow_refused_denied_source', E.INVAL],
 ]
 
 /** What the fd-level guest must see in both hosts (world: makeRoot + plantLinks). */

@@ -179,6 +179,10 @@ const pathCalls = {
     return typeof r === 'number' ? r : real.path_rename(fd, op, ol, newFd, np, nl)
   }),
   path_link: guarded((fd, oldFlags, op, ol, newFd, np, nl) => {
+    // Lookup flags the table refuses (linking what a symlink points at: wasmtime
+    // refuses it with EINVAL, so this host does too), before any check.
+    const refuse = CALLS.path_link.refuseFlags
+    if (refuse && oldFlags & refuse.mask) return refuse.errno
     const from = str(op, ol)
     const to = str(np, nl)
     const r = gate('path_link', { oldPath: hostPath(fd, from), oldFlags, newPath: hostPath(newFd, to) }, [from, to])

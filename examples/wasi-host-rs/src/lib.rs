@@ -79,8 +79,9 @@ pub enum CallGate {
     /// Acts on what its fd names: this mode, on the path recorded for the fd,
     /// then this right (a bit number of preview1 `rights`) of the fd.
     Fd(FsMode, u32),
-    /// Checked on its path arguments.
-    Path(Follow),
+    /// Checked on its path arguments; lookup flags in the mask (`refuseFlags`)
+    /// are answered with the errno before any check.
+    Path(Follow, Option<(i32, i32)>),
     /// Never forwarded: this errno.
     Refuse(i32),
 }
@@ -106,12 +107,26 @@ pub fn wasi_calls() -> Result<HashMap<String, CallGate>, String> {
                     .and_then(|r| u32::try_from(r).ok())
                     .ok_or_else(|| format!("wasi-calls.json: {name}: right"))?,
             ),
-            Some("path") => CallGate::Path(match field("follow") {
-                Some("always") => Follow::Always,
-                Some("flag") => Follow::Flag,
-                Some("never") => Follow::Never,
-                f => return Err(format!("wasi-calls.json: {name}: follow {f:?}")),
-            }),
+            Some("path") => CallGate::Path(
+                match field("follow") {
+                    Some("always") => Follow::Always,
+                    Some("flag") => Follow::Flag,
+                    Some("never") => Follow::Never,
+                    f => return Err(format!("wasi-calls.json: {name}: follow {f:?}")),
+                },
+                match spec.get("refuseFlags") {
+                    None => None,
+                    Some(r) => {
+                        let int =
+                            |k: &str| r.get(k).and_then(serde_json::Value::as_i64).and_then(|v| i32::try_from(v).ok());
+                        Some(
+                            int("mask")
+                                .zip(int("errno"))
+                                .ok_or_else(|| format!("wasi-calls.json: {name}: refuseFlags"))?,
+                        )
+                    }
+                },
+            ),
             Some("refuse") => CallGate::Refuse(
                 spec.get("errno")
                     .and_then(serde_json::Value::as_i64)
@@ -129,8 +144,8 @@ pub fn wasi_calls() -> Result<HashMap<String, CallGate>, String> {
 /// (an op the table does not list as a path call: follows, the stricter check).
 fn follows(table: &HashMap<String, CallGate>, op: &str, flags: i32) -> bool {
     match table.get(op) {
-        Some(CallGate::Path(Follow::Never)) => false,
-        Some(CallGate::Path(Follow::Flag)) => flags & LOOKUP_SYMLINK_FOLLOW != 0,
+        Some(CallGate::Path(Follow::Never, _)) => false,
+        Some(CallGate::Path(Follow::Flag, _)) => flags & LOOKUP_SYMLINK_FOLLOW != 0,
         _ => true,
     }
 }
@@ -703,6 +718,12 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
          np: i32,
          nl: i32|
          -> wasmtime::Result<i32> {
+            // Lookup flags the table refuses (LOOKUP_SYMLINK_FOLLOW), before any check.
+            if let Some(CallGate::Path(_, Some((mask, e)))) = c.data().calls_table.get("path_link").copied() {
+                if oflags & mask != 0 {
+                    return Ok(e);
+                }
+            }
             // A hard link shares the inode: the source needs write too.
             let checks = (|| {
                 let from = guest_str(&mut c, op, ol)?;
