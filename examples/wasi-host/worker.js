@@ -237,7 +237,7 @@ async function main() {
   // Budgets run from instantiation: a `start` function runs inside
   // WebAssembly.instantiate, so the host's tracker (and its watchdog, which can
   // terminate this worker) is running before it, acknowledged synchronously.
-  call({ kind: 'start' })
+  if (call({ kind: 'start' }).errno !== ERRNO.SUCCESS) throw new Error('the host did not start the budget')
   const instance = await WebAssembly.instantiate(module, { wasi_snapshot_preview1: wrapped, host })
   memory = instance.exports.memory
   parentPort.postMessage({ ready: true })
