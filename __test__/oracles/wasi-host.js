@@ -55,10 +55,10 @@ function makeWorld(r) {
     fs.writeFileSync(path.join(root, rel), `F:${id};`)
     files.set(id, path.join(root, rel))
   }
-  for (const d of ['ro', 'ro/d', 'rw', 'rw/d', 'out', 'out/d']) fs.mkdirSync(path.join(root, d))
+  for (const d of ['ro', 'ro/d', 'ro/d/e', 'rw', 'rw/d', 'rw/d/e', 'out', 'out/d']) fs.mkdirSync(path.join(root, d))
   for (const f of ['ro/a', 'ro/d/b', 'rw/a', 'rw/d/b', 'out/secret', 'out/d/b']) file(f)
   const dirs = ['ro', 'ro/d', 'rw', 'rw/d']
-  const everything = ['ro', 'ro/d', 'rw', 'rw/d', 'out', 'out/d', 'ro/a', 'ro/d/b', 'rw/a', 'rw/d/b', 'out/secret', 'out/d/b']
+  const everything = ['ro', 'ro/d', 'ro/d/e', 'rw', 'rw/d', 'rw/d/e', 'out', 'out/d', 'ro/a', 'ro/d/b', 'rw/a', 'rw/d/b', 'out/secret', 'out/d/b']
   const linkNames = []
   const links = []
   const count = 3 + r.int(6)
@@ -78,6 +78,21 @@ function makeWorld(r) {
     fs.symlinkSync(target, path.join(root, at, name))
     linkNames.push(`${at}/${name}`)
     links.push(`${at}/${name} -> ${target}`)
+  }
+  // Often, a link at the top of a preopen to a directory two levels down and
+  // one out of the grants beside it: `s/../o` is `d/o` for the kernel and `o`
+  // for a runtime that normalises the path first.
+  if (r.chance(0.7)) {
+    const top = r.pick(['ro', 'rw'])
+    for (const [name, target] of [
+      [`${top}/s`, path.join(root, r.pick(['ro/d/e', 'rw/d/e']))],
+      [`${top}/o`, r.chance(0.5) ? path.join(root, r.pick(['out/secret', 'out/d'])) : r.pick(['../out/secret', '../out/d'])],
+    ]) {
+      if (fs.existsSync(path.join(root, name))) continue
+      fs.symlinkSync(target, path.join(root, name))
+      linkNames.push(name)
+      links.push(`${name} -> ${target}`)
+    }
   }
   return { root, files, linkNames, links }
 }
@@ -129,7 +144,11 @@ function makeGuest(r, world) {
   const randPath = () => {
     // Mostly names that exist (or may be created) in a preopen, so that many
     // calls are allowed; otherwise any mix of names, links, `.` and `..`.
-    if (r.chance(0.6)) return r.pick(names) + (r.chance(0.05) ? '/' : '')
+    if (r.chance(0.5)) return r.pick(names) + (r.chance(0.05) ? '/' : '')
+    // `link/../name`: the kernel climbs from the link's target, a runtime that
+    // normalises first does not; both readings must stay inside the grants.
+    if (r.chance(0.2) && links.includes('s')) return `s/../${r.pick(['o', 'o/b', 'o/x', 'a'])}`
+    if (r.chance(0.4) && links.length) return `${r.pick(links)}/../${r.pick([...links, 'a', 'd/b', 'x'])}${r.chance(0.3) ? `/${r.pick(['b', 'x', 'new'])}` : ''}`
     const k = 1 + r.int(3)
     const parts = []
     for (let i = 0; i < k; i++) parts.push(r.chance(0.45) && links.length ? r.pick(links) : r.pick(segs))
@@ -138,7 +157,10 @@ function makeGuest(r, world) {
     if (p === '') p = r.pick(names)
     return p
   }
-  const fd = () => (r.chance(0.5) ? 3 : 4)
+  // The preopen holding `s` (see makeWorld) more often than the other.
+  const sAt = world.linkNames.find((l) => l.endsWith('/s') && l.split('/').length === 2)
+  const sFd = sAt === undefined ? null : sAt.startsWith('ro/') ? 3 : 4
+  const fd = () => (sFd !== null && r.chance(0.3) ? sFd : r.chance(0.5) ? 3 : 4)
   const RIGHTS = [2n, 64n, 2n | 64n, 1n << 14n, (1n << 23n) | 64n, (1n << 22n) | 2n, 1n << 21n]
   const calls = []
   const body = []

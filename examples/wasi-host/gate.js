@@ -60,6 +60,19 @@ class WasiGate {
    * Returns `{ allowed: true, path }` (the path that was checked) or a denial decision.
    */
   fs(hostPath, mode, { follow = true, lexical = false } = {}) {
+    const first = this.fsAs(hostPath, mode, { follow, lexical })
+    if (lexical || !first.allowed) return first
+    // node:wasi (uvwasi) normalises the guest's path lexically before the
+    // kernel resolves it: `link/../x` reaches the x beside the link, where the
+    // kernel alone climbs from the link's target. Both readings must be inside
+    // the grants; the runtime opens the normalised one, so that is the path
+    // handed back (and recorded for an fd).
+    const norm = normalizeLexically(hostPath)
+    return norm === hostPath ? first : this.fsAs(norm, mode, { follow })
+  }
+
+  /** One reading of a path (see `fs`). */
+  fsAs(hostPath, mode, { follow = true, lexical = false } = {}) {
     try {
       if (lexical) {
         const d = this.checker.checkFs(hostPath, mode)
@@ -217,6 +230,22 @@ function checksFor(op, a) {
 }
 
 /**
+ * `hostPath` with `.`, `..` and repeated separators removed lexically (a `..`
+ * at the root stays there), a trailing separator kept: what uvwasi hands the
+ * kernel for a guest path.
+ */
+function normalizeLexically(hostPath) {
+  const out = []
+  for (const seg of hostPath.split('/')) {
+    if (seg === '' || seg === '.') continue
+    if (seg === '..') out.pop()
+    else out.push(seg)
+  }
+  const trailing = hostPath.length > 1 && hostPath.endsWith('/') && out.length > 0 ? '/' : ''
+  return `/${out.join('/')}${trailing}`
+}
+
+/**
  * What a no-follow open of `hostPath` gets from open(2) with O_NOFOLLOW when its
  * final component is a symlink: ELOOP, EEXIST for O_CREAT|O_EXCL; SUCCESS when
  * it is not a symlink (or does not exist). The parent is resolved as written.
@@ -245,4 +274,4 @@ function absoluteLinkTarget(checkedPath) {
   }
 }
 
-module.exports = { WasiGate, checksFor, openMode, ERRNO, WRITE_RIGHTS, WASI_CALLS }
+module.exports = { WasiGate, checksFor, openMode, normalizeLexically, ERRNO, WRITE_RIGHTS, WASI_CALLS }

@@ -150,6 +150,24 @@ fn follows(table: &HashMap<String, CallGate>, op: &str, flags: i32) -> bool {
     }
 }
 
+/// `host_path` with `.`, `..` and repeated separators removed lexically (a
+/// `..` at the root stays there), a trailing separator kept: what node:wasi
+/// hands the kernel for a guest path.
+pub fn normalize_lexically(host_path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for seg in host_path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            s => out.push(s),
+        }
+    }
+    let trailing = host_path.len() > 1 && host_path.ends_with('/') && !out.is_empty();
+    format!("/{}{}", out.join("/"), if trailing { "/" } else { "" })
+}
+
 /// What a no-follow open of `host_path` gets from open(2) with O_NOFOLLOW when
 /// its final component is a symlink: ELOOP, EEXIST for O_CREAT|O_EXCL; SUCCESS
 /// when it is not a symlink or does not exist. The parent is resolved as written.
@@ -222,6 +240,21 @@ impl Gate {
     /// it acts on the final name itself: the raw path lexically, then the real
     /// parent directory plus the name. Returns the path that was checked.
     pub fn fs(&self, host_path: &str, mode: FsMode, follow: bool) -> Result<String, Denial> {
+        let first = self.fs_as(host_path, mode, follow)?;
+        // The same two readings as the Node host's gate, whose runtime normalises
+        // the path lexically before the kernel resolves it (`link/../x` is the x
+        // beside the link there): both must be inside the grants, so both hosts
+        // give the same verdict. wasmtime opens the path as written (cap-std
+        // resolves it like the kernel), so that is the path handed back.
+        let norm = normalize_lexically(host_path);
+        if norm != host_path {
+            self.fs_as(&norm, mode, follow)?;
+        }
+        Ok(first)
+    }
+
+    /// One reading of a path (see [`Gate::fs`]).
+    fn fs_as(&self, host_path: &str, mode: FsMode, follow: bool) -> Result<String, Denial> {
         let resolve = FsCheckOptions { resolve_symlinks: true };
         if follow {
             return self.checker.authorize_fs(host_path, mode, resolve).map_err(|e| e.denial);
