@@ -243,6 +243,10 @@ test('WasiGate: a path is checked as the kernel reads it and as node:wasi reads 
   assert.deepEqual(gate.fs(`${root}/out/lk/../link-dir/victim`, 'write', { follow: false }), { allowed: false, capability: 'fs.write', reason: 'not_allowlisted' })
   // Both readings inside: allowed, and the path handed back is node:wasi's.
   assert.deepEqual(gate.fs(`${root}/out/lk/../own.txt`, 'write', { follow: true }), { allowed: true, path: `${root}/out/own.txt` })
-  assert.equal(sum(await m.points(), 'plugin.permission_denied_total', 'norm'), 2)
+  // x-lex -> lk/../private/key.txt: the kernel reads out/d1/private/key.txt (no such file,
+  // inside the grant); node:wasi, following the link itself, out/private/key.txt (denied).
+  assert.deepEqual(gate.fsAs(`${root}/out/x-lex`, 'read', { follow: true }), { allowed: true, path: `${root}/out/d1/private/key.txt` })
+  assert.deepEqual(gate.fs(`${root}/out/x-lex`, 'read', { follow: true }), { allowed: false, capability: 'fs.read', reason: 'explicitly_denied' })
+  assert.equal(sum(await m.points(), 'plugin.permission_denied_total', 'norm'), 3)
   await m.shutdown()
 })

@@ -43,6 +43,12 @@ function plantLinks(root) {
   fs.mkdirSync(path.join(root, 'out', 'd1', 'd2'), { recursive: true })
   fs.symlinkSync(path.join(root, 'out', 'd1', 'd2'), path.join(root, 'out', 'lk'))
   fs.writeFileSync(path.join(root, 'outside-dir', 'victim'), 'VICTIM\n')
+  // Inside the /out preopen but denied (manifestFor's deny), reached by a link
+  // whose target node:wasi reads lexically (out/private/key.txt) and the kernel
+  // from lk's target (out/d1/private/key.txt, no such file).
+  fs.mkdirSync(path.join(root, 'out', 'private'))
+  fs.writeFileSync(path.join(root, 'out', 'private', 'key.txt'), 'PRIVATE\n')
+  fs.symlinkSync('lk/../private/key.txt', path.join(root, 'out', 'x-lex'))
   return root
 }
 
@@ -55,10 +61,11 @@ async function startServer() {
   return { server, port: server.address().port }
 }
 
-/** `/data` read-only, `/out` read-write; the API host by IP literal (needed for a loopback address). */
+/** `/data` read-only, `/out` read-write but `/out/private` denied; the API host by IP literal (needed for a loopback address). */
 function manifestFor(root, port, budgets = { wallClockMs: 3000, cpuPercent: 80 }) {
   return {
     fs: [`${root}/data/**`, { path: `${root}/out/**`, mode: 'readwrite' }],
+    deny: { fs: [`${root}/out/private/**`] },
     fetch: [`127.0.0.1:${port}`],
     secrets: ['GREETING'],
     events: { publishes: ['demo.*'] },
@@ -140,6 +147,8 @@ const SYMLINK_REPORTS = [
   // node:wasi reads it (it normalises first: out/x, a link out of the grants).
   ['normalized_unlink_through_link', E.ACCES],
   ['normalized_open_through_link', E.ACCES],
+  // x-lex -> lk/../private/key.txt: node:wasi follows it lexically (out/private, denied).
+  ['lexical_link_target_into_deny', E.ACCES],
   // An absolute target names a host path: never revealed (wasmtime's rule, the Node gate's too).
   ['readlink_absolute_target', E.PERM],
   ['readlink_relative_target', E.OK],

@@ -68,7 +68,13 @@ class WasiGate {
     // the grants; the runtime opens the normalised one, so that is the path
     // handed back (and recorded for an fd).
     const norm = normalizeLexically(hostPath)
-    return norm === hostPath ? first : this.fsAs(norm, mode, { follow })
+    const second = norm === hostPath ? first : this.fsAs(norm, mode, { follow })
+    if (!follow || !second.allowed) return second
+    // And when it follows a final symlink itself, it reads the link's target
+    // lexically too (joined to the link's directory, normalised, again for a
+    // chain), where the kernel would resolve `lk/..` in it from lk's target.
+    const chain = followLexically(norm)
+    return chain === norm ? second : this.fsAs(chain, mode, { follow })
   }
 
   /** One reading of a path (see `fs`). */
@@ -245,6 +251,29 @@ function normalizeLexically(hostPath) {
   return `/${out.join('/')}${trailing}`
 }
 
+/** How many links uvwasi follows in a chain before ELOOP (UVWASI__MAX_SYMLINK_FOLLOWS). */
+const MAX_SYMLINK_FOLLOWS = 32
+
+/**
+ * Where uvwasi's own following of a final symlink ends: while the path is a
+ * symlink, its target joined to the link's directory (or itself, absolute)
+ * and normalised lexically. Intermediate components are left to the kernel.
+ */
+function followLexically(hostPath) {
+  let p = hostPath
+  for (let i = 0; i < MAX_SYMLINK_FOLLOWS; i++) {
+    let target
+    try {
+      target = fs.readlinkSync(p.replace(/(.)\/+$/, '$1'))
+    } catch {
+      return p
+    }
+    const dir = p.replace(/(.)\/+$/, '$1').replace(/\/[^/]*$/, '') || '/'
+    p = normalizeLexically(target.startsWith('/') ? target : `${dir}/${target}`)
+  }
+  return p
+}
+
 /**
  * What a no-follow open of `hostPath` gets from open(2) with O_NOFOLLOW when its
  * final component is a symlink: ELOOP, EEXIST for O_CREAT|O_EXCL; SUCCESS when
@@ -274,4 +303,4 @@ function absoluteLinkTarget(checkedPath) {
   }
 }
 
-module.exports = { WasiGate, checksFor, openMode, normalizeLexically, ERRNO, WRITE_RIGHTS, WASI_CALLS }
+module.exports = { WasiGate, checksFor, openMode, normalizeLexically, followLexically, ERRNO, WRITE_RIGHTS, WASI_CALLS }

@@ -168,6 +168,28 @@ pub fn normalize_lexically(host_path: &str) -> String {
     format!("/{}{}", out.join("/"), if trailing { "/" } else { "" })
 }
 
+/// Where node:wasi's own following of a final symlink ends: while the path is
+/// a symlink, its target joined to the link's directory (or itself, absolute)
+/// and normalised lexically, at most 32 links (uvwasi's limit).
+pub fn follow_lexically(host_path: &str) -> String {
+    let mut p = host_path.to_owned();
+    for _ in 0..32 {
+        let trimmed = if p.len() > 1 { p.trim_end_matches('/') } else { p.as_str() };
+        let Ok(target) = std::fs::read_link(trimmed) else { return p };
+        let Some(target) = target.to_str() else { return p };
+        let dir = match trimmed.rfind('/') {
+            Some(0) | None => "/",
+            Some(i) => &trimmed[..i],
+        };
+        p = if target.starts_with('/') {
+            normalize_lexically(target)
+        } else {
+            normalize_lexically(&format!("{dir}/{target}"))
+        };
+    }
+    p
+}
+
 /// What a no-follow open of `host_path` gets from open(2) with O_NOFOLLOW when
 /// its final component is a symlink: ELOOP, EEXIST for O_CREAT|O_EXCL; SUCCESS
 /// when it is not a symlink or does not exist. The parent is resolved as written.
@@ -249,6 +271,14 @@ impl Gate {
         let norm = normalize_lexically(host_path);
         if norm != host_path {
             self.fs_as(&norm, mode, follow)?;
+        }
+        // And where node:wasi's own following of a final symlink ends (the
+        // link's target read lexically), for the same verdicts.
+        if follow {
+            let chain = follow_lexically(&norm);
+            if chain != norm {
+                self.fs_as(&chain, mode, follow)?;
+            }
         }
         Ok(first)
     }
