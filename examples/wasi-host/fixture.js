@@ -149,6 +149,9 @@ const SYMLINK_REPORTS = [
   ['normalized_open_through_link', E.ACCES],
   // x-lex -> lk/../private/key.txt: node:wasi follows it lexically (out/private, denied).
   ['lexical_link_target_into_deny', E.ACCES],
+  // No such link as the kernel reads it (out/d1/link-to-own), a link as node:wasi
+  // reads it: not followed, so O_NOFOLLOW's errno.
+  ['normalized_nofollow_final_link', E.LOOP],
   // An absolute target names a host path: never revealed (wasmtime's rule, the Node gate's too).
   ['readlink_absolute_target', E.PERM],
   ['readlink_relative_target', E.OK],

@@ -139,7 +139,9 @@ class WasiGate {
       // that asked not to follow gets what O_NOFOLLOW gives (ELOOP, or EEXIST
       // for an exclusive create), the same errno the Rust host's runtime gives.
       if (c.noFollowFinal) {
-        const errno = finalSymlinkErrno(c.path, c.exclusive)
+        // Its final component as written or as node:wasi normalises the path: with
+        // neither a symlink, what node:wasi opens is the normalised path's real path.
+        const errno = finalSymlinkErrno(c.path, c.exclusive) || finalSymlinkErrno(normalizeLexically(c.path), c.exclusive)
         if (errno !== ERRNO.SUCCESS) {
           this.calls.push({ op, capability: `fs.${c.mode}`, what: `${op} ${JSON.stringify(c.what)}`, allowed: true, errno })
           this.log(`${op} ${JSON.stringify(c.what)} -> errno ${errno} (a final symlink, not followed)`)

@@ -649,9 +649,12 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                 // Not following a final symlink: the O_NOFOLLOW errno, decided here as in
                 // the Node host (whose runtime would follow it).
                 let exclusive = oflags & (OFLAGS_CREAT | OFLAGS_EXCL) == OFLAGS_CREAT | OFLAGS_EXCL;
-                let e = final_symlink_errno(&checks[0].0, exclusive);
-                if e != errno::SUCCESS {
-                    return Ok(e);
+                // Its final component as written or as node:wasi normalises the path.
+                for p in [checks[0].0.clone(), normalize_lexically(&checks[0].0)] {
+                    let e = final_symlink_errno(&p, exclusive);
+                    if e != errno::SUCCESS {
+                        return Ok(e);
+                    }
                 }
             }
             let r = delegate(&mut c, |ctx, mem| {
