@@ -218,6 +218,10 @@ pub fn final_symlink_errno(host_path: &str, exclusive: bool) -> i32 {
 const OFLAGS_CREAT: i32 = 1;
 const OFLAGS_EXCL: i32 = 4;
 const OFLAGS_TRUNC: i32 = 8;
+/// Linear memories and tables one guest may declare (multi-memory guests included).
+pub const MAX_MEMORIES: usize = 32;
+/// See [`MAX_MEMORIES`].
+pub const MAX_TABLES: usize = 32;
 /// Bytes a table element holds in wasmtime (a pointer), counted against `memoryMb`.
 const TABLE_ELEMENT_BYTES: usize = std::mem::size_of::<usize>();
 const FDFLAGS_APPEND: i32 = 1;
@@ -524,6 +528,17 @@ impl ResourceLimiter for State {
     fn table_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
         self.guest_bytes -= std::mem::take(&mut self.last_grow);
         Ok(())
+    }
+    // Counts too: each linear memory reserves its own address space whatever its
+    // size, so a guest may not declare thousands of empty ones; one instance.
+    fn instances(&self) -> usize {
+        1
+    }
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
+    }
+    fn tables(&self) -> usize {
+        MAX_TABLES
     }
 }
 

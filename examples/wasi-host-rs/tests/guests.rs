@@ -313,3 +313,18 @@ fn memory_mb_counts_every_growth_of_memories_and_tables() {
     assert_eq!(r.reports.iter().filter(|(t, v)| t == "grow_table" && *v >= 0).count(), 64);
     assert_eq!(budget_count(&probe, "grow-big", "memory"), None);
 }
+
+#[test]
+fn a_guest_declares_at_most_32_memories_whatever_their_size() {
+    let w = world();
+    let many = |n: usize| {
+        let mems: String = (1..n).map(|i| format!("(memory $m{i} 0)")).collect();
+        format!("(module (import \"host\" \"report\" (func $report (param i32 i32 i32))) (memory (export \"memory\") 1) {mems} (func (export \"_start\")))")
+    };
+    let probe = Probe::new();
+    let r = run_guest(many(32).as_bytes(), bare(&w, "m32", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    let r = run_guest(many(33).as_bytes(), bare(&w, "m33", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+    let Outcome::Trap(m) = r.outcome else { panic!("33 memories instantiated: {:?}", r.outcome) };
+    assert!(m.contains("memory"), "{m}");
+}
