@@ -230,13 +230,24 @@ test('WASI hosts: every import node:wasi offers is classified in the shared call
 
 test('WasiGate: a path is checked as the kernel reads it and as node:wasi reads it (normalised first)', { skip }, async () => {
   const { PermissionChecker } = require('..')
-  const { WasiGate, normalizeLexically } = require('../examples/wasi-host/gate.js')
+  const { WasiGate, normalizeLexically, followLexically } = require('../examples/wasi-host/gate.js')
   const root = fx.plantLinks(fx.makeRoot())
   const m = meterHarness()
   const gate = new WasiGate(new PermissionChecker(PermissionPolicy.fromManifest(fx.manifestFor(root, 1), { plugin: 'norm' }), { meter: m.meter }))
   assert.equal(normalizeLexically(`${root}/out/lk/../link-out`), `${root}/out/link-out`)
   assert.equal(normalizeLexically('/a//b/./c/../'), '/a/b/')
   assert.equal(normalizeLexically('/../a'), '/a')
+  assert.equal(normalizeLexically('/'), '/')
+  // Where node:wasi's own following ends: targets read lexically, along a chain; a
+  // trailing separator on the link is the link; not a link: itself.
+  assert.equal(followLexically(`${root}/out/x-lex`), `${root}/out/private/key.txt`)
+  fs.symlinkSync('x-lex', path.join(root, 'out', 'chain'))
+  assert.equal(followLexically(`${root}/out/chain`), `${root}/out/private/key.txt`)
+  assert.equal(followLexically(`${root}/out/chain/`), `${root}/out/private/key.txt`)
+  assert.equal(followLexically(`${root}/out/link-out`), `${root}/secret-outside.txt`)
+  assert.equal(followLexically(`${root}/out/own.txt`), `${root}/out/own.txt`)
+  fs.symlinkSync('loop', path.join(root, 'out', 'loop'))
+  assert.equal(followLexically(`${root}/out/loop`), `${root}/out/loop`, 'a loop ends after the limit, still a link')
   // lk -> out/d1/d2: out/d1/link-out for the kernel (inside, no such file), out/link-out
   // (-> the secret) for node:wasi. Either reading outside the grants denies, once.
   assert.deepEqual(gate.fs(`${root}/out/lk/../link-out`, 'read', { follow: true }), { allowed: false, capability: 'fs.read', reason: 'symlink_escape' })
