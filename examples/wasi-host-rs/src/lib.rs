@@ -749,7 +749,8 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
             move |mut c: Caller<'_, State>, fd: i32, p: i32, l: i32| -> wasmtime::Result<i32> {
                 let checks = (|| {
                     let g = guest_str(&mut c, p, l)?;
-                    Ok(vec![(host_path(&c, fd, &g)?, mode, false, g)])
+                    let follow = follows(&c.data().calls_table, name, 0);
+                    Ok(vec![(host_path(&c, fd, &g)?, mode, follow, g)])
                 })();
                 gated!(c, name, checks, |ctx, mem| match name {
                     "path_create_directory" => in_tokio(p1::path_create_directory(ctx, mem, fd, p, l)),
@@ -765,7 +766,8 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
         |mut c: Caller<'_, State>, fd: i32, p: i32, l: i32, buf: i32, len: i32, used: i32| -> wasmtime::Result<i32> {
             let checks = (|| {
                 let g = guest_str(&mut c, p, l)?;
-                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Read, false, g)])
+                let follow = follows(&c.data().calls_table, "path_readlink", 0);
+                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Read, follow, g)])
             })();
             gated!(c, "path_readlink", checks, |ctx, mem| in_tokio(p1::path_readlink(
                 ctx, mem, fd, p, l, buf, len, used
@@ -779,9 +781,10 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
             let checks = (|| {
                 let from = guest_str(&mut c, op, ol)?;
                 let to = guest_str(&mut c, np, nl)?;
+                let follow = follows(&c.data().calls_table, "path_rename", 0);
                 Ok(vec![
-                    (host_path(&c, fd, &from)?, FsMode::Write, false, from),
-                    (host_path(&c, nfd, &to)?, FsMode::Write, false, to),
+                    (host_path(&c, fd, &from)?, FsMode::Write, follow, from),
+                    (host_path(&c, nfd, &to)?, FsMode::Write, follow, to),
                 ])
             })();
             gated!(c, "path_rename", checks, |ctx, mem| in_tokio(p1::path_rename(ctx, mem, fd, op, ol, nfd, np, nl)))
@@ -816,7 +819,7 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                         follows(&c.data().calls_table, "path_link", oflags),
                         from,
                     ),
-                    (host_path(&c, nfd, &to)?, FsMode::Write, false, to),
+                    (host_path(&c, nfd, &to)?, FsMode::Write, follows(&c.data().calls_table, "path_link", 0), to),
                 ])
             })();
             gated!(c, "path_link", checks, |ctx, mem| in_tokio(p1::path_link(
@@ -840,7 +843,8 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                     let dir = Path::new(&link_host).parent().and_then(Path::to_str).unwrap_or("/");
                     format!("{dir}/{target}")
                 };
-                Ok(vec![(link_host, FsMode::Write, false, link), (target_host, FsMode::Read, true, target)])
+                let follow = follows(&c.data().calls_table, "path_symlink", 0);
+                Ok(vec![(link_host, FsMode::Write, follow, link), (target_host, FsMode::Read, true, target)])
             })();
             gated!(c, "path_symlink", checks, |ctx, mem| in_tokio(p1::path_symlink(ctx, mem, tp, tl, fd, np, nl)))
         },
@@ -1142,5 +1146,86 @@ mod tests {
         assert_eq!(open_mode(OFLAGS_TRUNC, 2, 0), FsMode::Write);
         assert_eq!(open_mode(2, 2, 0), FsMode::Read, "O_DIRECTORY");
         assert_eq!(open_mode(0, 2, FDFLAGS_APPEND), FsMode::Write);
+    }
+
+    #[test]
+    fn the_call_table_is_complete_and_consistent() {
+        let table = wasi_calls().unwrap();
+        for (name, gate) in &table {
+            if let CallGate::Fd(mode, right) = gate {
+                assert!(FD_GATED.contains(&name.as_str()), "{name}: an fd call without a gated wrapper");
+                assert!(*right < 64, "{name}");
+                // A call needing a right that counts as a write in open_mode is a write call.
+                if WRITE_RIGHTS & (1u64 << right) != 0 {
+                    assert_eq!(*mode, FsMode::Write, "{name}");
+                }
+            }
+        }
+        for name in FD_GATED {
+            assert!(matches!(table.get(name), Some(CallGate::Fd(..))), "{name}");
+        }
+        assert_eq!(table.get("path_open"), Some(&CallGate::Path(Follow::Always, None)));
+        assert_eq!(table.get("path_link"), Some(&CallGate::Path(Follow::Never, Some((LOOKUP_SYMLINK_FOLLOW, 28)))));
+        assert!(follows(&table, "path_open", 0) && !follows(&table, "path_unlink_file", 1));
+        assert!(follows(&table, "path_filestat_get", 1) && !follows(&table, "path_filestat_get", 0));
+        assert!(follows(&table, "not_in_the_table", 0), "unknown: the stricter check");
+    }
+
+    #[test]
+    fn normalize_lexically_is_what_node_wasi_hands_the_kernel() {
+        for (raw, want) in [
+            ("/a/b/../c", "/a/c"),
+            ("/a//b/./c/../", "/a/b/"),
+            ("/a/b/", "/a/b/"),
+            ("/../a", "/a"),
+            ("/", "/"),
+            ("//", "/"),
+            ("/a/..", "/"),
+            ("/a/../", "/"),
+            ("/x", "/x"),
+        ] {
+            assert_eq!(normalize_lexically(raw), want, "{raw}");
+        }
+    }
+
+    #[test]
+    fn follow_lexically_reads_link_targets_as_node_wasi_does() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let r = root.to_str().unwrap();
+        std::fs::create_dir_all(root.join("d1/d2")).unwrap();
+        symlink(root.join("d1/d2"), root.join("lk")).unwrap();
+        symlink("lk/../t", root.join("x")).unwrap();
+        symlink("x", root.join("chain")).unwrap();
+        symlink("loop", root.join("loop")).unwrap();
+        std::fs::write(root.join("f"), "").unwrap();
+        // The kernel would read lk/../t as d1/t; node:wasi reads it lexically.
+        assert_eq!(follow_lexically(&format!("{r}/x")), format!("{r}/t"));
+        assert_eq!(follow_lexically(&format!("{r}/chain")), format!("{r}/t"));
+        assert_eq!(follow_lexically(&format!("{r}/chain/")), format!("{r}/t"));
+        assert_eq!(follow_lexically(&format!("{r}/lk")), format!("{r}/d1/d2"));
+        assert_eq!(follow_lexically(&format!("{r}/f")), format!("{r}/f"));
+        assert_eq!(follow_lexically(&format!("{r}/loop")), format!("{r}/loop"));
+        assert_eq!(follow_lexically("/"), "/");
+    }
+
+    #[test]
+    fn final_symlink_errno_is_what_o_nofollow_gives() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let r = root.to_str().unwrap();
+        std::fs::create_dir(root.join("d")).unwrap();
+        symlink("d", root.join("l")).unwrap();
+        assert_eq!(final_symlink_errno(&format!("{r}/l"), false), errno::LOOP);
+        assert_eq!(final_symlink_errno(&format!("{r}/l/"), false), errno::LOOP);
+        assert_eq!(final_symlink_errno(&format!("{r}/l"), true), errno::EXIST);
+        assert_eq!(final_symlink_errno(&format!("{r}/d"), false), errno::SUCCESS);
+        assert_eq!(final_symlink_errno(&format!("{r}/none"), false), errno::SUCCESS);
+        // `.`, `..` and an empty name are never a symlink, whatever precedes them.
+        assert_eq!(final_symlink_errno(&format!("{r}/l/."), false), errno::SUCCESS);
+        assert_eq!(final_symlink_errno(&format!("{r}/l/.."), false), errno::SUCCESS);
+        assert_eq!(final_symlink_errno("l", false), errno::SUCCESS);
     }
 }

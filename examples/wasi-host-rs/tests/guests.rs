@@ -411,3 +411,45 @@ fn fd_level_calls_are_checked_by_the_fds_path_and_rights() {
     assert_eq!(denied_total(&probe, "fdops"), eacces);
     assert_eq!(std::fs::read_to_string(w.root.join("data/input.txt")).unwrap(), "hello from a file\n");
 }
+
+#[test]
+fn a_growth_past_a_memorys_own_maximum_fails_and_is_not_counted() {
+    // Each memory.grow / table.grow passes the budget's limiter and then fails on
+    // the declared maximum (-1 for the guest): the total must not keep it, or 64
+    // failed attempts would add up past 4 MB (memories: 64 x 128 KiB; the table:
+    // 64 x 8192 pointers, each on its own).
+    let w = world();
+    let probe = Probe::new();
+    let wat = r#"(module
+      (import "host" "report" (func $report (param i32 i32 i32)))
+      (memory (export "memory") 1 2)
+      (table $t 1 2 funcref)
+      (data (i32.const 64) "grow")
+      (func (export "_start") (local $i i32)
+        (loop $again
+          (call $report (i32.const 64) (i32.const 4)
+            (i32.add (memory.grow (i32.const 2)) (table.grow $t (ref.null func) (i32.const 8192))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br_if $again (i32.lt_u (local.get $i) (i32.const 64))))))"#;
+    let r = run_guest(wat.as_bytes(), bare(&w, "grow-max", &probe, json!({ "memoryMb": 4 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    assert_eq!(r.reports.len(), 64);
+    assert!(r.reports.iter().all(|(_, v)| *v == -2), "{:?}", r.reports);
+    assert_eq!(budget_count(&probe, "grow-max", "memory"), None);
+}
+
+#[test]
+fn a_guest_declares_at_most_32_tables() {
+    let w = world();
+    let many = |n: usize| {
+        let tables: String = (0..n).map(|i| format!("(table $t{i} 1 funcref)")).collect();
+        format!("(module (memory (export \"memory\") 1) {tables} (func (export \"_start\")))")
+    };
+    let probe = Probe::new();
+    for n in [2, 32] {
+        let r = run_guest(many(n).as_bytes(), bare(&w, "tables", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+        assert!(matches!(r.outcome, Outcome::Exited(0)), "{n} tables: {:?}", r.outcome);
+    }
+    let r = run_guest(many(33).as_bytes(), bare(&w, "tables", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Trap(_)), "33 tables instantiated: {:?}", r.outcome);
+}
