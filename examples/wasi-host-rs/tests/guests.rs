@@ -453,3 +453,27 @@ fn a_guest_declares_at_most_32_tables() {
     let r = run_guest(many(33).as_bytes(), bare(&w, "tables", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
     assert!(matches!(r.outcome, Outcome::Trap(_)), "33 tables instantiated: {:?}", r.outcome);
 }
+
+#[test]
+fn a_failed_growth_leaves_the_total_exact() {
+    // $a (1 page, max 2) fails to grow by 2; then $b grows a page at a time: with
+    // the total exact (a 1 + b 1 + k pages), the 63rd growth passes 4 MB (64 pages).
+    let w = world();
+    let probe = Probe::new();
+    let wat = r#"(module
+      (import "host" "report" (func $report (param i32 i32 i32)))
+      (memory $a (export "memory") 1 2)
+      (memory $b 1)
+      (data (i32.const 64) "fail") (data (i32.const 72) "grow")
+      (func (export "_start")
+        (call $report (i32.const 64) (i32.const 4) (memory.grow $a (i32.const 2)))
+        (loop $again
+          (call $report (i32.const 72) (i32.const 4) (memory.grow $b (i32.const 1)))
+          (br $again))))"#;
+    let r = run_guest(wat.as_bytes(), bare(&w, "grow-exact", &probe, json!({ "memoryMb": 4 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a memory breach: {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "memoryMb");
+    assert_eq!(r.reports.first(), Some(&("fail".to_owned(), -1)));
+    assert_eq!(r.reports.iter().filter(|(t, v)| t == "grow" && *v > 0).count(), 62, "{:?}", r.reports.len());
+    assert_eq!(budget_count(&probe, "grow-exact", "memory"), Some(1));
+}

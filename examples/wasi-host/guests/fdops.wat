@@ -64,20 +64,21 @@
   (data (i32.const 1704) "input_read")
   (data (i32.const 1720) "input_sync")
   (data (i32.const 1736) "input_set_times")
-  (data (i32.const 1752) "open_own_write")
-  (data (i32.const 1768) "own_rw_set_times")
-  (data (i32.const 1792) "own_rw_write")
-  (data (i32.const 1808) "closed_fd_write")
-  (data (i32.const 1824) "renumber_unknown_onto_stderr")
-  (data (i32.const 1856) "stderr_write_after_failed_renumber")
-  (data (i32.const 1896) "stdout_write")
-  (data (i32.const 1912) "unknown_fd_write")
-  (data (i32.const 1936) "sock_recv_preopen")
-  (data (i32.const 1960) "fdstat_preopen")
-  (data (i32.const 1976) "open_input_again")
-  (data (i32.const 2000) "renumber_onto_stdout")
-  (data (i32.const 2024) "renumbered_stdout_write")
-  (data (i32.const 2048) "renumbered_stdout_read")
+  (data (i32.const 1752) "closed_input_write")
+  (data (i32.const 1776) "open_own_write")
+  (data (i32.const 1792) "own_rw_set_times")
+  (data (i32.const 1816) "own_rw_write")
+  (data (i32.const 1832) "closed_fd_write")
+  (data (i32.const 1848) "renumber_unknown_onto_stderr")
+  (data (i32.const 1880) "stderr_write_after_failed_renumber")
+  (data (i32.const 1920) "stdout_write")
+  (data (i32.const 1936) "unknown_fd_write")
+  (data (i32.const 1960) "sock_recv_preopen")
+  (data (i32.const 1984) "fdstat_preopen")
+  (data (i32.const 2000) "open_input_again")
+  (data (i32.const 2024) "renumber_onto_stdout")
+  (data (i32.const 2048) "renumbered_stdout_write")
+  (data (i32.const 2072) "renumbered_stdout_read")
   (func $fd (result i32) (i32.load (i32.const 0)))
   (func (export "_start")
     ;; data_preopen_set_times
@@ -131,33 +132,35 @@
     ;; input_set_times
     (call $report (i32.const 1736) (i32.const 15) (call $fd_filestat_set_times (call $fd) (i64.const 0) (i64.const 0) (i32.const 10)))
     (drop (call $fd_close (call $fd)))
+    ;; closed_input_write
+    (call $report (i32.const 1752) (i32.const 18) (call $fd_write (call $fd) (i32.const 8) (i32.const 1) (i32.const 16)))
     ;; open_own_write
-    (call $report (i32.const 1752) (i32.const 14) (call $path_open (i32.const 4) (i32.const 0) (i32.const 1472) (i32.const 7) (i32.const 0) (i64.const 8388672) (i64.const 0) (i32.const 0) (i32.const 0)))
+    (call $report (i32.const 1776) (i32.const 14) (call $path_open (i32.const 4) (i32.const 0) (i32.const 1472) (i32.const 7) (i32.const 0) (i64.const 8388672) (i64.const 0) (i32.const 0) (i32.const 0)))
     ;; own_rw_set_times
-    (call $report (i32.const 1768) (i32.const 16) (call $fd_filestat_set_times (call $fd) (i64.const 0) (i64.const 0) (i32.const 10)))
+    (call $report (i32.const 1792) (i32.const 16) (call $fd_filestat_set_times (call $fd) (i64.const 0) (i64.const 0) (i32.const 10)))
     ;; own_rw_write
-    (call $report (i32.const 1792) (i32.const 12) (call $fd_write (call $fd) (i32.const 8) (i32.const 1) (i32.const 16)))
+    (call $report (i32.const 1816) (i32.const 12) (call $fd_write (call $fd) (i32.const 8) (i32.const 1) (i32.const 16)))
     (drop (call $fd_close (call $fd)))
     ;; closed_fd_write
-    (call $report (i32.const 1808) (i32.const 15) (call $fd_write (call $fd) (i32.const 8) (i32.const 1) (i32.const 16)))
+    (call $report (i32.const 1832) (i32.const 15) (call $fd_write (call $fd) (i32.const 8) (i32.const 1) (i32.const 16)))
     ;; renumber_unknown_onto_stderr
-    (call $report (i32.const 1824) (i32.const 28) (call $fd_renumber (i32.const 99) (i32.const 2)))
+    (call $report (i32.const 1848) (i32.const 28) (call $fd_renumber (i32.const 99) (i32.const 2)))
     ;; stderr_write_after_failed_renumber
-    (call $report (i32.const 1856) (i32.const 34) (call $fd_write (i32.const 2) (i32.const 8) (i32.const 1) (i32.const 16)))
+    (call $report (i32.const 1880) (i32.const 34) (call $fd_write (i32.const 2) (i32.const 8) (i32.const 1) (i32.const 16)))
     ;; stdout_write
-    (call $report (i32.const 1896) (i32.const 12) (call $fd_write (i32.const 1) (i32.const 8) (i32.const 1) (i32.const 16)))
+    (call $report (i32.const 1920) (i32.const 12) (call $fd_write (i32.const 1) (i32.const 8) (i32.const 1) (i32.const 16)))
     ;; unknown_fd_write
-    (call $report (i32.const 1912) (i32.const 16) (call $fd_write (i32.const 99) (i32.const 8) (i32.const 1) (i32.const 16)))
+    (call $report (i32.const 1936) (i32.const 16) (call $fd_write (i32.const 99) (i32.const 8) (i32.const 1) (i32.const 16)))
     ;; sock_recv_preopen
-    (call $report (i32.const 1936) (i32.const 17) (call $sock_recv (i32.const 3) (i32.const 8) (i32.const 1) (i32.const 0) (i32.const 16) (i32.const 20)))
+    (call $report (i32.const 1960) (i32.const 17) (call $sock_recv (i32.const 3) (i32.const 8) (i32.const 1) (i32.const 0) (i32.const 16) (i32.const 20)))
     ;; fdstat_preopen
-    (call $report (i32.const 1960) (i32.const 14) (call $fd_fdstat_get (i32.const 3) (i32.const 64)))
+    (call $report (i32.const 1984) (i32.const 14) (call $fd_fdstat_get (i32.const 3) (i32.const 64)))
     ;; open_input_again
-    (call $report (i32.const 1976) (i32.const 16) (call $path_open (i32.const 3) (i32.const 0) (i32.const 1480) (i32.const 9) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 0)))
+    (call $report (i32.const 2000) (i32.const 16) (call $path_open (i32.const 3) (i32.const 0) (i32.const 1480) (i32.const 9) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 0)))
     ;; renumber_onto_stdout
-    (call $report (i32.const 2000) (i32.const 20) (call $fd_renumber (call $fd) (i32.const 1)))
+    (call $report (i32.const 2024) (i32.const 20) (call $fd_renumber (call $fd) (i32.const 1)))
     ;; renumbered_stdout_write
-    (call $report (i32.const 2024) (i32.const 23) (call $fd_write (i32.const 1) (i32.const 8) (i32.const 1) (i32.const 16)))
+    (call $report (i32.const 2048) (i32.const 23) (call $fd_write (i32.const 1) (i32.const 8) (i32.const 1) (i32.const 16)))
     ;; renumbered_stdout_read
-    (call $report (i32.const 2048) (i32.const 22) (call $fd_read (i32.const 1) (i32.const 8) (i32.const 1) (i32.const 16)))
+    (call $report (i32.const 2072) (i32.const 22) (call $fd_read (i32.const 1) (i32.const 8) (i32.const 1) (i32.const 16)))
   ))
