@@ -152,3 +152,112 @@ test('WasiGate: an operation on a name resolves its parent as written (link/.. i
   assert.equal(sum(await m.points(), 'plugin.permission_denied_total', 'gate'), 2)
   await m.shutdown()
 })
+
+async function runLinked(name, { plugin = name, budgets = { wallClockMs: 10_000 } } = {}) {
+  const root = fx.plantLinks(fx.makeRoot())
+  const { server, port } = await fx.startServer()
+  const m = meterHarness()
+  try {
+    const r = await run(name, { plugin, budgets, root, port, meter: m.meter })
+    return { r, root, points: await m.points() }
+  } finally {
+    server.close()
+    await m.shutdown()
+  }
+}
+
+test('WASI host (Node): a no-follow open is checked as what node:wasi opens (it follows the final symlink)', { skip, timeout: 60_000 }, async () => {
+  const { r, root, points } = await runLinked('symlink')
+  assert.equal(r.ok, true, JSON.stringify(r))
+  assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), fx.SYMLINK_REPORTS)
+  const denied = fx.SYMLINK_REPORTS.filter(([, e]) => e === EACCES).length
+  assert.equal(sum(points, 'plugin.permission_denied_total', 'symlink'), denied)
+  const reasons = new Set(r.calls.filter((c) => !c.allowed).map((c) => `${c.capability}:${c.reason}`))
+  for (const want of ['fs.read:symlink_escape', 'fs.write:symlink_escape', 'fs.write:mode_not_granted']) assert.ok(reasons.has(want), `${want} in ${[...reasons]}`)
+  // Not read, not truncated, not created: the secret, the read-only file, the
+  // dangling link's target; not unlinked through `lk/..` as node:wasi reads it.
+  assert.equal(fs.readFileSync(path.join(root, 'secret-outside.txt'), 'utf8'), 'TOP SECRET\n')
+  assert.equal(fs.readFileSync(path.join(root, 'data', 'input.txt'), 'utf8'), 'hello from a file\n')
+  assert.equal(fs.existsSync(path.join(root, 'created-outside.txt')), false)
+  assert.deepEqual(fs.readdirSync(path.join(root, 'outside-dir')), ['victim'], 'nothing created or removed outside through a link')
+})
+
+test('WASI host (Node): fd-level calls are gated by the mode of the fd\'s path (preopens included) and its rights', { skip, timeout: 60_000 }, async () => {
+  const { r, root, points } = await runLinked('fdops')
+  assert.equal(r.ok, true, JSON.stringify(r))
+  assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), fx.FDOPS_REPORTS)
+  assert.equal(sum(points, 'plugin.permission_denied_total', 'fdops'), fx.FDOPS_REPORTS.filter(([, e]) => e === EACCES).length)
+  // data/input.txt not written; out/own.txt written once, through the fd opened
+  // for writing, with the 4 bytes the guest last read (from data/input.txt).
+  assert.equal(fs.readFileSync(path.join(root, 'data', 'input.txt'), 'utf8'), 'hello from a file\n')
+  assert.equal(fs.readFileSync(path.join(root, 'out', 'own.txt'), 'utf8'), 'hellguest may change this\n')
+})
+
+test('WASI host (Node): a start function runs under the budget from instantiation (wall clock and CPU)', { skip, timeout: 60_000 }, async () => {
+  for (const [plugin, budgets, budget, reason] of [
+    ['start-wall', { wallClockMs: 300 }, 'wallClockMs', 'wall_clock'],
+    ['start-cpu', { wallClockMs: 60_000, cpuPercent: 10 }, 'cpuPercent', 'cpu'],
+  ]) {
+    const started = performance.now()
+    const { r, points } = await runLinked('start', { plugin, budgets })
+    assert.equal(r.code, 'BUDGET_EXCEEDED', JSON.stringify(r))
+    assert.equal(r.budget, budget)
+    assert.ok(performance.now() - started < 10_000)
+    assert.deepEqual(r.reports, [])
+    const b = points.filter((p) => p.name === 'plugin.budget_exceeded_total' && p.attributes.plugin === plugin)
+    assert.deepEqual(b.map((p) => [p.attributes.reason, p.value]), [[reason, 1]])
+  }
+})
+
+test('WASI hosts: every import node:wasi offers is classified in the shared call table', () => {
+  const { WASI } = require('node:wasi')
+  const { WASI_CALLS } = require('../examples/wasi-host/gate.js')
+  const offered = Object.keys(new WASI({ version: 'preview1' }).wasiImport).sort()
+  const unclassified = offered.filter((n) => !Object.hasOwn(WASI_CALLS, n))
+  assert.deepEqual(unclassified, [], 'the worker links only classified imports: classify these in wasi-calls.json')
+  for (const [name, spec] of Object.entries(WASI_CALLS)) {
+    assert.ok(['none', 'fd', 'path', 'refuse'].includes(spec.gate), name)
+    if (spec.gate === 'fd') assert.ok(['read', 'write'].includes(spec.mode) && Number.isInteger(spec.right), name)
+    if (spec.gate === 'path') assert.ok(['always', 'flag', 'never'].includes(spec.follow), name)
+    // Every call that changes the tree through an fd needs write; every right
+    // openMode counts as a write is a write call.
+    if (spec.gate === 'fd' && (WRITE_RIGHTS >> BigInt(spec.right)) & 1n) assert.equal(spec.mode, 'write', name)
+  }
+  // path_open follows whatever dirflags says (node:wasi does, measured); the no-follow errno is decided after the check.
+  assert.deepEqual(checksFor('path_open', { path: '/a', dirflags: 0, oflags: 0, rightsBase: '2', fdflags: 0 }).map((c) => [c.follow, c.noFollowFinal]), [[true, true]])
+  assert.deepEqual(checksFor('path_filestat_get', { path: '/a', flags: 0 }).map((c) => c.follow), [false])
+})
+
+test('WasiGate: a path is checked as the kernel reads it and as node:wasi reads it (normalised first)', { skip }, async () => {
+  const { PermissionChecker } = require('..')
+  const { WasiGate, normalizeLexically, followLexically } = require('../examples/wasi-host/gate.js')
+  const root = fx.plantLinks(fx.makeRoot())
+  const m = meterHarness()
+  const gate = new WasiGate(new PermissionChecker(PermissionPolicy.fromManifest(fx.manifestFor(root, 1), { plugin: 'norm' }), { meter: m.meter }))
+  assert.equal(normalizeLexically(`${root}/out/lk/../link-out`), `${root}/out/link-out`)
+  assert.equal(normalizeLexically('/a//b/./c/../'), '/a/b/')
+  assert.equal(normalizeLexically('/../a'), '/a')
+  assert.equal(normalizeLexically('/'), '/')
+  // Where node:wasi's own following ends: targets read lexically, along a chain; a
+  // trailing separator on the link is the link; not a link: itself.
+  assert.equal(followLexically(`${root}/out/x-lex`), `${root}/out/private/key.txt`)
+  fs.symlinkSync('x-lex', path.join(root, 'out', 'chain'))
+  assert.equal(followLexically(`${root}/out/chain`), `${root}/out/private/key.txt`)
+  assert.equal(followLexically(`${root}/out/chain/`), `${root}/out/private/key.txt`)
+  assert.equal(followLexically(`${root}/out/link-out`), `${root}/secret-outside.txt`)
+  assert.equal(followLexically(`${root}/out/own.txt`), `${root}/out/own.txt`)
+  fs.symlinkSync('loop', path.join(root, 'out', 'loop'))
+  assert.equal(followLexically(`${root}/out/loop`), `${root}/out/loop`, 'a loop ends after the limit, still a link')
+  // lk -> out/d1/d2: out/d1/link-out for the kernel (inside, no such file), out/link-out
+  // (-> the secret) for node:wasi. Either reading outside the grants denies, once.
+  assert.deepEqual(gate.fs(`${root}/out/lk/../link-out`, 'read', { follow: true }), { allowed: false, capability: 'fs.read', reason: 'symlink_escape' })
+  assert.deepEqual(gate.fs(`${root}/out/lk/../link-dir/victim`, 'write', { follow: false }), { allowed: false, capability: 'fs.write', reason: 'not_allowlisted' })
+  // Both readings inside: allowed, and the path handed back is node:wasi's.
+  assert.deepEqual(gate.fs(`${root}/out/lk/../own.txt`, 'write', { follow: true }), { allowed: true, path: `${root}/out/own.txt` })
+  // x-lex -> lk/../private/key.txt: the kernel reads out/d1/private/key.txt (no such file,
+  // inside the grant); node:wasi, following the link itself, out/private/key.txt (denied).
+  assert.deepEqual(gate.fsAs(`${root}/out/x-lex`, 'read', { follow: true }), { allowed: true, path: `${root}/out/d1/private/key.txt` })
+  assert.deepEqual(gate.fs(`${root}/out/x-lex`, 'read', { follow: true }), { allowed: false, capability: 'fs.read', reason: 'explicitly_denied' })
+  assert.equal(sum(await m.points(), 'plugin.permission_denied_total', 'norm'), 3)
+  await m.shutdown()
+})

@@ -24,6 +24,34 @@ function makeRoot(prefix = 'wasi-host-') {
   return root
 }
 
+/**
+ * More links, for the symlink and fd guests of the differential test: into the
+ * grants (relative), out of them (absolute), dangling out of them, a directory
+ * outside reached through an intermediate link, a link to a directory two
+ * levels down (so `lk/..` reads differently for the kernel and for node:wasi).
+ */
+function plantLinks(root) {
+  fs.mkdirSync(path.join(root, 'outside-dir'))
+  fs.symlinkSync('sub/inner.txt', path.join(root, 'data', 'link-to-inner'))
+  fs.symlinkSync('sub', path.join(root, 'data', 'link-sub'))
+  fs.symlinkSync(path.join(root, 'data', 'input.txt'), path.join(root, 'out', 'link-to-input'))
+  fs.symlinkSync(path.join(root, 'secret-outside.txt'), path.join(root, 'out', 'link-out'))
+  fs.symlinkSync(path.join(root, 'created-outside.txt'), path.join(root, 'out', 'dang'))
+  fs.symlinkSync('own.txt', path.join(root, 'out', 'link-to-own'))
+  fs.symlinkSync(path.join(root, 'outside-dir'), path.join(root, 'out', 'link-dir'))
+  // `lk/../x` is out/d1/x for the kernel, out/x for a runtime that normalises first.
+  fs.mkdirSync(path.join(root, 'out', 'd1', 'd2'), { recursive: true })
+  fs.symlinkSync(path.join(root, 'out', 'd1', 'd2'), path.join(root, 'out', 'lk'))
+  fs.writeFileSync(path.join(root, 'outside-dir', 'victim'), 'VICTIM\n')
+  // Inside the /out preopen but denied (manifestFor's deny), reached by a link
+  // whose target node:wasi reads lexically (out/private/key.txt) and the kernel
+  // from lk's target (out/d1/private/key.txt, no such file).
+  fs.mkdirSync(path.join(root, 'out', 'private'))
+  fs.writeFileSync(path.join(root, 'out', 'private', 'key.txt'), 'PRIVATE\n')
+  fs.symlinkSync('lk/../private/key.txt', path.join(root, 'out', 'x-lex'))
+  return root
+}
+
 async function startServer() {
   const server = http.createServer((req, res) => {
     if (req.url.startsWith('/hello')) return res.end('hello from 127.0.0.1')
@@ -33,10 +61,11 @@ async function startServer() {
   return { server, port: server.address().port }
 }
 
-/** `/data` read-only, `/out` read-write; the API host by IP literal (needed for a loopback address). */
+/** `/data` read-only, `/out` read-write but `/out/private` denied; the API host by IP literal (needed for a loopback address). */
 function manifestFor(root, port, budgets = { wallClockMs: 3000, cpuPercent: 80 }) {
   return {
     fs: [`${root}/data/**`, { path: `${root}/out/**`, mode: 'readwrite' }],
+    deny: { fs: [`${root}/out/private/**`] },
     fetch: [`127.0.0.1:${port}`],
     secrets: ['GREETING'],
     events: { publishes: ['demo.*'] },
@@ -89,6 +118,16 @@ const EDGE_REPORTS = [
   ['closed_dir', 8],
 ]
 
+/**
+ * What the symlink and fd-level guests must see in both hosts (world: makeRoot
+ * + plantLinks, manifestFor), from the SPEC: `guests/expect.json`, shared with
+ * the Rust host's tests (its `why` says why for the notable rows).
+ */
+const EXPECT = JSON.parse(fs.readFileSync(path.join(__dirname, 'guests', 'expect.json'), 'utf8'))
+const E = Object.freeze(EXPECT.errno)
+const SYMLINK_REPORTS = EXPECT.symlink.map(([tag, name]) => [tag, E[name]])
+const FDOPS_REPORTS = EXPECT.fdops.map(([tag, name]) => [tag, E[name]])
+
 const guestPath = (name) => path.join(__dirname, 'guests', `${name}.wat`)
 
-module.exports = { makeRoot, startServer, manifestFor, SECRETS, HOSTILE_TAGS, EDGE_REPORTS, guestPath }
+module.exports = { makeRoot, plantLinks, startServer, manifestFor, SECRETS, HOSTILE_TAGS, EDGE_REPORTS, SYMLINK_REPORTS, FDOPS_REPORTS, ERRNO: E, guestPath }

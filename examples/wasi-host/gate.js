@@ -10,7 +10,14 @@ const path = require('node:path')
 const { isPermissionDenied } = require('../..')
 
 /** WASI preview1 errno values used by the host (wasi_snapshot_preview1 `errno` enum). */
-const ERRNO = Object.freeze({ SUCCESS: 0, ACCES: 2, BADF: 8, FAULT: 21, ILSEQ: 25, INVAL: 28, IO: 29, NOENT: 44, NOTCAPABLE: 76 })
+const ERRNO = Object.freeze({ SUCCESS: 0, ACCES: 2, BADF: 8, EXIST: 20, FAULT: 21, ILSEQ: 25, INVAL: 28, IO: 29, LOOP: 32, NOENT: 44, NOTSUP: 58, PERM: 63, NOTCAPABLE: 76 })
+
+/**
+ * Every wasi_snapshot_preview1 import and what it needs from the gate, shared
+ * with the Rust host (wasi-calls.json): `none`, `fd` (mode on the fd's
+ * recorded path), `path` (follow: always / flag / never), `refuse` (errno).
+ */
+const WASI_CALLS = Object.freeze(JSON.parse(fs.readFileSync(path.join(__dirname, 'wasi-calls.json'), 'utf8')).calls)
 
 /** Rights bits of `rights_base` that let the opened fd change the file (preview1 `rights` flags). */
 const WRITE_RIGHTS =
@@ -53,6 +60,25 @@ class WasiGate {
    * Returns `{ allowed: true, path }` (the path that was checked) or a denial decision.
    */
   fs(hostPath, mode, { follow = true, lexical = false } = {}) {
+    const first = this.fsAs(hostPath, mode, { follow, lexical })
+    if (lexical || !first.allowed) return first
+    // node:wasi (uvwasi) normalises the guest's path lexically before the
+    // kernel resolves it: `link/../x` reaches the x beside the link, where the
+    // kernel alone climbs from the link's target. Both readings must be inside
+    // the grants; the runtime opens the normalised one, so that is the path
+    // handed back (and recorded for an fd).
+    const norm = normalizeLexically(hostPath)
+    const second = norm === hostPath ? first : this.fsAs(norm, mode, { follow })
+    if (!follow || !second.allowed) return second
+    // And when it follows a final symlink itself, it reads the link's target
+    // lexically too (joined to the link's directory, normalised, again for a
+    // chain), where the kernel would resolve `lk/..` in it from lk's target.
+    const chain = followLexically(norm)
+    return chain === norm ? second : this.fsAs(chain, mode, { follow })
+  }
+
+  /** One reading of a path (see `fs`). */
+  fsAs(hostPath, mode, { follow = true, lexical = false } = {}) {
     try {
       if (lexical) {
         const d = this.checker.checkFs(hostPath, mode)
@@ -87,7 +113,8 @@ class WasiGate {
   /**
    * A WASI path operation: `checks` are `{ path, mode, follow, what }`, in
    * order; the first denial stops (so one hostile call counts once).
-   * Returns `{ errno: 0, paths }` or `{ errno: EACCES, capability, reason }`.
+   * Returns `{ errno: 0, paths }` or `{ errno: EACCES, capability, reason }`
+   * (or the O_NOFOLLOW errno of a check with `noFollowFinal`).
    */
   op(op, checks) {
     const paths = []
@@ -100,10 +127,50 @@ class WasiGate {
         return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
       }
       paths.push(d.path)
+      // An absolute link target names a host path: wasmtime (cap-std) never
+      // reveals one (EPERM); node:wasi would, so the gate refuses it the same way.
+      if (op === 'path_readlink' && absoluteLinkTarget(d.path)) {
+        this.calls.push({ op, capability: `fs.${c.mode}`, what: `${op} ${JSON.stringify(c.what)}`, allowed: true, errno: ERRNO.PERM })
+        this.log(`${op} ${JSON.stringify(c.what)} -> EPERM (an absolute target is not revealed)`)
+        return { errno: ERRNO.PERM }
+      }
+      // The runtime follows a final symlink whatever the guest asked (node:wasi
+      // opens without O_NOFOLLOW): the resolved path was checked above; a guest
+      // that asked not to follow gets what O_NOFOLLOW gives (ELOOP, or EEXIST
+      // for an exclusive create), the same errno the Rust host's runtime gives.
+      if (c.noFollowFinal) {
+        // Its final component as written or as node:wasi normalises the path: with
+        // neither a symlink, what node:wasi opens is the normalised path's real path.
+        const errno = finalSymlinkErrno(c.path, c.exclusive) || finalSymlinkErrno(normalizeLexically(c.path), c.exclusive)
+        if (errno !== ERRNO.SUCCESS) {
+          this.calls.push({ op, capability: `fs.${c.mode}`, what: `${op} ${JSON.stringify(c.what)}`, allowed: true, errno })
+          this.log(`${op} ${JSON.stringify(c.what)} -> errno ${errno} (a final symlink, not followed)`)
+          return { errno }
+        }
+      }
     }
     this.calls.push({ op, capability: `fs.${checks.some((c) => c.mode === 'write') ? 'write' : 'read'}`, what: `${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))}`, allowed: true })
     this.log(`${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))} -> allowed`)
     return { errno: ERRNO.SUCCESS, paths }
+  }
+
+  /**
+   * An fd-level call (`fd_write`, `fd_readdir`, `fd_filestat_set_times`, ...):
+   * `mode` on the path the host recorded for the fd (the real path checked when
+   * it was opened, a preopen's real directory). That path was resolved when
+   * recorded, so it is checked lexically; a denial is EACCES and counts once.
+   * `capable`: the fd was opened with the call's right (wasi-calls.json
+   * `right`); without it the answer is ENOTCAPABLE, as preview1 says, in both hosts.
+   */
+  fd(op, fdPath, mode, capable, what) {
+    const d = this.checker.checkFs(fdPath, mode)
+    const line = `${op} ${JSON.stringify(what)}`
+    if (!d.allowed) {
+      this.calls.push({ op, capability: d.capability, what: line, allowed: false, reason: d.reason })
+      this.log(`${line} -> EACCES (${d.capability} ${d.reason})`)
+      return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
+    }
+    return { errno: capable ? ERRNO.SUCCESS : ERRNO.NOTCAPABLE }
   }
 
   /**
@@ -128,22 +195,33 @@ class WasiGate {
  * (shared by the worker's wrapper and the tests). `a`: `{ fd paths joined, flags }`.
  */
 function checksFor(op, a) {
-  const follow = (flags) => (flags & LOOKUP_SYMLINK_FOLLOW) !== 0
+  // Whether the runtime follows a final symlink, from the shared table
+  // (an op it does not list as a path call: follows, the stricter check).
+  const follows = (name, flags) => {
+    const f = WASI_CALLS[name] && WASI_CALLS[name].gate === 'path' ? WASI_CALLS[name].follow : 'always'
+    return f === 'always' || (f === 'flag' && (flags & LOOKUP_SYMLINK_FOLLOW) !== 0)
+  }
+  const follow = (flags) => follows(op, flags)
   switch (op) {
-    case 'path_open':
-      return [{ path: a.path, mode: openMode(a.oflags, a.rightsBase, a.fdflags), follow: follow(a.dirflags) }]
+    case 'path_open': {
+      // node:wasi follows a final symlink whatever `dirflags` says (wasi-calls.json:
+      // follow "always"): what it will open is the resolved path, so that is what is checked.
+      const oflags = a.oflags >>> 0
+      const noFollowFinal = (a.dirflags & LOOKUP_SYMLINK_FOLLOW) === 0
+      return [{ path: a.path, mode: openMode(oflags, a.rightsBase, a.fdflags), follow: follow(a.dirflags), noFollowFinal, exclusive: (oflags & (OFLAGS.CREAT | OFLAGS.EXCL)) === (OFLAGS.CREAT | OFLAGS.EXCL) }]
+    }
     case 'path_filestat_get':
       return [{ path: a.path, mode: 'read', follow: follow(a.flags) }]
     case 'path_filestat_set_times':
       return [{ path: a.path, mode: 'write', follow: follow(a.flags) }]
     case 'path_readlink':
-      return [{ path: a.path, mode: 'read', follow: false }]
+      return [{ path: a.path, mode: 'read', follow: follow(0) }]
     case 'path_create_directory':
     case 'path_remove_directory':
     case 'path_unlink_file':
-      return [{ path: a.path, mode: 'write', follow: false }]
+      return [{ path: a.path, mode: 'write', follow: follow(0) }]
     case 'path_rename':
-      return [{ path: a.oldPath, mode: 'write', follow: false }, { path: a.newPath, mode: 'write', follow: false }]
+      return [{ path: a.oldPath, mode: 'write', follow: follow(0) }, { path: a.newPath, mode: 'write', follow: follow(0) }]
     case 'path_link':
       // A hard link shares the inode: whoever can write the new name can write the
       // source, so the source needs write too.
@@ -152,11 +230,79 @@ function checksFor(op, a) {
       // Where the link is created is a write; what it points at must be inside the
       // grants too (read), resolved from the link's directory as the kernel will.
       const target = a.target.startsWith('/') ? a.target : `${path.posix.dirname(a.newPath)}/${a.target}`
-      return [{ path: a.newPath, mode: 'write', follow: false }, { path: target, mode: 'read', follow: true }]
+      return [{ path: a.newPath, mode: 'write', follow: follow(0) }, { path: target, mode: 'read', follow: true }]
     }
     default:
       throw new TypeError(`not a gated WASI path operation: ${op}`)
   }
 }
 
-module.exports = { WasiGate, checksFor, openMode, ERRNO, WRITE_RIGHTS }
+/**
+ * `hostPath` with `.`, `..` and repeated separators removed lexically (a `..`
+ * at the root stays there), a trailing separator kept: what uvwasi hands the
+ * kernel for a guest path.
+ */
+function normalizeLexically(hostPath) {
+  const out = []
+  for (const seg of hostPath.split('/')) {
+    if (seg === '' || seg === '.') continue
+    if (seg === '..') out.pop()
+    else out.push(seg)
+  }
+  const trailing = hostPath.length > 1 && hostPath.endsWith('/') && out.length > 0 ? '/' : ''
+  return `/${out.join('/')}${trailing}`
+}
+
+/** How many links uvwasi follows in a chain before ELOOP (UVWASI__MAX_SYMLINK_FOLLOWS). */
+const MAX_SYMLINK_FOLLOWS = 32
+
+/**
+ * Where uvwasi's own following of a final symlink ends: while the path is a
+ * symlink, its target joined to the link's directory (or itself, absolute)
+ * and normalised lexically. Intermediate components are left to the kernel.
+ */
+function followLexically(hostPath) {
+  let p = hostPath
+  for (let i = 0; i < MAX_SYMLINK_FOLLOWS; i++) {
+    let target
+    try {
+      target = fs.readlinkSync(p.replace(/(.)\/+$/, '$1'))
+    } catch {
+      return p
+    }
+    const dir = p.replace(/(.)\/+$/, '$1').replace(/\/[^/]*$/, '') || '/'
+    p = normalizeLexically(target.startsWith('/') ? target : `${dir}/${target}`)
+  }
+  return p
+}
+
+/**
+ * What a no-follow open of `hostPath` gets from open(2) with O_NOFOLLOW when its
+ * final component is a symlink: ELOOP, EEXIST for O_CREAT|O_EXCL; SUCCESS when
+ * it is not a symlink (or does not exist). The parent is resolved as written.
+ */
+function finalSymlinkErrno(hostPath, exclusive) {
+  const raw = hostPath.replace(/(.)\/+$/, '$1')
+  const cut = raw.lastIndexOf('/')
+  const base = raw.slice(cut + 1)
+  if (base === '' || base === '.' || base === '..') return ERRNO.SUCCESS
+  let st
+  try {
+    st = fs.lstatSync(`${fs.realpathSync.native(cut <= 0 ? '/' : raw.slice(0, cut))}/${base}`)
+  } catch {
+    return ERRNO.SUCCESS
+  }
+  if (!st.isSymbolicLink()) return ERRNO.SUCCESS
+  return exclusive ? ERRNO.EXIST : ERRNO.LOOP
+}
+
+/** Whether the symlink `checkedPath` (real parent + name, as checked) holds an absolute target. */
+function absoluteLinkTarget(checkedPath) {
+  try {
+    return fs.readlinkSync(checkedPath).startsWith('/')
+  } catch {
+    return false
+  }
+}
+
+module.exports = { WasiGate, checksFor, openMode, normalizeLexically, followLexically, ERRNO, WRITE_RIGHTS, WASI_CALLS }

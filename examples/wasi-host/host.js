@@ -15,13 +15,16 @@ const ANSWER_BYTES = 256 * 1024
 const HOST_IMPORTS = new Set(['fetch', 'secrets.get', 'events.publish'])
 
 let wabt = null
-/** WebAssembly text to a binary module, with the `wabt` toolkit (wabt compiled to JS). */
-async function assembleWat(text, filename = 'guest.wat') {
+/**
+ * WebAssembly text to a binary module, with the `wabt` toolkit (wabt compiled
+ * to JS). `features`: wabt feature flags (e.g. `{ multi_memory: true }`).
+ */
+async function assembleWat(text, filename = 'guest.wat', features = {}) {
   if (wabt === null) wabt = await require('wabt')()
-  const m = wabt.parseWat(filename, text)
+  const m = wabt.parseWat(filename, text, features)
   try {
     m.resolveNames()
-    m.validate()
+    m.validate(features)
     return Buffer.from(m.toBinary({}).buffer)
   } finally {
     m.destroy()
@@ -76,7 +79,15 @@ function runWasiPlugin(options) {
     Atomics.notify(header, 0)
   }
 
+  /** Starts the budget (set below, where the tracker lives); false when the run is over. */
+  let onStart = () => false
   async function serve(req) {
+    if (req.kind === 'start') {
+      // The worker is about to instantiate the guest (a `start` function runs
+      // there): the budget runs from now, before the worker goes on.
+      return { errno: onStart() ? ERRNO.SUCCESS : ERRNO.IO }
+    }
+    if (req.kind === 'fd') return gate.fd(req.op, req.path, req.mode, req.capable === true, req.what)
     if (req.kind === 'fs') {
       const checks = checksFor(req.op, req.args).map((c, i) => ({ ...c, what: req.what[i] }))
       return gate.op(req.op, checks)
@@ -110,7 +121,8 @@ function runWasiPlugin(options) {
       clearTimeout(startup)
       worker.terminate().then(() => resolve({ ...result, calls: gate.calls, reports, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
     }
-    // The budget starts when the guest starts (after compilation). CPU: the
+    // The budget starts when the guest is instantiated (after compilation,
+    // before a `start` function can run: the worker's `start` rpc). CPU: the
     // worker's event-loop active time, which a guest that never yields keeps
     // at 100% (an upper bound of its thread's CPU time), less the time the
     // guest spent blocked in host calls (Atomics.wait is "active" too).
@@ -140,6 +152,10 @@ function runWasiPlugin(options) {
         }
       }, options.sampleEveryMs || 10)
     }
+    onStart = () => {
+      if (tracker === null && !finished) startBudget()
+      return tracker !== null && !finished
+    }
     startup = setTimeout(() => finish({ ok: false, code: 'ERR_WORKER_START', message: 'worker did not start' }), (policy.budgets.wallClockMs || 10_000) + 10_000)
     worker.on('message', (m) => {
       if (m && m.rpc) {
@@ -161,8 +177,9 @@ function runWasiPlugin(options) {
         )
       } else if (m && m.report) {
         reports.push(m.report)
-      } else if (m && m.ready && tracker === null) startBudget()
-      else if (m && m.done) finish(m.ok ? { ok: true, value: m.value } : { ok: false, code: m.code || 'ERR_WASI_EXIT', message: m.message || `exit code ${m.value}` })
+      } else if (m && m.ready) {
+        // The budget started before instantiation (the `start` rpc).
+      } else if (m && m.done) finish(m.ok ? { ok: true, value: m.value } : { ok: false, code: m.code || 'ERR_WASI_EXIT', message: m.message || `exit code ${m.value}` })
     })
     worker.on('error', (e) => finish({ ok: false, code: e.code || 'ERR_WORKER', message: String(e.message) }))
     worker.on('exit', () => finish({ ok: false, code: 'ERR_WORKER_EXIT', message: 'worker exited' }))

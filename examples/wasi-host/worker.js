@@ -54,15 +54,26 @@ function put(ptr, cap, data) {
 }
 const u32 = (ptr, v) => new DataView(memory.buffer).setUint32(bytes(ptr, 4).byteOffset, v >>> 0, true)
 
-// Host directory of each directory fd the guest holds: preopens from 3 in
-// order (how node:wasi numbers them), then what path_open returns.
-const dirs = new Map(preopens.map(([, host], i) => [3 + i, host]))
+// What the host recorded for each fd the guest holds: stdio 0-2 (the null
+// device, passed through), preopens from 3 in order (how node:wasi numbers
+// them: their real directory, their mode the grant's, re-checked per call,
+// every right), then what path_open returns (the real path that was checked,
+// and the rights it was opened with). An fd not in this table is not open: EBADF.
+const fds = new Map([0, 1, 2].map((fd) => [fd, { stdio: true }]))
+preopens.forEach(([, host], i) => {
+  let real = host
+  try {
+    real = fs.realpathSync.native(host)
+  } catch {}
+  fds.set(3 + i, { path: real, rights: null })
+})
 function hostPath(fd, guestPath) {
-  if (!dirs.has(fd)) throw new Fault(ERRNO.BADF)
+  const e = fds.get(fd >>> 0)
+  if (e === undefined || e.stdio) throw new Fault(ERRNO.BADF)
   // An absolute guest path is checked as the host path it names (the runtime
   // refuses it anyway); a relative one is joined raw, `..` and all, so the
   // checker sees the traversal.
-  return guestPath.startsWith('/') ? guestPath : `${dirs.get(fd)}/${guestPath}`
+  return guestPath.startsWith('/') ? guestPath : `${e.path}/${guestPath}`
 }
 
 // The guest's stdio is the null device: node:wasi would otherwise hand it the
@@ -88,28 +99,46 @@ function guarded(fn) {
   }
 }
 
-const wrapped = {
-  ...real,
+// Allowed fd-level checks, cached per fd entry and mode (the policy is
+// immutable and the entry's path fixed); denials are asked again, so each counts.
+const fdAllowed = new WeakMap()
+/** Gate an fd-level call (wasi-calls.json gate "fd"): returns the errno to give, or null to go on. */
+function gateFd(op, spec, fd) {
+  const e = fds.get(fd >>> 0)
+  if (e === undefined) return ERRNO.BADF
+  if (e.stdio) return null
+  const seen = fdAllowed.get(e) || new Set()
+  if (seen.has(op)) return null
+  const capable = e.rights === null || (e.rights & (1n << BigInt(spec.right))) !== 0n
+  const r = call({ kind: 'fd', op, path: e.path, mode: spec.mode, capable, what: `fd ${fd >>> 0}` })
+  if (r.errno !== ERRNO.SUCCESS) return r.errno
+  seen.add(op)
+  fdAllowed.set(e, seen)
+  return null
+}
+
+const CALLS = JSON.parse(fs.readFileSync(require('node:path').join(__dirname, 'wasi-calls.json'), 'utf8')).calls
+const pathCalls = {
   path_open: guarded((fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut) => {
     const guest = str(p, l)
     const r = gate('path_open', { path: hostPath(fd, guest), dirflags, oflags, rightsBase: String(rightsBase), fdflags }, [guest])
     if (typeof r === 'number') return r
     const errno = real.path_open(fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut)
     // The new fd is a directory base for later calls: remember the path that was checked.
-    if (errno === ERRNO.SUCCESS) dirs.set(new DataView(memory.buffer).getUint32(fdOut >>> 0, true), r.paths[0])
+    if (errno === ERRNO.SUCCESS) fds.set(new DataView(memory.buffer).getUint32(fdOut >>> 0, true), { path: r.paths[0], rights: BigInt.asUintN(64, BigInt(rightsBase)) })
     return errno
   }),
   fd_close: guarded((fd) => {
     const errno = real.fd_close(fd)
-    if (errno === ERRNO.SUCCESS) dirs.delete(fd)
+    if (errno === ERRNO.SUCCESS) fds.delete(fd >>> 0)
     return errno
   }),
   fd_renumber: guarded((from, to) => {
     const errno = real.fd_renumber(from, to)
-    if (errno === ERRNO.SUCCESS) {
-      if (dirs.has(from)) dirs.set(to, dirs.get(from))
-      else dirs.delete(to)
-      dirs.delete(from)
+    if (errno === ERRNO.SUCCESS && from >>> 0 !== to >>> 0) {
+      if (fds.has(from >>> 0)) fds.set(to >>> 0, fds.get(from >>> 0))
+      else fds.delete(to >>> 0)
+      fds.delete(from >>> 0)
     }
     return errno
   }),
@@ -150,6 +179,10 @@ const wrapped = {
     return typeof r === 'number' ? r : real.path_rename(fd, op, ol, newFd, np, nl)
   }),
   path_link: guarded((fd, oldFlags, op, ol, newFd, np, nl) => {
+    // Lookup flags the table refuses (linking what a symlink points at: wasmtime
+    // refuses it with EINVAL, so this host does too), before any check.
+    const refuse = CALLS.path_link.refuseFlags
+    if (refuse && oldFlags & refuse.mask) return refuse.errno
     const from = str(op, ol)
     const to = str(np, nl)
     const r = gate('path_link', { oldPath: hostPath(fd, from), oldFlags, newPath: hostPath(newFd, to) }, [from, to])
@@ -161,6 +194,18 @@ const wrapped = {
     const r = gate('path_symlink', { target, newPath: hostPath(fd, link) }, [link, target])
     return typeof r === 'number' ? r : real.path_symlink(tp, tl, fd, np, nl)
   }),
+}
+
+// Only what wasi-calls.json classifies is linked: an import the runtime has and
+// the table does not name is left out, so a guest importing it fails to link.
+const wrapped = {}
+for (const [name, spec] of Object.entries(CALLS)) {
+  if (typeof real[name] !== 'function') continue
+  if (spec.gate === 'none') wrapped[name] = pathCalls[name] || real[name]
+  else if (spec.gate === 'path') wrapped[name] = pathCalls[name]
+  else if (spec.gate === 'fd') wrapped[name] = guarded((fd, ...rest) => gateFd(name, spec, fd) ?? real[name](fd, ...rest))
+  else if (spec.gate === 'refuse') wrapped[name] = () => spec.errno
+  if (typeof wrapped[name] !== 'function') throw new TypeError(`wasi-calls.json: no gate for ${name} (${spec.gate})`)
 }
 
 // The host imports: capability calls, checked by the host with checkCapability.
@@ -189,6 +234,10 @@ const host = {
 
 async function main() {
   const module = await WebAssembly.compile(wasm)
+  // Budgets run from instantiation: a `start` function runs inside
+  // WebAssembly.instantiate, so the host's tracker (and its watchdog, which can
+  // terminate this worker) is running before it, acknowledged synchronously.
+  if (call({ kind: 'start' }).errno !== ERRNO.SUCCESS) throw new Error('the host did not start the budget')
   const instance = await WebAssembly.instantiate(module, { wasi_snapshot_preview1: wrapped, host })
   memory = instance.exports.memory
   parentPort.postMessage({ ready: true })

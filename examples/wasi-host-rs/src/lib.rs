@@ -4,13 +4,19 @@
 //! errno `EACCES` (2) for the guest and one increment of
 //! `plugin.permission_denied_total`. Budgets: epoch interruption samples a
 //! `BudgetTracker` (wall clock, and the guest thread's CPU time), and
-//! `StoreLimits` bounds linear memory.
+//! a `ResourceLimiter` bounds the guest's memory: every linear memory and
+//! table of the store summed against `memoryMb`, a growth past it a
+//! `BUDGET_EXCEEDED` (memory) that ends the run.
 //!
 //! How the gate sits in front of wasmtime-wasi: the linker gets wasmtime-wasi's
 //! preview1 functions (`add_to_linker_sync`), then the gated names are defined
 //! again (shadowing) by functions that read the guest's path, check it, and
 //! only then call wasmtime-wasi's own preview1 implementation
 //! (`wasmtime_wasi::p1::wasi_snapshot_preview1::*`) with the same arguments.
+//! Which call needs which check is data shared with the Node host
+//! (`examples/wasi-host/wasi-calls.json`): fd-level calls are checked with
+//! their mode on the path recorded for the fd, sockets are refused, and an
+//! import the table does not classify stops the host before it runs a guest.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -19,15 +25,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use api_sandbox_permissions::budget::{Breach, BudgetStatus, BudgetTracker, Sampler, TrackerError, TrackerOptions};
+use api_sandbox_permissions::budget::{
+    Breach, BudgetStatus, BudgetTracker, Sample, Sampler, TrackerError, TrackerOptions,
+};
 use api_sandbox_permissions::error::{BudgetKind, Decision, Denial};
 use api_sandbox_permissions::metrics::Instruments;
 use api_sandbox_permissions::{FsCheckOptions, FsMode, PermissionChecker, PermissionPolicy};
 use opentelemetry::metrics::Meter;
 use serde_json::json;
 use wasmtime::{
-    AsContextMut, Caller, Config, Engine, Extern, Linker, Module, Store, StoreLimits, StoreLimitsBuilder,
-    UpdateDeadline,
+    AsContextMut, Caller, Config, Engine, Extern, Linker, Module, ResourceLimiter, Store, UpdateDeadline, Val,
 };
 use wasmtime_wasi::p1::wasi_snapshot_preview1 as p1;
 use wasmtime_wasi::p1::wasi_snapshot_preview1::WasiSnapshotPreview1;
@@ -42,12 +49,181 @@ pub mod errno {
     pub const ACCES: i32 = 2;
     pub const BADF: i32 = 8;
     pub const FAULT: i32 = 21;
+    pub const EXIST: i32 = 20;
     pub const ILSEQ: i32 = 25;
     pub const IO: i32 = 29;
+    pub const LOOP: i32 = 32;
+    pub const NOTCAPABLE: i32 = 76;
+}
+
+/// The call table shared with the Node host: every wasi_snapshot_preview1
+/// import and the check it needs (see its provenance string).
+pub const WASI_CALLS_JSON: &str = include_str!("../../wasi-host/wasi-calls.json");
+
+/// When a path call's runtime follows a final symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Follow {
+    /// Whatever the guest's lookup flag says (checked as the resolved path).
+    Always,
+    /// With `LOOKUP_SYMLINK_FOLLOW` only.
+    Flag,
+    /// Never: the call acts on the name itself.
+    Never,
+}
+
+/// What one import needs from the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallGate {
+    /// Touches no host path.
+    None,
+    /// Acts on what its fd names: this mode, on the path recorded for the fd,
+    /// then this right (a bit number of preview1 `rights`) of the fd.
+    Fd(FsMode, u32),
+    /// Checked on its path arguments; lookup flags in the mask (`refuseFlags`)
+    /// are answered with the errno before any check.
+    Path(Follow, Option<(i32, i32)>),
+    /// Never forwarded: this errno.
+    Refuse(i32),
+}
+
+/// The parsed call table ([`WASI_CALLS_JSON`]); an entry it cannot read is an error.
+pub fn wasi_calls() -> Result<HashMap<String, CallGate>, String> {
+    let v: serde_json::Value = serde_json::from_str(WASI_CALLS_JSON).map_err(|e| e.to_string())?;
+    let calls = v.get("calls").and_then(serde_json::Value::as_object).ok_or("wasi-calls.json: no `calls` object")?;
+    let mut out = HashMap::new();
+    for (name, spec) in calls {
+        let field = |k: &str| spec.get(k).and_then(serde_json::Value::as_str);
+        let gate = match field("gate") {
+            Some("none") => CallGate::None,
+            Some("fd") => CallGate::Fd(
+                match field("mode") {
+                    Some("read") => FsMode::Read,
+                    Some("write") => FsMode::Write,
+                    m => return Err(format!("wasi-calls.json: {name}: mode {m:?}")),
+                },
+                spec.get("right")
+                    .and_then(serde_json::Value::as_u64)
+                    .filter(|r| *r < 64)
+                    .and_then(|r| u32::try_from(r).ok())
+                    .ok_or_else(|| format!("wasi-calls.json: {name}: right"))?,
+            ),
+            Some("path") => CallGate::Path(
+                match field("follow") {
+                    Some("always") => Follow::Always,
+                    Some("flag") => Follow::Flag,
+                    Some("never") => Follow::Never,
+                    f => return Err(format!("wasi-calls.json: {name}: follow {f:?}")),
+                },
+                match spec.get("refuseFlags") {
+                    None => None,
+                    Some(r) => {
+                        let int =
+                            |k: &str| r.get(k).and_then(serde_json::Value::as_i64).and_then(|v| i32::try_from(v).ok());
+                        Some(
+                            int("mask")
+                                .zip(int("errno"))
+                                .ok_or_else(|| format!("wasi-calls.json: {name}: refuseFlags"))?,
+                        )
+                    }
+                },
+            ),
+            Some("refuse") => CallGate::Refuse(
+                spec.get("errno")
+                    .and_then(serde_json::Value::as_i64)
+                    .and_then(|e| i32::try_from(e).ok())
+                    .ok_or_else(|| format!("wasi-calls.json: {name}: errno"))?,
+            ),
+            g => return Err(format!("wasi-calls.json: {name}: gate {g:?}")),
+        };
+        out.insert(name.clone(), gate);
+    }
+    Ok(out)
+}
+
+/// Whether `op` follows a final symlink with these lookup flags, per the table
+/// (an op the table does not list as a path call: follows, the stricter check).
+fn follows(table: &HashMap<String, CallGate>, op: &str, flags: i32) -> bool {
+    match table.get(op) {
+        Some(CallGate::Path(Follow::Never, _)) => false,
+        Some(CallGate::Path(Follow::Flag, _)) => flags & LOOKUP_SYMLINK_FOLLOW != 0,
+        _ => true,
+    }
+}
+
+/// `host_path` with `.`, `..` and repeated separators removed lexically (a
+/// `..` at the root stays there), a trailing separator kept: what node:wasi
+/// hands the kernel for a guest path.
+pub fn normalize_lexically(host_path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for seg in host_path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            s => out.push(s),
+        }
+    }
+    let trailing = host_path.len() > 1 && host_path.ends_with('/') && !out.is_empty();
+    format!("/{}{}", out.join("/"), if trailing { "/" } else { "" })
+}
+
+/// Where node:wasi's own following of a final symlink ends: while the path is
+/// a symlink, its target joined to the link's directory (or itself, absolute)
+/// and normalised lexically, at most 32 links (uvwasi's limit).
+pub fn follow_lexically(host_path: &str) -> String {
+    let mut p = host_path.to_owned();
+    for _ in 0..32 {
+        let trimmed = if p.len() > 1 { p.trim_end_matches('/') } else { p.as_str() };
+        let Ok(target) = std::fs::read_link(trimmed) else { return p };
+        let Some(target) = target.to_str() else { return p };
+        let dir = match trimmed.rfind('/') {
+            Some(0) | None => "/",
+            Some(i) => &trimmed[..i],
+        };
+        p = if target.starts_with('/') {
+            normalize_lexically(target)
+        } else {
+            normalize_lexically(&format!("{dir}/{target}"))
+        };
+    }
+    p
+}
+
+/// What a no-follow open of `host_path` gets from open(2) with O_NOFOLLOW when
+/// its final component is a symlink: ELOOP, EEXIST for O_CREAT|O_EXCL; SUCCESS
+/// when it is not a symlink or does not exist. The parent is resolved as written.
+pub fn final_symlink_errno(host_path: &str, exclusive: bool) -> i32 {
+    let raw = host_path.trim_end_matches('/');
+    let (parent, base) = match raw.rfind('/') {
+        Some(i) => (if i == 0 { "/" } else { &raw[..i] }, &raw[i + 1..]),
+        None => return errno::SUCCESS,
+    };
+    if base.is_empty() || base == "." || base == ".." {
+        return errno::SUCCESS;
+    }
+    let Ok(real) = std::fs::canonicalize(parent) else { return errno::SUCCESS };
+    match std::fs::symlink_metadata(real.join(base)) {
+        Ok(m) if m.file_type().is_symlink() => {
+            if exclusive {
+                errno::EXIST
+            } else {
+                errno::LOOP
+            }
+        }
+        _ => errno::SUCCESS,
+    }
 }
 
 const OFLAGS_CREAT: i32 = 1;
+const OFLAGS_EXCL: i32 = 4;
 const OFLAGS_TRUNC: i32 = 8;
+/// Linear memories and tables one guest may declare (multi-memory guests included).
+pub const MAX_MEMORIES: usize = 32;
+/// See [`MAX_MEMORIES`].
+pub const MAX_TABLES: usize = 32;
+/// Bytes a table element holds in wasmtime (a pointer), counted against `memoryMb`.
+const TABLE_ELEMENT_BYTES: usize = std::mem::size_of::<usize>();
 const FDFLAGS_APPEND: i32 = 1;
 const LOOKUP_SYMLINK_FOLLOW: i32 = 1;
 /// `rights_base` bits that let an fd change its file: fd_datasync, fd_sync, fd_write,
@@ -90,6 +266,29 @@ impl Gate {
     /// it acts on the final name itself: the raw path lexically, then the real
     /// parent directory plus the name. Returns the path that was checked.
     pub fn fs(&self, host_path: &str, mode: FsMode, follow: bool) -> Result<String, Denial> {
+        let first = self.fs_as(host_path, mode, follow)?;
+        // The same two readings as the Node host's gate, whose runtime normalises
+        // the path lexically before the kernel resolves it (`link/../x` is the x
+        // beside the link there): both must be inside the grants, so both hosts
+        // give the same verdict. wasmtime opens the path as written (cap-std
+        // resolves it like the kernel), so that is the path handed back.
+        let norm = normalize_lexically(host_path);
+        if norm != host_path {
+            self.fs_as(&norm, mode, follow)?;
+        }
+        // And where node:wasi's own following of a final symlink ends (the
+        // link's target read lexically), for the same verdicts.
+        if follow {
+            let chain = follow_lexically(&norm);
+            if chain != norm {
+                self.fs_as(&chain, mode, follow)?;
+            }
+        }
+        Ok(first)
+    }
+
+    /// One reading of a path (see [`Gate::fs`]).
+    fn fs_as(&self, host_path: &str, mode: FsMode, follow: bool) -> Result<String, Denial> {
         let resolve = FsCheckOptions { resolve_symlinks: true };
         if follow {
             return self.checker.authorize_fs(host_path, mode, resolve).map_err(|e| e.denial);
@@ -149,6 +348,27 @@ impl Gate {
         let capability = if write { "fs.write" } else { "fs.read" };
         self.calls.push(Call { op: op.into(), what, capability: capability.into(), allowed: true, reason: None });
         Ok(paths)
+    }
+
+    /// An fd-level call: `mode` on the path recorded for the fd (already
+    /// resolved when recorded, so checked lexically). `Err(EACCES)` on a
+    /// denial (counted); `Err(ENOTCAPABLE)` when the fd was opened without the
+    /// call's right (`capable` false), as preview1 says and node:wasi does.
+    pub fn fd(&mut self, op: &str, path: &str, mode: FsMode, capable: bool, what: &str) -> Result<(), i32> {
+        if let Decision::Denied(d) = self.checker.check_fs(path, mode, FsCheckOptions::default()) {
+            self.calls.push(Call {
+                op: op.into(),
+                what: what.into(),
+                capability: d.capability.as_str().into(),
+                allowed: false,
+                reason: Some(d.reason.as_str().into()),
+            });
+            return Err(errno::ACCES);
+        }
+        if !capable {
+            return Err(errno::NOTCAPABLE);
+        }
+        Ok(())
     }
 
     /// A host import: `checkCapability`; `Err(EACCES)` on denial.
@@ -238,16 +458,88 @@ pub fn budget_tracker(
     BudgetTracker::new(policy, clock, options)
 }
 
+/// What the host recorded for an fd: its real path (`None`: stdio, passed
+/// through) and the rights it was opened with (`None`: a preopen, every right;
+/// its mode is the grant's, re-checked per call).
+#[derive(Debug, Clone)]
+struct FdEntry {
+    path: Option<String>,
+    rights: Option<u64>,
+}
+
 struct State {
     wasi: WasiP1Ctx,
     gate: Gate,
-    dirs: HashMap<u32, String>,
-    limits: StoreLimits,
+    calls_table: HashMap<String, CallGate>,
+    fds: HashMap<u32, FdEntry>,
+    /// `memoryMb` in bytes, over every memory and table of the store together.
+    memory_cap: Option<usize>,
+    guest_bytes: usize,
+    last_grow: usize,
+    started: Instant,
     tracker: BudgetTracker<Clock>,
     breach: Option<Breach>,
     secrets: HashMap<String, String>,
     reports: Vec<(String, i32)>,
     events: Vec<(String, String)>,
+}
+
+impl State {
+    /// One growth of a memory or table by `delta` bytes, against the total.
+    fn grow(&mut self, delta: usize) -> wasmtime::Result<bool> {
+        let total = self.guest_bytes.saturating_add(delta);
+        if let Some(cap) = self.memory_cap {
+            if total > cap {
+                let observed = total as f64 / (1024.0 * 1024.0);
+                let now_ms = self.started.elapsed().as_secs_f64() * 1000.0;
+                // The tracker decides and counts the breach once; a growth past the cap
+                // ends the guest whatever it says (fail closed).
+                match self.tracker.record(Sample { now_ms, cpu_time_ms: None, rss_mb: Some(observed) }) {
+                    Ok(BudgetStatus::Exceeded(b)) => {
+                        self.breach.get_or_insert(b);
+                    }
+                    Ok(BudgetStatus::Ok { .. }) => {}
+                    Err(e) => wasmtime::bail!("INVALID_SAMPLE: {e}"),
+                }
+                wasmtime::bail!(
+                    "BUDGET_EXCEEDED memoryMb: the guest's memories and tables would hold {observed:.2} MB"
+                );
+            }
+        }
+        self.guest_bytes = total;
+        self.last_grow = delta;
+        Ok(true)
+    }
+}
+
+/// `memoryMb` bounds the guest: every linear memory (multi-memory included) and
+/// table of the store, summed; wasmtime calls this for initial sizes too.
+impl ResourceLimiter for State {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.grow(desired.saturating_sub(current))
+    }
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.guest_bytes -= std::mem::take(&mut self.last_grow);
+        Ok(())
+    }
+    fn table_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.grow(desired.saturating_sub(current).saturating_mul(TABLE_ELEMENT_BYTES))
+    }
+    fn table_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.guest_bytes -= std::mem::take(&mut self.last_grow);
+        Ok(())
+    }
+    // Counts too: each linear memory reserves its own address space whatever its
+    // size, so a guest may not declare thousands of empty ones; one instance.
+    fn instances(&self) -> usize {
+        1
+    }
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
+    }
+    fn tables(&self) -> usize {
+        MAX_TABLES
+    }
 }
 
 /// The calling thread's CPU time in ms (the epoch callback runs on the guest's thread).
@@ -297,7 +589,7 @@ fn host_path(caller: &Caller<'_, State>, fd: i32, guest: &str) -> Result<String,
     if guest.starts_with('/') {
         return Ok(guest.to_owned());
     }
-    let dir = caller.data().dirs.get(&(fd as u32)).ok_or(errno::BADF)?;
+    let dir = caller.data().fds.get(&(fd as u32)).and_then(|e| e.path.as_deref()).ok_or(errno::BADF)?;
     Ok(format!("{dir}/{guest}"))
 }
 
@@ -350,10 +642,12 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
          -> wasmtime::Result<i32> {
             let checks = (|| {
                 let g = guest_str(&mut c, p, l)?;
+                // Checked as what the runtime would open if it followed the final
+                // symlink (wasi-calls.json: follow "always", so both hosts agree).
                 Ok(vec![(
                     host_path(&c, fd, &g)?,
                     open_mode(oflags, base as u64, fdflags),
-                    dirflags & LOOKUP_SYMLINK_FOLLOW != 0,
+                    follows(&c.data().calls_table, "path_open", dirflags),
                     g,
                 )])
             })();
@@ -366,6 +660,18 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                 Ok(mut paths) => paths.remove(0),
                 Err(e) => return Ok(e),
             };
+            if dirflags & LOOKUP_SYMLINK_FOLLOW == 0 {
+                // Not following a final symlink: the O_NOFOLLOW errno, decided here as in
+                // the Node host (whose runtime would follow it).
+                let exclusive = oflags & (OFLAGS_CREAT | OFLAGS_EXCL) == OFLAGS_CREAT | OFLAGS_EXCL;
+                // Its final component as written or as node:wasi normalises the path.
+                for p in [checks[0].0.clone(), normalize_lexically(&checks[0].0)] {
+                    let e = final_symlink_errno(&p, exclusive);
+                    if e != errno::SUCCESS {
+                        return Ok(e);
+                    }
+                }
+            }
             let r = delegate(&mut c, |ctx, mem| {
                 in_tokio(p1::path_open(ctx, mem, fd, dirflags, p, l, oflags, base, inh, fdflags, out))
             })?;
@@ -373,7 +679,7 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                 // The new fd can be a directory base: remember the host path that was checked.
                 let bytes = guest_bytes(&mut c, out, 4).map_err(|e| wasmtime::format_err!("fd out of bounds: {e}"))?;
                 let new_fd = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-                c.data_mut().dirs.insert(new_fd, checked);
+                c.data_mut().fds.insert(new_fd, FdEntry { path: Some(checked), rights: Some(base as u64) });
             }
             Ok(r)
         },
@@ -381,17 +687,17 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
     linker.func_wrap(M, "fd_close", |mut c: Caller<'_, State>, fd: i32| -> wasmtime::Result<i32> {
         let r = delegate(&mut c, |ctx, mem| in_tokio(p1::fd_close(ctx, mem, fd)))?;
         if r == errno::SUCCESS {
-            c.data_mut().dirs.remove(&(fd as u32));
+            c.data_mut().fds.remove(&(fd as u32));
         }
         Ok(r)
     })?;
     linker.func_wrap(M, "fd_renumber", |mut c: Caller<'_, State>, from: i32, to: i32| -> wasmtime::Result<i32> {
         let r = delegate(&mut c, |ctx, mem| in_tokio(p1::fd_renumber(ctx, mem, from, to)))?;
-        if r == errno::SUCCESS {
-            let dirs = &mut c.data_mut().dirs;
-            match dirs.remove(&(from as u32)) {
-                Some(p) => dirs.insert(to as u32, p),
-                None => dirs.remove(&(to as u32)),
+        if r == errno::SUCCESS && from != to {
+            let fds = &mut c.data_mut().fds;
+            match fds.remove(&(from as u32)) {
+                Some(e) => fds.insert(to as u32, e),
+                None => fds.remove(&(to as u32)),
             };
         }
         Ok(r)
@@ -402,7 +708,8 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
         |mut c: Caller<'_, State>, fd: i32, flags: i32, p: i32, l: i32, buf: i32| -> wasmtime::Result<i32> {
             let checks = (|| {
                 let g = guest_str(&mut c, p, l)?;
-                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Read, flags & LOOKUP_SYMLINK_FOLLOW != 0, g)])
+                let follow = follows(&c.data().calls_table, "path_filestat_get", flags);
+                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Read, follow, g)])
             })();
             gated!(c, "path_filestat_get", checks, |ctx, mem| in_tokio(p1::path_filestat_get(
                 ctx, mem, fd, flags, p, l, buf
@@ -423,7 +730,8 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
          -> wasmtime::Result<i32> {
             let checks = (|| {
                 let g = guest_str(&mut c, p, l)?;
-                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Write, flags & LOOKUP_SYMLINK_FOLLOW != 0, g)])
+                let follow = follows(&c.data().calls_table, "path_filestat_set_times", flags);
+                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Write, follow, g)])
             })();
             gated!(c, "path_filestat_set_times", checks, |ctx, mem| in_tokio(p1::path_filestat_set_times(
                 ctx, mem, fd, flags, p, l, atim, mtim, fst
@@ -441,7 +749,8 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
             move |mut c: Caller<'_, State>, fd: i32, p: i32, l: i32| -> wasmtime::Result<i32> {
                 let checks = (|| {
                     let g = guest_str(&mut c, p, l)?;
-                    Ok(vec![(host_path(&c, fd, &g)?, mode, false, g)])
+                    let follow = follows(&c.data().calls_table, name, 0);
+                    Ok(vec![(host_path(&c, fd, &g)?, mode, follow, g)])
                 })();
                 gated!(c, name, checks, |ctx, mem| match name {
                     "path_create_directory" => in_tokio(p1::path_create_directory(ctx, mem, fd, p, l)),
@@ -457,7 +766,8 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
         |mut c: Caller<'_, State>, fd: i32, p: i32, l: i32, buf: i32, len: i32, used: i32| -> wasmtime::Result<i32> {
             let checks = (|| {
                 let g = guest_str(&mut c, p, l)?;
-                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Read, false, g)])
+                let follow = follows(&c.data().calls_table, "path_readlink", 0);
+                Ok(vec![(host_path(&c, fd, &g)?, FsMode::Read, follow, g)])
             })();
             gated!(c, "path_readlink", checks, |ctx, mem| in_tokio(p1::path_readlink(
                 ctx, mem, fd, p, l, buf, len, used
@@ -471,9 +781,10 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
             let checks = (|| {
                 let from = guest_str(&mut c, op, ol)?;
                 let to = guest_str(&mut c, np, nl)?;
+                let follow = follows(&c.data().calls_table, "path_rename", 0);
                 Ok(vec![
-                    (host_path(&c, fd, &from)?, FsMode::Write, false, from),
-                    (host_path(&c, nfd, &to)?, FsMode::Write, false, to),
+                    (host_path(&c, fd, &from)?, FsMode::Write, follow, from),
+                    (host_path(&c, nfd, &to)?, FsMode::Write, follow, to),
                 ])
             })();
             gated!(c, "path_rename", checks, |ctx, mem| in_tokio(p1::path_rename(ctx, mem, fd, op, ol, nfd, np, nl)))
@@ -491,13 +802,24 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
          np: i32,
          nl: i32|
          -> wasmtime::Result<i32> {
+            // Lookup flags the table refuses (LOOKUP_SYMLINK_FOLLOW), before any check.
+            if let Some(CallGate::Path(_, Some((mask, e)))) = c.data().calls_table.get("path_link").copied() {
+                if oflags & mask != 0 {
+                    return Ok(e);
+                }
+            }
             // A hard link shares the inode: the source needs write too.
             let checks = (|| {
                 let from = guest_str(&mut c, op, ol)?;
                 let to = guest_str(&mut c, np, nl)?;
                 Ok(vec![
-                    (host_path(&c, fd, &from)?, FsMode::Write, oflags & LOOKUP_SYMLINK_FOLLOW != 0, from),
-                    (host_path(&c, nfd, &to)?, FsMode::Write, false, to),
+                    (
+                        host_path(&c, fd, &from)?,
+                        FsMode::Write,
+                        follows(&c.data().calls_table, "path_link", oflags),
+                        from,
+                    ),
+                    (host_path(&c, nfd, &to)?, FsMode::Write, follows(&c.data().calls_table, "path_link", 0), to),
                 ])
             })();
             gated!(c, "path_link", checks, |ctx, mem| in_tokio(p1::path_link(
@@ -521,11 +843,110 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                     let dir = Path::new(&link_host).parent().and_then(Path::to_str).unwrap_or("/");
                     format!("{dir}/{target}")
                 };
-                Ok(vec![(link_host, FsMode::Write, false, link), (target_host, FsMode::Read, true, target)])
+                let follow = follows(&c.data().calls_table, "path_symlink", 0);
+                Ok(vec![(link_host, FsMode::Write, follow, link), (target_host, FsMode::Read, true, target)])
             })();
             gated!(c, "path_symlink", checks, |ctx, mem| in_tokio(p1::path_symlink(ctx, mem, tp, tl, fd, np, nl)))
         },
     )?;
+    Ok(())
+}
+
+/// The fd-level check of `op` (its table mode on the fd's recorded path).
+fn fd_check(c: &mut Caller<'_, State>, op: &str, fd: i32) -> Result<(), i32> {
+    let s = c.data_mut();
+    let Some(CallGate::Fd(mode, right)) = s.calls_table.get(op).copied() else { return Ok(()) };
+    match s.fds.get(&(fd as u32)).cloned() {
+        None => Err(errno::BADF),
+        Some(FdEntry { path: None, .. }) => Ok(()),
+        Some(FdEntry { path: Some(p), rights }) => {
+            let capable = rights.is_none_or(|r| r & (1u64 << right) != 0);
+            s.gate.fd(op, &p, mode, capable, &format!("fd {}", fd as u32))
+        }
+    }
+}
+
+/// Check then delegate an fd-level call: `Ok(errno)` for the guest.
+macro_rules! fd_gated {
+    ($linker:ident, $name:literal, $f:path, ($($a:ident : $t:ty),*)) => {
+        $linker.func_wrap(M, $name, |mut c: Caller<'_, State>, fd: i32, $($a: $t),*| -> wasmtime::Result<i32> {
+            if let Err(e) = fd_check(&mut c, $name, fd) {
+                return Ok(e);
+            }
+            delegate(&mut c, |ctx, mem| in_tokio($f(ctx, mem, fd, $($a),*)))
+        })?;
+    };
+    (sync $linker:ident, $name:literal, $f:path, ($($a:ident : $t:ty),*)) => {
+        $linker.func_wrap(M, $name, |mut c: Caller<'_, State>, fd: i32, $($a: $t),*| -> wasmtime::Result<i32> {
+            if let Err(e) = fd_check(&mut c, $name, fd) {
+                return Ok(e);
+            }
+            delegate(&mut c, |ctx, mem| $f(ctx, mem, fd, $($a),*))
+        })?;
+    };
+}
+
+/// The fd-level calls with a typed wrapper (each is `gate: "fd"` in the table).
+const FD_GATED: [&str; 11] = [
+    "fd_read",
+    "fd_pread",
+    "fd_readdir",
+    "fd_filestat_get",
+    "fd_write",
+    "fd_pwrite",
+    "fd_allocate",
+    "fd_filestat_set_size",
+    "fd_filestat_set_times",
+    "fd_sync",
+    "fd_datasync",
+];
+
+fn add_fd_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
+    fd_gated!(linker, "fd_read", p1::fd_read, (iovs: i32, len: i32, out: i32));
+    fd_gated!(linker, "fd_pread", p1::fd_pread, (iovs: i32, len: i32, off: i64, out: i32));
+    fd_gated!(linker, "fd_readdir", p1::fd_readdir, (buf: i32, len: i32, cookie: i64, out: i32));
+    fd_gated!(linker, "fd_filestat_get", p1::fd_filestat_get, (buf: i32));
+    fd_gated!(linker, "fd_write", p1::fd_write, (iovs: i32, len: i32, out: i32));
+    fd_gated!(linker, "fd_pwrite", p1::fd_pwrite, (iovs: i32, len: i32, off: i64, out: i32));
+    fd_gated!(sync linker, "fd_allocate", p1::fd_allocate, (off: i64, len: i64));
+    fd_gated!(linker, "fd_filestat_set_size", p1::fd_filestat_set_size, (size: i64));
+    fd_gated!(linker, "fd_filestat_set_times", p1::fd_filestat_set_times, (atim: i64, mtim: i64, fst: i32));
+    fd_gated!(linker, "fd_sync", p1::fd_sync, ());
+    fd_gated!(linker, "fd_datasync", p1::fd_datasync, ());
+    Ok(())
+}
+
+/// Checks the linker against the table: every import of the module is
+/// classified (an unclassified one stops the host: fail closed on a runtime
+/// upgrade), every `fd` entry has its wrapper, and `refuse` entries are
+/// shadowed by a function that answers their errno.
+fn add_table_gates(linker: &mut Linker<State>, store: &mut Store<State>) -> wasmtime::Result<()> {
+    let table = store.data().calls_table.clone();
+    let names: Vec<String> =
+        linker.iter(&mut *store).filter(|(m, _, _)| *m == M).map(|(_, n, _)| n.to_owned()).collect();
+    for name in names {
+        match table.get(&name).copied() {
+            None => {
+                wasmtime::bail!("{M}::{name} is not classified in wasi-calls.json: the host will not link it unchecked")
+            }
+            Some(CallGate::Fd(..)) if !FD_GATED.contains(&name.as_str()) => {
+                wasmtime::bail!("{M}::{name} is an fd call in wasi-calls.json without a gated wrapper")
+            }
+            Some(CallGate::Refuse(e)) => {
+                let Extern::Func(orig) = linker.get(&mut *store, M, &name)? else {
+                    wasmtime::bail!("{M}::{name} is not a function")
+                };
+                let ty = orig.ty(&*store);
+                linker.func_new(M, &name, ty, move |_, _, results| {
+                    if let Some(r) = results.first_mut() {
+                        *r = Val::I32(e);
+                    }
+                    Ok(())
+                })?;
+            }
+            Some(_) => {}
+        }
+    }
     Ok(())
 }
 
@@ -617,36 +1038,42 @@ pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
     let mut linker: Linker<State> = Linker::new(&engine);
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |s: &mut State| &mut s.wasi)?;
     add_gated(&mut linker)?;
+    add_fd_gated(&mut linker)?;
     add_host(&mut linker)?;
 
+    let calls_table = wasi_calls().map_err(|e| wasmtime::format_err!(e))?;
     let mut builder = WasiCtxBuilder::new();
     builder.args(&cfg.args);
-    let mut dirs = HashMap::new();
+    let mut fds: HashMap<u32, FdEntry> = (0..3).map(|fd| (fd, FdEntry { path: None, rights: None })).collect();
     for (i, (guest_dir, host_dir)) in cfg.preopens.iter().enumerate() {
         // Full perms: the gate, not wasmtime-wasi's coarse per-preopen perms, is
         // what decides here (a host may narrow these too, as defence in depth).
         builder.preopened_dir(host_dir, guest_dir, FsPerms::ReadWrite)?;
-        let host = host_dir.to_str().ok_or_else(|| wasmtime::format_err!("non-UTF-8 preopen"))?.to_owned();
-        dirs.insert(3 + i as u32, host);
+        // Recorded as its real directory, as the Node host does.
+        let real = std::fs::canonicalize(host_dir).unwrap_or_else(|_| host_dir.clone());
+        let host = real.to_str().ok_or_else(|| wasmtime::format_err!("non-UTF-8 preopen"))?.to_owned();
+        fds.insert(3 + i as u32, FdEntry { path: Some(host), rights: None });
     }
 
     let budgets = cfg.policy.budgets();
-    let mut limits = StoreLimitsBuilder::new();
-    if let Some(mb) = budgets.memory_mb {
-        limits = limits.memory_size((mb * 1024.0 * 1024.0) as usize);
-    }
+    let memory_cap = budgets.memory_mb.map(|mb| (mb * 1024.0 * 1024.0) as usize);
     let start = Instant::now();
     let clock: Clock = Box::new(move || start.elapsed().as_secs_f64() * 1000.0);
     let cpu: Sampler = Box::new(thread_cpu_ms);
-    // StoreLimits bounds the guest's linear memory (a grow past it fails).
+    // Memory is measured by the ResourceLimiter (every memory and table summed) and
+    // pushed to the tracker on a growth past the cap.
     let tracker = budget_tracker(&cfg.policy, &cfg.meter, clock, Some(cpu), None, None, &[BudgetKind::MemoryMb])
         .map_err(|e| wasmtime::format_err!("budget tracker: {e}"))?;
 
     let state = State {
         wasi: builder.build_p1(),
         gate: Gate::new(PermissionChecker::new(cfg.policy.clone(), &cfg.meter)),
-        dirs,
-        limits: limits.build(),
+        calls_table,
+        fds,
+        memory_cap,
+        guest_bytes: 0,
+        last_grow: 0,
+        started: start,
         tracker,
         breach: None,
         secrets: cfg.secrets,
@@ -654,7 +1081,10 @@ pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
         events: Vec::new(),
     };
     let mut store = Store::new(&engine, state);
-    store.limiter(|s| &mut s.limits);
+    store.limiter(|s| s as &mut dyn ResourceLimiter);
+    add_table_gates(&mut linker, &mut store)?;
+    // Budgets run from instantiation: the deadline and its callback are in place
+    // (and the ticker running) before `instantiate` runs a `start` function.
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|mut ctx| {
         let s = ctx.data_mut();
@@ -716,5 +1146,86 @@ mod tests {
         assert_eq!(open_mode(OFLAGS_TRUNC, 2, 0), FsMode::Write);
         assert_eq!(open_mode(2, 2, 0), FsMode::Read, "O_DIRECTORY");
         assert_eq!(open_mode(0, 2, FDFLAGS_APPEND), FsMode::Write);
+    }
+
+    #[test]
+    fn the_call_table_is_complete_and_consistent() {
+        let table = wasi_calls().unwrap();
+        for (name, gate) in &table {
+            if let CallGate::Fd(mode, right) = gate {
+                assert!(FD_GATED.contains(&name.as_str()), "{name}: an fd call without a gated wrapper");
+                assert!(*right < 64, "{name}");
+                // A call needing a right that counts as a write in open_mode is a write call.
+                if WRITE_RIGHTS & (1u64 << right) != 0 {
+                    assert_eq!(*mode, FsMode::Write, "{name}");
+                }
+            }
+        }
+        for name in FD_GATED {
+            assert!(matches!(table.get(name), Some(CallGate::Fd(..))), "{name}");
+        }
+        assert_eq!(table.get("path_open"), Some(&CallGate::Path(Follow::Always, None)));
+        assert_eq!(table.get("path_link"), Some(&CallGate::Path(Follow::Never, Some((LOOKUP_SYMLINK_FOLLOW, 28)))));
+        assert!(follows(&table, "path_open", 0) && !follows(&table, "path_unlink_file", 1));
+        assert!(follows(&table, "path_filestat_get", 1) && !follows(&table, "path_filestat_get", 0));
+        assert!(follows(&table, "not_in_the_table", 0), "unknown: the stricter check");
+    }
+
+    #[test]
+    fn normalize_lexically_is_what_node_wasi_hands_the_kernel() {
+        for (raw, want) in [
+            ("/a/b/../c", "/a/c"),
+            ("/a//b/./c/../", "/a/b/"),
+            ("/a/b/", "/a/b/"),
+            ("/../a", "/a"),
+            ("/", "/"),
+            ("//", "/"),
+            ("/a/..", "/"),
+            ("/a/../", "/"),
+            ("/x", "/x"),
+        ] {
+            assert_eq!(normalize_lexically(raw), want, "{raw}");
+        }
+    }
+
+    #[test]
+    fn follow_lexically_reads_link_targets_as_node_wasi_does() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let r = root.to_str().unwrap();
+        std::fs::create_dir_all(root.join("d1/d2")).unwrap();
+        symlink(root.join("d1/d2"), root.join("lk")).unwrap();
+        symlink("lk/../t", root.join("x")).unwrap();
+        symlink("x", root.join("chain")).unwrap();
+        symlink("loop", root.join("loop")).unwrap();
+        std::fs::write(root.join("f"), "").unwrap();
+        // The kernel would read lk/../t as d1/t; node:wasi reads it lexically.
+        assert_eq!(follow_lexically(&format!("{r}/x")), format!("{r}/t"));
+        assert_eq!(follow_lexically(&format!("{r}/chain")), format!("{r}/t"));
+        assert_eq!(follow_lexically(&format!("{r}/chain/")), format!("{r}/t"));
+        assert_eq!(follow_lexically(&format!("{r}/lk")), format!("{r}/d1/d2"));
+        assert_eq!(follow_lexically(&format!("{r}/f")), format!("{r}/f"));
+        assert_eq!(follow_lexically(&format!("{r}/loop")), format!("{r}/loop"));
+        assert_eq!(follow_lexically("/"), "/");
+    }
+
+    #[test]
+    fn final_symlink_errno_is_what_o_nofollow_gives() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let r = root.to_str().unwrap();
+        std::fs::create_dir(root.join("d")).unwrap();
+        symlink("d", root.join("l")).unwrap();
+        assert_eq!(final_symlink_errno(&format!("{r}/l"), false), errno::LOOP);
+        assert_eq!(final_symlink_errno(&format!("{r}/l/"), false), errno::LOOP);
+        assert_eq!(final_symlink_errno(&format!("{r}/l"), true), errno::EXIST);
+        assert_eq!(final_symlink_errno(&format!("{r}/d"), false), errno::SUCCESS);
+        assert_eq!(final_symlink_errno(&format!("{r}/none"), false), errno::SUCCESS);
+        // `.`, `..` and an empty name are never a symlink, whatever precedes them.
+        assert_eq!(final_symlink_errno(&format!("{r}/l/."), false), errno::SUCCESS);
+        assert_eq!(final_symlink_errno(&format!("{r}/l/.."), false), errno::SUCCESS);
+        assert_eq!(final_symlink_errno("l", false), errno::SUCCESS);
     }
 }

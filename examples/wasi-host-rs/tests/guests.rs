@@ -235,3 +235,245 @@ fn abi_edges_bad_utf8_bad_pointers_unknown_and_closed_fds_nul_opened_dirs() {
         ]
     );
 }
+
+/// The usual world and grants, for guests that use no path (budget and memory outcomes).
+fn bare(w: &World, plugin: &str, probe: &Probe, budgets: serde_json::Value) -> HostConfig {
+    config(w, plugin, probe, budgets)
+}
+
+fn budget_count(probe: &Probe, plugin: &str, reason: &str) -> Option<u64> {
+    probe.counts(plugin).get(&("plugin.budget_exceeded_total".into(), "request".into(), reason.into())).copied()
+}
+
+#[test]
+fn a_start_function_runs_under_the_budget_from_instantiation() {
+    let w = world();
+    let probe = Probe::new();
+    let started = std::time::Instant::now();
+    let r = run_guest(&guest("start"), bare(&w, "start", &probe, json!({ "wallClockMs": 300 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "wallClockMs");
+    assert!(started.elapsed().as_millis() < 5000, "{b:?}");
+    assert!(r.reports.is_empty(), "{:?}", r.reports);
+    assert_eq!(budget_count(&probe, "start", "wall_clock"), Some(1));
+    // The CPU budget too: the spinning start function is all CPU (a low limit: the
+    // thread's CPU time is what is measured, and this machine may be shared).
+    let probe = Probe::new();
+    let r =
+        run_guest(&guest("start"), bare(&w, "start-cpu", &probe, json!({ "wallClockMs": 60000, "cpuPercent": 10 })))
+            .unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "cpuPercent");
+    assert_eq!(budget_count(&probe, "start-cpu", "cpu"), Some(1));
+}
+
+#[test]
+fn memory_mb_bounds_all_linear_memories_together() {
+    let w = world();
+    // 8 memories x 2 MiB: each under 4 MB, together 16 MiB: over at instantiation.
+    let probe = Probe::new();
+    let r = run_guest(&guest("memories"), bare(&w, "mem8", &probe, json!({ "memoryMb": 4 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "memoryMb");
+    assert!(b.observed > 4.0 && b.observed <= 16.0, "{b:?}");
+    assert!(r.reports.is_empty(), "{:?}", r.reports);
+    assert_eq!(budget_count(&probe, "mem8", "memory"), Some(1));
+    // The same guest under a budget that holds all eight runs.
+    let probe = Probe::new();
+    let r = run_guest(&guest("memories"), bare(&w, "mem8-ok", &probe, json!({ "memoryMb": 17 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    assert_eq!(r.reports, [("instantiated".to_owned(), 0)]);
+    assert_eq!(budget_count(&probe, "mem8-ok", "memory"), None);
+}
+
+#[test]
+fn memory_mb_counts_every_growth_of_memories_and_tables() {
+    let w = world();
+    let probe = Probe::new();
+    let r = run_guest(&guest("grow"), bare(&w, "grow", &probe, json!({ "memoryMb": 4 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "memoryMb");
+    // Every growth that was allowed succeeded; the run ended at the first one past 4 MB,
+    // while no single memory had reached it.
+    assert!(r.reports.iter().all(|(_, v)| *v >= 0), "{:?}", r.reports);
+    let firsts = r.reports.iter().filter(|(t, _)| t == "grow_first").count();
+    assert!((3..=5).contains(&firsts), "{:?}", r.reports);
+    assert!(!r.reports.iter().any(|(t, _)| t == "not_stopped"));
+    assert_eq!(budget_count(&probe, "grow", "memory"), Some(1));
+    // Tables count: at the end the two memories hold (1 + 64 * 8) pages each, 64.125 MiB,
+    // and the table 64 Ki + 1 elements (pointers), 0.5 MiB more. 64.5 MB holds the
+    // memories alone, not the memories and the table.
+    let probe = Probe::new();
+    let r = run_guest(&guest("grow"), bare(&w, "grow-table", &probe, json!({ "memoryMb": 64.5 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("tables not counted: {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "memoryMb");
+    assert_eq!(budget_count(&probe, "grow-table", "memory"), Some(1));
+    let probe = Probe::new();
+    let r = run_guest(&guest("grow"), bare(&w, "grow-big", &probe, json!({ "memoryMb": 65 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    assert_eq!(r.reports.iter().filter(|(t, v)| t == "grow_table" && *v >= 0).count(), 64);
+    assert_eq!(budget_count(&probe, "grow-big", "memory"), None);
+}
+
+#[test]
+fn a_guest_declares_at_most_32_memories_whatever_their_size() {
+    let w = world();
+    let many = |n: usize| {
+        let mems: String = (1..n).map(|i| format!("(memory $m{i} 0)")).collect();
+        format!("(module (import \"host\" \"report\" (func $report (param i32 i32 i32))) (memory (export \"memory\") 1) {mems} (func (export \"_start\")))")
+    };
+    let probe = Probe::new();
+    let r = run_guest(many(32).as_bytes(), bare(&w, "m32", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    let r = run_guest(many(33).as_bytes(), bare(&w, "m33", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+    let Outcome::Trap(m) = r.outcome else { panic!("33 memories instantiated: {:?}", r.outcome) };
+    assert!(m.contains("memory"), "{m}");
+}
+
+/// fixture.js `plantLinks`: links into the grants, out of them, dangling, a
+/// directory two levels down (`lk/..` reads two ways), a denied directory.
+fn plant_links(w: &World) {
+    use std::os::unix::fs::symlink;
+    let r = &w.root;
+    std::fs::create_dir(r.join("outside-dir")).unwrap();
+    symlink("sub/inner.txt", r.join("data/link-to-inner")).unwrap();
+    symlink("sub", r.join("data/link-sub")).unwrap();
+    symlink(r.join("data/input.txt"), r.join("out/link-to-input")).unwrap();
+    symlink(r.join("secret-outside.txt"), r.join("out/link-out")).unwrap();
+    symlink(r.join("created-outside.txt"), r.join("out/dang")).unwrap();
+    symlink("own.txt", r.join("out/link-to-own")).unwrap();
+    symlink(r.join("outside-dir"), r.join("out/link-dir")).unwrap();
+    std::fs::create_dir_all(r.join("out/d1/d2")).unwrap();
+    symlink(r.join("out/d1/d2"), r.join("out/lk")).unwrap();
+    std::fs::write(r.join("outside-dir/victim"), "VICTIM\n").unwrap();
+    std::fs::create_dir(r.join("out/private")).unwrap();
+    std::fs::write(r.join("out/private/key.txt"), "PRIVATE\n").unwrap();
+    symlink("lk/../private/key.txt", r.join("out/x-lex")).unwrap();
+}
+
+/// `guests/expect.json`: the reports a guest must see, as (tag, errno).
+fn expected(guest: &str) -> Vec<(String, i32)> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wasi-host/guests/expect.json");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    v[guest]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let name = row[1].as_str().unwrap();
+            (row[0].as_str().unwrap().to_owned(), v["errno"][name].as_i64().unwrap() as i32)
+        })
+        .collect()
+}
+
+fn linked_config(w: &World, plugin: &str, probe: &Probe) -> HostConfig {
+    let mut cfg = config(w, plugin, probe, json!({ "wallClockMs": 10000 }));
+    let root = w.root.to_str().unwrap();
+    let manifest = json!({
+        "fs": [format!("{root}/data/**"), { "path": format!("{root}/out/**"), "mode": "readwrite" }],
+        "deny": { "fs": [format!("{root}/out/private/**")] },
+        "budgets": { "wallClockMs": 10000 },
+    });
+    cfg.policy = PermissionPolicy::from_manifest(&manifest, PolicyOptions::new(plugin)).unwrap();
+    cfg
+}
+
+fn denied_total(probe: &Probe, plugin: &str) -> u64 {
+    probe.counts(plugin).iter().filter(|(k, _)| k.0 == "plugin.permission_denied_total").map(|(_, v)| v).sum()
+}
+
+#[test]
+fn symlinks_are_checked_as_every_runtime_reads_them() {
+    let w = world();
+    plant_links(&w);
+    let probe = Probe::new();
+    let r = run_guest(&guest("symlink"), linked_config(&w, "symlink", &probe)).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    let want = expected("symlink");
+    assert_eq!(r.reports, want);
+    let eacces = want.iter().filter(|(_, e)| *e == errno::ACCES).count() as u64;
+    assert_eq!(denied_total(&probe, "symlink"), eacces);
+    assert_eq!(std::fs::read_to_string(w.root.join("secret-outside.txt")).unwrap(), "TOP SECRET\n");
+    assert_eq!(std::fs::read_to_string(w.root.join("outside-dir/victim")).unwrap(), "VICTIM\n");
+    assert!(!w.root.join("created-outside.txt").exists());
+}
+
+#[test]
+fn fd_level_calls_are_checked_by_the_fds_path_and_rights() {
+    let w = world();
+    plant_links(&w);
+    let probe = Probe::new();
+    let r = run_guest(&guest("fdops"), linked_config(&w, "fdops", &probe)).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    let want = expected("fdops");
+    assert_eq!(r.reports, want);
+    let eacces = want.iter().filter(|(_, e)| *e == errno::ACCES).count() as u64;
+    assert_eq!(denied_total(&probe, "fdops"), eacces);
+    assert_eq!(std::fs::read_to_string(w.root.join("data/input.txt")).unwrap(), "hello from a file\n");
+}
+
+#[test]
+fn a_growth_past_a_memorys_own_maximum_fails_and_is_not_counted() {
+    // Each memory.grow / table.grow passes the budget's limiter and then fails on
+    // the declared maximum (-1 for the guest): the total must not keep it, or 64
+    // failed attempts would add up past 4 MB (memories: 64 x 128 KiB; the table:
+    // 64 x 8192 pointers, each on its own).
+    let w = world();
+    let probe = Probe::new();
+    let wat = r#"(module
+      (import "host" "report" (func $report (param i32 i32 i32)))
+      (memory (export "memory") 1 2)
+      (table $t 1 2 funcref)
+      (data (i32.const 64) "grow")
+      (func (export "_start") (local $i i32)
+        (loop $again
+          (call $report (i32.const 64) (i32.const 4)
+            (i32.add (memory.grow (i32.const 2)) (table.grow $t (ref.null func) (i32.const 8192))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br_if $again (i32.lt_u (local.get $i) (i32.const 64))))))"#;
+    let r = run_guest(wat.as_bytes(), bare(&w, "grow-max", &probe, json!({ "memoryMb": 4 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    assert_eq!(r.reports.len(), 64);
+    assert!(r.reports.iter().all(|(_, v)| *v == -2), "{:?}", r.reports);
+    assert_eq!(budget_count(&probe, "grow-max", "memory"), None);
+}
+
+#[test]
+fn a_guest_declares_at_most_32_tables() {
+    let w = world();
+    let many = |n: usize| {
+        let tables: String = (0..n).map(|i| format!("(table $t{i} 1 funcref)")).collect();
+        format!("(module (memory (export \"memory\") 1) {tables} (func (export \"_start\")))")
+    };
+    let probe = Probe::new();
+    for n in [2, 32] {
+        let r = run_guest(many(n).as_bytes(), bare(&w, "tables", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+        assert!(matches!(r.outcome, Outcome::Exited(0)), "{n} tables: {:?}", r.outcome);
+    }
+    let r = run_guest(many(33).as_bytes(), bare(&w, "tables", &probe, json!({ "wallClockMs": 10000 }))).unwrap();
+    assert!(matches!(r.outcome, Outcome::Trap(_)), "33 tables instantiated: {:?}", r.outcome);
+}
+
+#[test]
+fn a_failed_growth_leaves_the_total_exact() {
+    // $a (1 page, max 2) fails to grow by 2; then $b grows a page at a time: with
+    // the total exact (a 1 + b 1 + k pages), the 63rd growth passes 4 MB (64 pages).
+    let w = world();
+    let probe = Probe::new();
+    let wat = r#"(module
+      (import "host" "report" (func $report (param i32 i32 i32)))
+      (memory $a (export "memory") 1 2)
+      (memory $b 1)
+      (data (i32.const 64) "fail") (data (i32.const 72) "grow")
+      (func (export "_start")
+        (call $report (i32.const 64) (i32.const 4) (memory.grow $a (i32.const 2)))
+        (loop $again
+          (call $report (i32.const 72) (i32.const 4) (memory.grow $b (i32.const 1)))
+          (br $again))))"#;
+    let r = run_guest(wat.as_bytes(), bare(&w, "grow-exact", &probe, json!({ "memoryMb": 4 }))).unwrap();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a memory breach: {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "memoryMb");
+    assert_eq!(r.reports.first(), Some(&("fail".to_owned(), -1)));
+    assert_eq!(r.reports.iter().filter(|(t, v)| t == "grow" && *v > 0).count(), 62, "{:?}", r.reports.len());
+    assert_eq!(budget_count(&probe, "grow-exact", "memory"), Some(1));
+}
