@@ -153,6 +153,24 @@ test('WasiGate: an operation on a name resolves its parent as written (link/.. i
   await m.shutdown()
 })
 
+test('WasiGate: a trailing separator or a final . / .. is checked as followed whatever the no-follow flag (the kernel follows it)', { skip }, async () => {
+  const { PermissionChecker } = require('..')
+  const { WasiGate } = require('../examples/wasi-host/gate.js')
+  const root = fx.makeRoot()
+  const m = meterHarness()
+  const policy = PermissionPolicy.fromManifest(fx.manifestFor(root, 1), { plugin: 'gate' })
+  const gate = new WasiGate(new PermissionChecker(policy, { meter: m.meter }))
+  // out/away -> the root, outside the readwrite grant: lutimes("out/away/")
+  // sets the times of the root; lutimes("out/away") those of the link.
+  fs.symlinkSync(root, `${root}/out/away`)
+  assert.equal(gate.fs(`${root}/out/away`, 'write', { follow: false }).allowed, true)
+  for (const tail of ['/', '//', '/.', '/./']) {
+    const d = gate.fs(`${root}/out/away${tail}`, 'write', { follow: false })
+    assert.equal(d.allowed, false, `out/away${tail}: ${JSON.stringify(d)}`)
+  }
+  await m.shutdown()
+})
+
 async function runLinked(name, { plugin = name, budgets = { wallClockMs: 10_000 } } = {}) {
   const root = fx.plantLinks(fx.makeRoot())
   const { server, port } = await fx.startServer()

@@ -60,6 +60,10 @@ class WasiGate {
    * Returns `{ allowed: true, path }` (the path that was checked) or a denial decision.
    */
   fs(hostPath, mode, { follow = true, lexical = false } = {}) {
+    // A trailing separator, or a final `.` / `..`, makes the kernel follow a
+    // final symlink whatever the call's no-follow flag (`lutimes("link/")`
+    // sets the times of the link's target): such a path is checked as followed.
+    if (!follow && forcesFollow(hostPath)) follow = true
     const first = this.fsAs(hostPath, mode, { follow, lexical })
     if (lexical || !first.allowed) return first
     // node:wasi (uvwasi) normalises the guest's path lexically before the
@@ -253,6 +257,11 @@ function normalizeLexically(hostPath) {
   return `/${out.join('/')}${trailing}`
 }
 
+/** Whether the kernel follows a final symlink of `hostPath` whatever a no-follow flag says: a trailing separator, or a final `.` / `..` component. */
+function forcesFollow(hostPath) {
+  return hostPath.length > 1 && (hostPath.endsWith('/') || /(^|\/)\.\.?$/.test(hostPath))
+}
+
 /** How many links uvwasi follows in a chain before ELOOP (UVWASI__MAX_SYMLINK_FOLLOWS). */
 const MAX_SYMLINK_FOLLOWS = 32
 
@@ -305,4 +314,4 @@ function absoluteLinkTarget(checkedPath) {
   }
 }
 
-module.exports = { WasiGate, checksFor, openMode, normalizeLexically, followLexically, ERRNO, WRITE_RIGHTS, WASI_CALLS }
+module.exports = { WasiGate, checksFor, openMode, normalizeLexically, followLexically, forcesFollow, ERRNO, WRITE_RIGHTS, WASI_CALLS }

@@ -168,6 +168,17 @@ pub fn normalize_lexically(host_path: &str) -> String {
     format!("/{}{}", out.join("/"), if trailing { "/" } else { "" })
 }
 
+/// Whether the kernel follows a final symlink of `host_path` whatever a
+/// no-follow flag says: a trailing separator, or a final `.` / `..` component.
+pub fn forces_follow(host_path: &str) -> bool {
+    host_path.len() > 1
+        && (host_path.ends_with('/')
+            || host_path.ends_with("/.")
+            || host_path.ends_with("/..")
+            || host_path == "."
+            || host_path == "..")
+}
+
 /// Where node:wasi's own following of a final symlink ends: while the path is
 /// a symlink, its target joined to the link's directory (or itself, absolute)
 /// and normalised lexically, at most 32 links (uvwasi's limit).
@@ -266,6 +277,9 @@ impl Gate {
     /// it acts on the final name itself: the raw path lexically, then the real
     /// parent directory plus the name. Returns the path that was checked.
     pub fn fs(&self, host_path: &str, mode: FsMode, follow: bool) -> Result<String, Denial> {
+        // A trailing separator, or a final `.` / `..`, makes the kernel follow a
+        // final symlink whatever the call's no-follow flag: checked as followed.
+        let follow = follow || forces_follow(host_path);
         let first = self.fs_as(host_path, mode, follow)?;
         // The same two readings as the Node host's gate, whose runtime normalises
         // the path lexically before the kernel resolves it (`link/../x` is the x
@@ -1208,6 +1222,27 @@ mod tests {
         assert_eq!(follow_lexically(&format!("{r}/f")), format!("{r}/f"));
         assert_eq!(follow_lexically(&format!("{r}/loop")), format!("{r}/loop"));
         assert_eq!(follow_lexically("/"), "/");
+    }
+
+    #[test]
+    fn a_trailing_separator_or_final_dot_is_checked_as_followed() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let r = root.to_str().unwrap();
+        std::fs::create_dir_all(root.join("out")).unwrap();
+        // out/away -> the root, outside the readwrite grant.
+        symlink(&root, root.join("out/away")).unwrap();
+        let manifest = serde_json::json!({ "fs": [{ "path": format!("{r}/out/**"), "mode": "readwrite" }] });
+        let policy =
+            PermissionPolicy::from_manifest(&manifest, api_sandbox_permissions::PolicyOptions::new("gate")).unwrap();
+        let gate = Gate::new(PermissionChecker::new(policy, &opentelemetry::global::meter("gate-test")));
+        assert!(gate.fs(&format!("{r}/out/away"), FsMode::Write, false).is_ok(), "the link itself");
+        for tail in ["/", "//", "/.", "/./"] {
+            assert!(gate.fs(&format!("{r}/out/away{tail}"), FsMode::Write, false).is_err(), "out/away{tail}");
+        }
+        assert!(forces_follow("/a/") && forces_follow("/a/.") && forces_follow("/a/..") && !forces_follow("/a/.x"));
+        assert!(!forces_follow("/") && !forces_follow("/a"));
     }
 
     #[test]
