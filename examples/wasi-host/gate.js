@@ -48,6 +48,53 @@ class WasiGate {
     this.checker = checker
     this.log = log || (() => {})
     this.calls = []
+    /** Trace entries dropped past `MAX_TRACE` (the oldest first). */
+    this.droppedCalls = 0
+  }
+
+  /** Appends one trace entry; the trace keeps the newest `MAX_TRACE` (its `what` is already cut by `show`). */
+  record(entry) {
+    if (this.calls.length >= MAX_TRACE) {
+      this.calls.shift()
+      this.droppedCalls++
+    }
+    this.calls.push({ ...entry, what: clip(entry.what) })
+  }
+
+  /**
+   * What a rename moves beyond its two names (both already checked): a
+   * directory carries every path below it out of (or into) a deny rule's
+   * reach, and a symlink's relative target means something else from its new
+   * directory. Returns null, or the denial (counted once where a concrete
+   * denied path exists).
+   */
+  renameMoves(oldPath, newPath) {
+    let st
+    try {
+      st = fs.lstatSync(oldPath)
+    } catch {
+      return null // the runtime fails it (ENOENT)
+    }
+    if (st.isSymbolicLink()) {
+      const target = fs.readlinkSync(oldPath)
+      const meant = target.startsWith('/') ? target : `${path.posix.dirname(newPath)}/${target}`
+      const d = this.fs(meant, 'read', { follow: true })
+      return d.allowed ? null : d
+    }
+    if (!st.isDirectory()) return null
+    const denies = (this.checker.policy.toJSON().deny || {}).fs || []
+    for (const dir of [oldPath, newPath]) {
+      for (const glob of denies) {
+        if (!mayMatchBelow(glob, dir)) continue
+        const candidate = belowCandidate(glob, dir)
+        const quiet = this.checker.policy.checkFs(candidate, 'write')
+        if (!quiet.allowed && quiet.reason === 'explicitly_denied') return this.checker.checkFs(candidate, 'write')
+        // A deny that may match below but no concrete path of it was found:
+        // refused all the same (fail closed); this one is not counted.
+        return { allowed: false, capability: 'fs.write', reason: 'explicitly_denied' }
+      }
+    }
+    return null
   }
 
   /**
@@ -124,9 +171,9 @@ class WasiGate {
     const paths = []
     for (const c of checks) {
       const d = this.fs(c.path, c.mode, { follow: c.follow })
-      const what = `${op} ${JSON.stringify(c.what)}`
+      const what = `${op} ${show(c.what)}`
       if (!d.allowed) {
-        this.calls.push({ op, capability: d.capability, what, allowed: false, reason: d.reason })
+        this.record({ op, capability: d.capability, what, allowed: false, reason: d.reason })
         this.log(`${what} -> EACCES (${d.capability} ${d.reason})`)
         return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
       }
@@ -134,8 +181,8 @@ class WasiGate {
       // An absolute link target names a host path: wasmtime (cap-std) never
       // reveals one (EPERM); node:wasi would, so the gate refuses it the same way.
       if (op === 'path_readlink' && absoluteLinkTarget(d.path)) {
-        this.calls.push({ op, capability: `fs.${c.mode}`, what: `${op} ${JSON.stringify(c.what)}`, allowed: true, errno: ERRNO.PERM })
-        this.log(`${op} ${JSON.stringify(c.what)} -> EPERM (an absolute target is not revealed)`)
+        this.record({ op, capability: `fs.${c.mode}`, what: `${op} ${show(c.what)}`, allowed: true, errno: ERRNO.PERM })
+        this.log(`${op} ${show(c.what)} -> EPERM (an absolute target is not revealed)`)
         return { errno: ERRNO.PERM }
       }
       // The runtime follows a final symlink whatever the guest asked (node:wasi
@@ -147,14 +194,22 @@ class WasiGate {
         // neither a symlink, what node:wasi opens is the normalised path's real path.
         const errno = finalSymlinkErrno(c.path, c.exclusive) || finalSymlinkErrno(normalizeLexically(c.path), c.exclusive)
         if (errno !== ERRNO.SUCCESS) {
-          this.calls.push({ op, capability: `fs.${c.mode}`, what: `${op} ${JSON.stringify(c.what)}`, allowed: true, errno })
-          this.log(`${op} ${JSON.stringify(c.what)} -> errno ${errno} (a final symlink, not followed)`)
+          this.record({ op, capability: `fs.${c.mode}`, what: `${op} ${show(c.what)}`, allowed: true, errno })
+          this.log(`${op} ${show(c.what)} -> errno ${errno} (a final symlink, not followed)`)
           return { errno }
         }
       }
     }
-    this.calls.push({ op, capability: `fs.${checks.some((c) => c.mode === 'write') ? 'write' : 'read'}`, what: `${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))}`, allowed: true })
-    this.log(`${op} ${JSON.stringify(checks.map((c) => c.what).join(' -> '))} -> allowed`)
+    if (op === 'path_rename') {
+      const d = this.renameMoves(paths[0], paths[1])
+      if (d) {
+        this.record({ op, capability: d.capability, what: `${op} ${show(checks.map((c) => c.what).join(' -> '))}`, allowed: false, reason: d.reason })
+        this.log(`${op} -> EACCES (${d.capability} ${d.reason}: what the rename moves)`)
+        return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
+      }
+    }
+    this.record({ op, capability: `fs.${checks.some((c) => c.mode === 'write') ? 'write' : 'read'}`, what: `${op} ${show(checks.map((c) => c.what).join(' -> '))}`, allowed: true })
+    this.log(`${op} ${show(checks.map((c) => c.what).join(' -> '))} -> allowed`)
     return { errno: ERRNO.SUCCESS, paths }
   }
 
@@ -170,7 +225,7 @@ class WasiGate {
     const d = this.checker.checkFs(fdPath, mode)
     const line = `${op} ${JSON.stringify(what)}`
     if (!d.allowed) {
-      this.calls.push({ op, capability: d.capability, what: line, allowed: false, reason: d.reason })
+      this.record({ op, capability: d.capability, what: line, allowed: false, reason: d.reason })
       this.log(`${line} -> EACCES (${d.capability} ${d.reason})`)
       return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
     }
@@ -183,7 +238,7 @@ class WasiGate {
    */
   capability(id, payload, what = '') {
     const d = this.checker.checkCapability(id, payload)
-    this.calls.push({ op: id, capability: id, what: `${id} ${JSON.stringify(what)}`, allowed: d.allowed, ...(d.allowed ? {} : { reason: d.reason }) })
+    this.record({ op: id, capability: id, what: `${id} ${JSON.stringify(what)}`, allowed: d.allowed, ...(d.allowed ? {} : { reason: d.reason }) })
     this.log(`${id} ${JSON.stringify(what)} -> ${d.allowed ? 'allowed' : `EACCES (${d.reason})`}`)
     return d
   }
@@ -255,6 +310,83 @@ function normalizeLexically(hostPath) {
   }
   const trailing = hostPath.length > 1 && hostPath.endsWith('/') && out.length > 0 ? '/' : ''
   return `/${out.join('/')}${trailing}`
+}
+
+/** The trace's bound: entries kept, and bytes of one entry's `what`. */
+const MAX_TRACE = 10_000
+const MAX_WHAT = 256
+
+/** A trace/log text cut to `MAX_WHAT` UTF-8 bytes (at a character boundary), marked when cut. */
+function clip(text) {
+  const s = String(text)
+  if (s.length <= MAX_WHAT / 4 || Buffer.byteLength(s) <= MAX_WHAT) return s
+  let out = ''
+  let bytes = 0
+  for (const ch of s) {
+    const n = Buffer.byteLength(ch)
+    if (bytes + n > MAX_WHAT - 3) break
+    out += ch
+    bytes += n
+  }
+  return `${out}…`
+}
+
+/** A guest value as shown in the trace and the log: JSON, cut (a guest path may be megabytes). */
+const show = (w) => clip(JSON.stringify(String(w).slice(0, MAX_WHAT * 2)))
+
+/** The conservative fold a deny segment and a path segment are compared in (broader than any volume's). */
+const foldSeg = (s) => s.normalize('NFKC').toUpperCase().toLowerCase().replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+const isWild = (seg) => /[*?[{\\]/.test(seg)
+const segsOf = (p) => p.split('/').filter((x, i) => i > 0 || x !== '')
+
+/** Whether deny glob `glob` may match a path below directory `dir` (or `dir` itself). */
+function mayMatchBelow(glob, dir) {
+  const g = segsOf(glob)
+  const d = segsOf(dir)
+  for (let i = 0; i < d.length; i++) {
+    if (i >= g.length) return false
+    if (isWild(g[i])) return true
+    if (foldSeg(g[i]) !== foldSeg(d[i])) return false
+  }
+  return true
+}
+
+/** One concrete path below `dir` that `glob` is meant to match: its segments past `dir`, wildcards replaced by a plain member. */
+function belowCandidate(glob, dir) {
+  const rest = segsOf(glob).slice(segsOf(dir).length).map(plainSegment)
+  return `${dir === '/' ? '' : dir}/${rest.length ? rest.join('/') : 'x'}`
+}
+
+function plainSegment(seg) {
+  if (seg === '**') return 'x'
+  let out = ''
+  for (let i = 0; i < seg.length; i++) {
+    const c = seg[i]
+    if (c === '*') continue
+    if (c === '?') out += 'x'
+    else if (c === '\\' && i + 1 < seg.length) out += seg[++i]
+    else if (c === '[') {
+      let j = i + 1
+      if (seg[j] === '!' || seg[j] === '^') j++
+      out += seg[j] === undefined ? 'x' : seg[j]
+      const end = seg.indexOf(']', j + 1)
+      i = end < 0 ? seg.length : end
+    } else if (c === '{') {
+      let depth = 1
+      let j = i + 1
+      let first = ''
+      let inFirst = true
+      for (; j < seg.length && depth > 0; j++) {
+        if (seg[j] === '{') depth++
+        else if (seg[j] === '}') depth--
+        else if (seg[j] === ',' && depth === 1) inFirst = false
+        if (depth > 0 && inFirst) first += seg[j]
+      }
+      out += plainSegment(first)
+      i = j - 1
+    } else out += c
+  }
+  return out === '' ? 'x' : out
 }
 
 /** Whether the kernel follows a final symlink of `hostPath` whatever a no-follow flag says: a trailing separator, or a final `.` / `..` component. */
