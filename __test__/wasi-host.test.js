@@ -218,6 +218,25 @@ test('WasiGate: a rename moves what is below it: a directory holding the paths o
   }
 })
 
+test('WASI host (Node): a guest sleeping in poll_oneoff is ended by its wall-clock budget; an honest sleep gets its clock event', { skip, timeout: 60_000 }, async () => {
+  const root = fx.makeRoot()
+  const { server, port } = await fx.startServer()
+  const m = meterHarness()
+  try {
+    const t0 = Date.now()
+    const r = await run('sleep', { budgets: { wallClockMs: 1000 }, root, port, meter: m.meter })
+    const took = Date.now() - t0
+    assert.equal(r.ok, false, JSON.stringify(r))
+    assert.equal(r.code, 'BUDGET_EXCEEDED', JSON.stringify(r))
+    assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), [['short', 0], ['nevents', 1], ['userdata', 1]])
+    assert.ok(took < 8000, `ended in ${took} ms, not after the sleep`)
+    assert.equal(sum(await m.points(), 'plugin.budget_exceeded_total', 'sleep'), 1)
+  } finally {
+    server.close()
+    await m.shutdown()
+  }
+})
+
 async function runLinked(name, { plugin = name, budgets = { wallClockMs: 10_000 } } = {}) {
   const root = fx.plantLinks(fx.makeRoot())
   const { server, port } = await fx.startServer()

@@ -196,6 +196,58 @@ const pathCalls = {
   }),
 }
 
+// poll_oneoff: node:wasi blocks natively for a clock subscription, and
+// worker.terminate() waits for that sleep to end, so a guest asking for an
+// hour (or 2^64 ns) would outlive its wall-clock budget. A poll made only of
+// clock subscriptions (the only ones that can block here: stdio is the null
+// device, files are always ready) is waited out in this thread instead, in
+// slices the host's budget watchdog can end, and its events are written as
+// the runtime writes them. Anything else goes to the runtime, which returns at once.
+const SUBSCRIPTION = 48
+const EVENT = 32
+const SLICE_MS = 25
+const sleeper = new Int32Array(new SharedArrayBuffer(4))
+function pollOneoff(inPtr, outPtr, n, neventsPtr) {
+  n >>>= 0
+  if (n === 0 || n > 4096) return real.poll_oneoff(inPtr, outPtr, n, neventsPtr)
+  const subs = bytes(inPtr, n * SUBSCRIPTION)
+  bytes(outPtr, n * EVENT)
+  bytes(neventsPtr, 4)
+  const view = new DataView(subs.buffer, subs.byteOffset, subs.byteLength)
+  const now = { 0: () => BigInt(Date.now()) * 1_000_000n, 1: () => process.hrtime.bigint() }
+  const clocks = []
+  for (let i = 0; i < n; i++) {
+    const at = i * SUBSCRIPTION
+    const tag = view.getUint8(at + 8)
+    const id = view.getUint32(at + 16, true)
+    if (tag !== 0 || !(id in now)) return real.poll_oneoff(inPtr, outPtr, n, neventsPtr)
+    const timeout = view.getBigUint64(at + 24, true)
+    const absolute = (view.getUint16(at + 40, true) & 1) !== 0
+    // Each deadline on the monotonic clock, in ns.
+    const left = absolute ? timeout - now[id]() : timeout
+    clocks.push({ userdata: view.getBigUint64(at, true), deadline: process.hrtime.bigint() + (left > 0n ? left : 0n) })
+  }
+  const first = clocks.reduce((a, c) => (c.deadline < a ? c.deadline : a), clocks[0].deadline)
+  for (;;) {
+    const leftNs = first - process.hrtime.bigint()
+    if (leftNs <= 0n) break
+    Atomics.wait(sleeper, 0, 0, Math.max(1, Math.min(SLICE_MS, Number(leftNs / 1_000_000n) + 1)))
+  }
+  const out = new DataView(memory.buffer)
+  const t = process.hrtime.bigint()
+  let k = 0
+  for (const c of clocks) {
+    if (c.deadline > t) continue
+    const at = (outPtr >>> 0) + k * EVENT
+    new Uint8Array(memory.buffer, at, EVENT).fill(0)
+    out.setBigUint64(at, c.userdata, true) // userdata; error 0; type 0 (clock)
+    k++
+  }
+  u32(neventsPtr, k)
+  return ERRNO.SUCCESS
+}
+pathCalls.poll_oneoff = guarded(pollOneoff)
+
 // Only what wasi-calls.json classifies is linked: an import the runtime has and
 // the table does not name is left out, so a guest importing it fails to link.
 const wrapped = {}
