@@ -83,18 +83,19 @@ class WasiGate {
     }
     if (!st.isDirectory()) return null
     const denies = (this.checker.policy.toJSON().deny || {}).fs || []
+    let reached = false
     for (const dir of [oldPath, newPath]) {
       for (const glob of denies) {
         if (!mayMatchBelow(glob, dir)) continue
+        reached = true
         const candidate = belowCandidate(glob, dir)
         const quiet = this.checker.policy.checkFs(candidate, 'write')
         if (!quiet.allowed && quiet.reason === 'explicitly_denied') return this.checker.checkFs(candidate, 'write')
-        // A deny that may match below but no concrete path of it was found:
-        // refused all the same (fail closed); this one is not counted.
-        return { allowed: false, capability: 'fs.write', reason: 'explicitly_denied' }
       }
     }
-    return null
+    // A deny may match below but no concrete path of any was found: refused
+    // all the same (fail closed); this one is not counted (as in the Rust host).
+    return reached ? { allowed: false, capability: 'fs.write', reason: 'explicitly_denied' } : null
   }
 
   /**
@@ -288,7 +289,11 @@ function checksFor(op, a) {
     case 'path_symlink': {
       // Where the link is created is a write; what it points at must be inside the
       // grants too (read), resolved from the link's directory as the kernel will.
-      const target = a.target.startsWith('/') ? a.target : `${path.posix.dirname(a.newPath)}/${a.target}`
+      // The link's directory as the Rust host reads it (`Path::parent`: trailing
+      // separators and `.` components are not names), so both hosts check one path.
+      let linkPath = a.newPath
+      while (/.\/\.?$/.test(linkPath)) linkPath = linkPath.replace(/\/\.?$/, '')
+      const target = a.target.startsWith('/') ? a.target : `${path.posix.dirname(linkPath)}/${a.target}`
       return [{ path: a.newPath, mode: 'write', follow: follow(0) }, { path: target, mode: 'read', follow: true }]
     }
     default:

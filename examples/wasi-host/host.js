@@ -125,13 +125,22 @@ function runWasiPlugin(options) {
     // before a `start` function can run: the worker's `start` rpc). CPU: the
     // worker's event-loop active time, which a guest that never yields keeps
     // at 100% (an upper bound of its thread's CPU time), less the time the
-    // guest spent blocked in host calls (Atomics.wait is "active" too).
+    // guest spent waiting in host calls (Atomics.wait is "active" too) that
+    // the host spent idle: the CPU the host spends serving a call (a gate
+    // check, a symlink chain) is the guest's, as in the Rust host, where it
+    // runs on the guest's thread. The process CPU during a call is the host's
+    // upper bound (the worker is blocked), so less is subtracted, never more.
     let hostCallMs = 0
     let callStart = null
+    let callCpu = null
+    const cpuMsSince = (c) => {
+      const d = process.cpuUsage(c)
+      return (d.user + d.system) / 1000
+    }
+    const idleIn = (start, cpu) => Math.max(0, performance.now() - start - cpuMsSince(cpu))
     let lastCpu = 0
     const guestActiveMs = () => {
-      const now = performance.now()
-      const v = worker.performance.eventLoopUtilization().active - hostCallMs - (callStart === null ? 0 : now - callStart)
+      const v = worker.performance.eventLoopUtilization().active - hostCallMs - (callStart === null ? 0 : idleIn(callStart, callCpu))
       lastCpu = Math.max(lastCpu, v) // cumulative: never decreases
       return lastCpu
     }
@@ -160,8 +169,9 @@ function runWasiPlugin(options) {
     worker.on('message', (m) => {
       if (m && m.rpc) {
         callStart = performance.now()
+        callCpu = process.cpuUsage()
         const done = () => {
-          hostCallMs += performance.now() - callStart
+          hostCallMs += idleIn(callStart, callCpu)
           callStart = null
         }
         serve(m.rpc).then(

@@ -18,7 +18,7 @@
 //! their mode on the path recorded for the fd, sockets are refused, and an
 //! import the table does not classify stops the host before it runs a guest.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,11 +28,13 @@ use std::time::{Duration, Instant};
 use api_sandbox_permissions::budget::{
     Breach, BudgetStatus, BudgetTracker, Sample, Sampler, TrackerError, TrackerOptions,
 };
-use api_sandbox_permissions::error::{BudgetKind, Decision, Denial};
+use api_sandbox_permissions::error::{BudgetKind, Capability, Decision, Denial};
 use api_sandbox_permissions::metrics::Instruments;
+use api_sandbox_permissions::DenyReason;
 use api_sandbox_permissions::{FsCheckOptions, FsMode, PermissionChecker, PermissionPolicy};
 use opentelemetry::metrics::Meter;
 use serde_json::json;
+use unicode_normalization::UnicodeNormalization;
 use wasmtime::{
     AsContextMut, Caller, Config, Engine, Extern, Linker, Module, ResourceLimiter, Store, UpdateDeadline, Val,
 };
@@ -226,6 +228,136 @@ pub fn final_symlink_errno(host_path: &str, exclusive: bool) -> i32 {
     }
 }
 
+/// Whether `c` is a Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties).
+fn default_ignorable(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x00AD
+            | 0x034F
+            | 0x061C
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0xFFF0..=0xFFF8
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF
+    )
+}
+
+/// The conservative fold a deny segment and a path segment are compared in
+/// (broader than any volume's): NFKC, upper- then lower-case, without
+/// Default_Ignorable code points (the Node host's `foldSeg`).
+pub fn fold_segment(s: &str) -> String {
+    let nfkc: String = s.nfkc().collect();
+    nfkc.to_uppercase().to_lowercase().chars().filter(|c| !default_ignorable(*c)).collect()
+}
+
+/// A glob segment with a glob metacharacter.
+fn is_wild(seg: &str) -> bool {
+    seg.contains(['*', '?', '[', '{', '\\'])
+}
+
+/// A path's or glob's segments, without the empty one before a leading `/`.
+fn segments(p: &str) -> Vec<&str> {
+    let mut segs: Vec<&str> = p.split('/').collect();
+    if segs.first() == Some(&"") {
+        segs.remove(0);
+    }
+    segs
+}
+
+/// Whether `deny.fs` glob `glob` may match a path below directory `dir` (or
+/// `dir` itself): its segments agree with `dir`'s (folded) until a wild one.
+pub fn may_match_below(glob: &str, dir: &str) -> bool {
+    let (g, d) = (segments(glob), segments(dir));
+    for (i, seg) in d.iter().enumerate() {
+        let Some(gs) = g.get(i) else { return false };
+        if is_wild(gs) {
+            return true;
+        }
+        if fold_segment(gs) != fold_segment(seg) {
+            return false;
+        }
+    }
+    true
+}
+
+/// One concrete path below `dir` that `glob` is meant to match: its segments
+/// past `dir`, each with its wildcards replaced by a plain member (`dir/x`
+/// when the glob has none past `dir`).
+pub fn below_candidate(glob: &str, dir: &str) -> String {
+    let rest: Vec<String> = segments(glob).into_iter().skip(segments(dir).len()).map(plain_segment).collect();
+    let dir = if dir == "/" { "" } else { dir };
+    if rest.is_empty() {
+        format!("{dir}/x")
+    } else {
+        format!("{dir}/{}", rest.join("/"))
+    }
+}
+
+/// A glob segment as one name it matches: `**` is `x`; `*` dropped, `?` an
+/// `x`, `\c` a `c`, `[...]` its first member, `{a,b}` its first alternative;
+/// an empty result `x`.
+pub fn plain_segment(seg: &str) -> String {
+    if seg == "**" {
+        return "x".into();
+    }
+    let c: Vec<char> = seg.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < c.len() {
+        match c[i] {
+            '*' => {}
+            '?' => out.push('x'),
+            '\\' if i + 1 < c.len() => {
+                i += 1;
+                out.push(c[i]);
+            }
+            '[' => {
+                let mut j = i + 1;
+                if matches!(c.get(j), Some('!' | '^')) {
+                    j += 1;
+                }
+                out.push(c.get(j).copied().unwrap_or('x'));
+                // Past the closing `]` (searched after the first member), or the end.
+                i = c.iter().skip(j + 1).position(|&x| x == ']').map_or(c.len(), |k| j + 1 + k);
+            }
+            '{' => {
+                let (mut depth, mut j, mut first, mut in_first) = (1, i + 1, String::new(), true);
+                while j < c.len() && depth > 0 {
+                    match c[j] {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        ',' if depth == 1 => in_first = false,
+                        _ => {}
+                    }
+                    if depth > 0 && in_first {
+                        first.push(c[j]);
+                    }
+                    j += 1;
+                }
+                out.push_str(&plain_segment(&first));
+                i = j - 1;
+            }
+            x => out.push(x),
+        }
+        i += 1;
+    }
+    if out.is_empty() {
+        "x".into()
+    } else {
+        out
+    }
+}
+
 const OFLAGS_CREAT: i32 = 1;
 const OFLAGS_EXCL: i32 = 4;
 const OFLAGS_TRUNC: i32 = 8;
@@ -261,15 +393,49 @@ pub struct Call {
     pub reason: Option<String>,
 }
 
-/// The gate: the checker plus the trace of gated calls.
+/// Entries the trace keeps (the newest; older ones are dropped and counted).
+pub const MAX_TRACE: usize = 10_000;
+/// UTF-8 bytes of one trace entry's `what`, the `…` marker included.
+pub const MAX_WHAT: usize = 256;
+
+/// `text` cut to at most [`MAX_WHAT`] bytes at a char boundary, ending in `…`
+/// when cut (as the Node host's `clip`): a guest path may be megabytes.
+pub fn clip(text: &str) -> String {
+    if text.len() <= MAX_WHAT {
+        return text.to_owned();
+    }
+    let mut end = MAX_WHAT - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// The gate: the checker plus the trace of gated calls (bounded: see [`Gate::record`]).
 pub struct Gate {
     pub checker: PermissionChecker,
-    pub calls: Vec<Call>,
+    /// The newest [`MAX_TRACE`] gated calls, oldest first.
+    pub calls: VecDeque<Call>,
+    /// Trace entries dropped past [`MAX_TRACE`] (the oldest first).
+    pub dropped_calls: u64,
 }
 
 impl Gate {
     pub fn new(checker: PermissionChecker) -> Self {
-        Self { checker, calls: Vec::new() }
+        Self { checker, calls: VecDeque::new(), dropped_calls: 0 }
+    }
+
+    /// Appends one trace entry, its `what` cut by [`clip`]; the trace keeps the
+    /// newest [`MAX_TRACE`] entries, counting the ones it drops.
+    pub fn record(&mut self, mut call: Call) {
+        if call.what.len() > MAX_WHAT {
+            call.what = clip(&call.what);
+        }
+        while self.calls.len() >= MAX_TRACE {
+            self.calls.pop_front();
+            self.dropped_calls += 1;
+        }
+        self.calls.push_back(call);
     }
 
     /// One path check. `follow`: the operation follows a final symlink, so the
@@ -341,14 +507,26 @@ impl Gate {
     /// A WASI path operation: checks `(path, mode, follow, what)` in order; the
     /// first denial stops, so one hostile call counts once. `Err(EACCES)` on denial.
     pub fn op(&mut self, op: &str, checks: &[(String, FsMode, bool, String)]) -> Result<Vec<String>, i32> {
+        self.op_then(op, checks, |_, _| None)
+    }
+
+    /// [`Gate::op`], then `more` on the checked paths once every check passed
+    /// (what a rename moves beyond its two names: [`Gate::rename_moves`]); its
+    /// denial (already counted, or not, by `more`) is the call's.
+    pub fn op_then(
+        &mut self,
+        op: &str,
+        checks: &[(String, FsMode, bool, String)],
+        more: impl FnOnce(&Gate, &[String]) -> Option<Denial>,
+    ) -> Result<Vec<String>, i32> {
         let mut paths = Vec::new();
         for (p, mode, follow, what) in checks {
             match self.fs(p, *mode, *follow) {
                 Ok(checked) => paths.push(checked),
                 Err(d) => {
-                    self.calls.push(Call {
+                    self.record(Call {
                         op: op.into(),
-                        what: what.clone(),
+                        what: clip(what),
                         capability: d.capability.as_str().into(),
                         allowed: false,
                         reason: Some(d.reason.as_str().into()),
@@ -357,11 +535,78 @@ impl Gate {
                 }
             }
         }
+        let what = clip(&checks.iter().map(|c| clip(&c.3)).collect::<Vec<_>>().join(" -> "));
+        if let Some(d) = more(self, &paths) {
+            self.record(Call {
+                op: op.into(),
+                what,
+                capability: d.capability.as_str().into(),
+                allowed: false,
+                reason: Some(d.reason.as_str().into()),
+            });
+            return Err(errno::ACCES);
+        }
         let write = checks.iter().any(|c| c.1 == FsMode::Write);
-        let what = checks.iter().map(|c| c.3.as_str()).collect::<Vec<_>>().join(" -> ");
         let capability = if write { "fs.write" } else { "fs.read" };
-        self.calls.push(Call { op: op.into(), what, capability: capability.into(), allowed: true, reason: None });
+        self.record(Call { op: op.into(), what, capability: capability.into(), allowed: true, reason: None });
         Ok(paths)
+    }
+
+    /// What `path_rename(old, new)` moves beyond its two names, both already
+    /// checked (`old`, `new`: the host paths as checked). A symlink keeps its
+    /// target text, so from its new directory it may name a path outside the
+    /// grants: that meaning is checked as `path_symlink` checks a target (R2).
+    /// A directory carries every path below it into or out of a `deny.fs`
+    /// glob's reach: each glob that may match below either name is tried on a
+    /// concrete path below it (R1). `Some(denial)` refuses the rename.
+    pub fn rename_moves(&self, old: &str, new: &str) -> Option<Denial> {
+        // No such name: the runtime fails the rename (ENOENT).
+        let meta = std::fs::symlink_metadata(old).ok()?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(old).ok()?;
+            let Some(target) = target.to_str() else {
+                // A target that is not UTF-8 cannot be checked: refused (fail
+                // closed), not counted (no path was checked).
+                return Some(Denial { capability: Capability::FsRead, reason: DenyReason::InvalidPath });
+            };
+            let meant = if target.starts_with('/') {
+                target.to_owned()
+            } else {
+                let dir = match new.rfind('/') {
+                    Some(0) | None => "",
+                    Some(i) => &new[..i],
+                };
+                format!("{dir}/{target}")
+            };
+            return self.fs(&meant, FsMode::Read, true).err();
+        }
+        if !meta.is_dir() {
+            return None;
+        }
+        let policy = self.checker.policy();
+        let mut may_match = false;
+        for dir in [old, new] {
+            for glob in policy.deny_fs() {
+                if !may_match_below(glob, dir) {
+                    continue;
+                }
+                may_match = true;
+                let candidate = below_candidate(glob, dir);
+                if let Decision::Denied(d) = policy.check_fs(&candidate, FsMode::Write) {
+                    if d.reason == DenyReason::ExplicitlyDenied {
+                        // The counting check: one increment for this rename.
+                        if let Decision::Denied(d) =
+                            self.checker.check_fs(&candidate, FsMode::Write, FsCheckOptions::default())
+                        {
+                            return Some(d);
+                        }
+                    }
+                }
+            }
+        }
+        // A glob may match below a name but no concrete path of it was found:
+        // refused all the same (fail closed). Not counted: no path was denied.
+        may_match.then_some(Denial { capability: Capability::FsWrite, reason: DenyReason::ExplicitlyDenied })
     }
 
     /// An fd-level call: `mode` on the path recorded for the fd (already
@@ -370,9 +615,9 @@ impl Gate {
     /// call's right (`capable` false), as preview1 says and node:wasi does.
     pub fn fd(&mut self, op: &str, path: &str, mode: FsMode, capable: bool, what: &str) -> Result<(), i32> {
         if let Decision::Denied(d) = self.checker.check_fs(path, mode, FsCheckOptions::default()) {
-            self.calls.push(Call {
+            self.record(Call {
                 op: op.into(),
-                what: what.into(),
+                what: clip(what),
                 capability: d.capability.as_str().into(),
                 allowed: false,
                 reason: Some(d.reason.as_str().into()),
@@ -400,7 +645,7 @@ impl Gate {
             Decision::Allowed => (true, None),
             Decision::Denied(x) => (false, Some(x.reason.as_str().to_owned())),
         };
-        self.calls.push(Call { op: id.into(), what: what.into(), capability: id.into(), allowed, reason });
+        self.record(Call { op: id.into(), what: clip(what), capability: id.into(), allowed, reason });
         d
     }
 
@@ -440,7 +685,10 @@ pub struct RunResult {
     pub outcome: Outcome,
     /// `(tag, value)` the guest reported through `host.report`.
     pub reports: Vec<(String, i32)>,
+    /// The newest [`MAX_TRACE`] gated calls.
     pub calls: Vec<Call>,
+    /// Gated calls dropped from `calls` past [`MAX_TRACE`].
+    pub dropped_calls: u64,
     pub events: Vec<(String, String)>,
 }
 
@@ -801,7 +1049,15 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                     (host_path(&c, nfd, &to)?, FsMode::Write, follow, to),
                 ])
             })();
-            gated!(c, "path_rename", checks, |ctx, mem| in_tokio(p1::path_rename(ctx, mem, fd, op, ol, nfd, np, nl)))
+            let checks = match checks {
+                Ok(c) => c,
+                Err(e) => return Ok(e),
+            };
+            // Then what the rename moves: a directory's contents, a symlink's meaning.
+            if let Err(e) = c.data_mut().gate.op_then("path_rename", &checks, |g, p| g.rename_moves(&p[0], &p[1])) {
+                return Ok(e);
+            }
+            delegate(&mut c, |ctx, mem| in_tokio(p1::path_rename(ctx, mem, fd, op, ol, nfd, np, nl)))
         },
     )?;
     linker.func_wrap(
@@ -1139,7 +1395,13 @@ pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
         },
     };
     let s = store.into_data();
-    Ok(RunResult { outcome, reports: s.reports, calls: s.gate.calls, events: s.events })
+    Ok(RunResult {
+        outcome,
+        reports: s.reports,
+        calls: s.gate.calls.into(),
+        dropped_calls: s.gate.dropped_calls,
+        events: s.events,
+    })
 }
 
 #[cfg(test)]
@@ -1262,5 +1524,199 @@ mod tests {
         assert_eq!(final_symlink_errno(&format!("{r}/l/."), false), errno::SUCCESS);
         assert_eq!(final_symlink_errno(&format!("{r}/l/.."), false), errno::SUCCESS);
         assert_eq!(final_symlink_errno("l", false), errno::SUCCESS);
+    }
+    /// A gate over `<root>/out/**` (readwrite) with these `deny.fs` globs, and its
+    /// denials counted on an in-memory SDK meter.
+    struct RenameWorld {
+        _tmp: tempfile::TempDir,
+        root: String,
+        gate: Gate,
+        provider: opentelemetry_sdk::metrics::SdkMeterProvider,
+        exporter: opentelemetry_sdk::metrics::InMemoryMetricExporter,
+    }
+
+    impl RenameWorld {
+        fn new(deny: &[&str]) -> Self {
+            use opentelemetry::metrics::MeterProvider as _;
+            let tmp = tempfile::tempdir().unwrap();
+            let root = std::fs::canonicalize(tmp.path()).unwrap().to_str().unwrap().to_owned();
+            std::fs::create_dir_all(format!("{root}/out/a/private")).unwrap();
+            std::fs::write(format!("{root}/out/a/private/key.txt"), "KEY").unwrap();
+            std::fs::create_dir_all(format!("{root}/out/c")).unwrap();
+            std::fs::write(format!("{root}/out/c/f.txt"), "").unwrap();
+            std::fs::write(format!("{root}/out/own.txt"), "").unwrap();
+            std::fs::write(format!("{root}/secret.txt"), "SECRET").unwrap();
+            let deny: Vec<String> = deny.iter().map(|g| g.replace("<root>", &root)).collect();
+            let manifest = serde_json::json!({
+                "fs": [{ "path": format!("{root}/out/**"), "mode": "readwrite" }],
+                "deny": { "fs": deny },
+            });
+            let policy =
+                PermissionPolicy::from_manifest(&manifest, api_sandbox_permissions::PolicyOptions::new("rename"))
+                    .unwrap();
+            let exporter = opentelemetry_sdk::metrics::InMemoryMetricExporter::default();
+            let provider = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+                .with_reader(opentelemetry_sdk::metrics::PeriodicReader::builder(exporter.clone()).build())
+                .build();
+            let gate = Gate::new(PermissionChecker::new(policy, &provider.meter("rename-test")));
+            Self { _tmp: tmp, root, gate, provider, exporter }
+        }
+
+        /// What the `path_rename` wrapper does: the two names, then what the rename moves.
+        fn rename(&mut self, from: &str, to: &str) -> Result<(), i32> {
+            let follow = follows(&wasi_calls().unwrap(), "path_rename", 0);
+            let r = &self.root;
+            let checks = [
+                (format!("{r}/out/{from}"), FsMode::Write, follow, from.to_owned()),
+                (format!("{r}/out/{to}"), FsMode::Write, follow, to.to_owned()),
+            ];
+            self.gate.op_then("path_rename", &checks, |g, p| g.rename_moves(&p[0], &p[1])).map(|_| ())
+        }
+
+        /// Denials counted: (capability, reason) -> n.
+        fn denied(&self) -> HashMap<(String, String), u64> {
+            api_sandbox_permissions::testing::counter_totals(&self.provider, &self.exporter)
+                .into_iter()
+                .filter(|((name, _, _, _), _)| name == "plugin.permission_denied_total")
+                .map(|((_, _, capability, reason), n)| ((capability, reason), n))
+                .collect()
+        }
+
+        fn last(&self) -> &Call {
+            self.gate.calls.back().unwrap()
+        }
+    }
+
+    fn explicitly_denied(n: u64) -> HashMap<(String, String), u64> {
+        HashMap::from([(("fs.write".to_owned(), "explicitly_denied".to_owned()), n)])
+    }
+
+    #[test]
+    fn renaming_a_directory_is_checked_against_the_denies_below_it() {
+        let mut w = RenameWorld::new(&["<root>/out/a/private/**"]);
+        assert_eq!(w.rename("a", "b"), Err(errno::ACCES), "out/a/private/key.txt would leave the deny");
+        assert_eq!(w.denied(), explicitly_denied(1), "counted once");
+        assert_eq!((w.last().allowed, w.last().reason.as_deref()), (false, Some("explicitly_denied")));
+        assert_eq!(w.last().what, "a -> b");
+        // Moving a directory onto the denied name moves paths into the deny's reach.
+        assert_eq!(w.rename("c", "a"), Err(errno::ACCES));
+        assert_eq!(w.denied(), explicitly_denied(2));
+        // No deny related to either name: allowed, and nothing counted.
+        assert_eq!(w.rename("c", "d"), Ok(()));
+        assert!(w.last().allowed);
+        // A file is not a directory: only its two names are checked.
+        assert_eq!(w.rename("own.txt", "a2.txt"), Ok(()));
+        assert_eq!(w.rename("a/private", "p"), Err(errno::ACCES), "the name itself is denied");
+        assert_eq!(w.denied(), explicitly_denied(3));
+        // The directory renamed out of the deny's reach is still where it was.
+        assert!(Path::new(&format!("{}/out/a/private/key.txt", w.root)).exists());
+    }
+
+    #[test]
+    fn a_wild_or_case_folded_deny_blocks_a_directory_rename() {
+        let mut w = RenameWorld::new(&["<root>/out/*/private/**"]);
+        assert_eq!(w.rename("a", "b"), Err(errno::ACCES));
+        assert_eq!(w.denied(), explicitly_denied(1));
+        // Folding: NFKC, case, and Default_Ignorable code points.
+        let mut w = RenameWorld::new(&["<root>/out/A/private/**"]);
+        assert_eq!(w.rename("a", "b"), Err(errno::ACCES));
+        assert_eq!(w.denied(), explicitly_denied(1));
+        assert_eq!(w.rename("c", "d"), Ok(()));
+        assert_eq!(fold_segment("Ａ\u{200B}"), "a");
+        assert_eq!(fold_segment("ß"), "ss");
+        assert!(may_match_below("/r/out/A/private/**", "/r/out/a"));
+        assert!(may_match_below("/r/out/*/private/**", "/r/out/a"));
+        assert!(may_match_below("/r/out/a", "/r/out/a"), "names the directory itself");
+        assert!(!may_match_below("/r/out/a", "/r/out/a/b"), "ends above it");
+        assert!(!may_match_below("/r/out/b/**", "/r/out/a"));
+        assert_eq!(below_candidate("/r/out/*/private/**", "/r/out/a"), "/r/out/a/private/x");
+        assert_eq!(below_candidate("/r/out/a", "/r/out/a"), "/r/out/a/x");
+        assert_eq!(below_candidate("/**", "/"), "/x");
+        for (seg, plain) in [
+            ("*.key", ".key"),
+            ("*", "x"),
+            ("k?y", "kxy"),
+            ("\\*a", "*a"),
+            ("[!a-z]b", "ab"),
+            ("[^q]", "q"),
+            ("[a-z]x", "ax"),
+            ("{pri,pub}vate", "private"),
+            ("{a{b,c},d}e", "abe"),
+            ("{,x}", "x"),
+            ("x\\", "x\\"),
+        ] {
+            assert_eq!(plain_segment(seg), plain, "{seg}");
+        }
+    }
+
+    #[test]
+    fn a_deny_that_may_match_but_has_no_concrete_path_fails_closed_uncounted() {
+        // `**` may match below out/a, but the candidate out/a/x is not a `z`: refused all the same.
+        let mut w = RenameWorld::new(&["<root>/**/z"]);
+        assert_eq!(w.rename("a", "b"), Err(errno::ACCES));
+        assert!(w.denied().is_empty(), "{:?}", w.denied());
+        assert_eq!((w.last().capability.as_str(), w.last().reason.as_deref()), ("fs.write", Some("explicitly_denied")));
+        assert!(!w.last().allowed);
+        // A file carries nothing below it.
+        assert_eq!(w.rename("own.txt", "own2.txt"), Ok(()));
+        // A deny elsewhere does not: allowed.
+        let mut w = RenameWorld::new(&["/elsewhere/**"]);
+        assert_eq!(w.rename("a", "b"), Ok(()));
+    }
+
+    #[test]
+    fn a_renamed_symlink_is_checked_for_what_it_means_from_its_new_directory() {
+        use std::os::unix::fs::symlink;
+        let mut w = RenameWorld::new(&[]);
+        let r = w.root.clone();
+        // From out/a, ../secret.txt is out/secret.txt (inside); from out/, the root's secret.
+        symlink("../secret.txt", format!("{r}/out/a/l")).unwrap();
+        assert_eq!(w.rename("a/l", "l"), Err(errno::ACCES));
+        let denied = w.denied();
+        assert_eq!(denied.values().sum::<u64>(), 1, "counted once: {denied:?}");
+        assert!(denied.keys().all(|(cap, _)| cap == "fs.read"), "{denied:?}");
+        assert!(!w.last().allowed);
+        // A target that stays inside the grant from the new directory: allowed.
+        symlink("../own.txt", format!("{r}/out/a/m")).unwrap();
+        assert_eq!(w.rename("a/m", "a/n"), Ok(()));
+        symlink(format!("{r}/out/own.txt"), format!("{r}/out/a/abs")).unwrap();
+        assert_eq!(w.rename("a/abs", "abs"), Ok(()));
+        symlink(format!("{r}/secret.txt"), format!("{r}/out/c/abs-out")).unwrap();
+        assert_eq!(w.rename("c/abs-out", "c/abs-out2"), Err(errno::ACCES), "an absolute target outside");
+        assert_eq!(w.denied().values().sum::<u64>(), 2);
+    }
+
+    #[test]
+    fn the_trace_cuts_what_and_keeps_the_newest_entries() {
+        let mut w = RenameWorld::new(&[]);
+        let call =
+            |what: String| Call { op: "t".into(), what, capability: "fs.read".into(), allowed: true, reason: None };
+        w.gate.record(call("a".repeat(4 << 20)));
+        let what = &w.last().what;
+        assert!(what.len() <= MAX_WHAT && what.ends_with('…'), "{}", what.len());
+        assert_eq!(what.len(), MAX_WHAT);
+        // At a char boundary: 2-byte chars, cut short of a split one.
+        w.gate.record(call("é".repeat(200)));
+        let what = &w.last().what;
+        assert!(what.len() <= MAX_WHAT && what.ends_with('…'));
+        assert_eq!(what.trim_end_matches('…'), "é".repeat(126));
+        assert_eq!(clip("short"), "short");
+        assert_eq!(clip(&"b".repeat(MAX_WHAT)), "b".repeat(MAX_WHAT), "not cut at exactly the limit");
+        // Through a path check (denied: over the path length limit) and an allowed one.
+        let long = format!("{}/out/{}", w.root, "x".repeat(300));
+        assert!(w.gate.op("path_filestat_get", &[(long.clone(), FsMode::Read, false, long.clone())]).is_ok());
+        assert!(w.last().what.len() <= MAX_WHAT);
+        let huge = "y".repeat(4 << 20);
+        assert!(w.gate.op("path_filestat_get", &[(huge.clone(), FsMode::Read, false, huge)]).is_err());
+        assert!(w.last().what.len() <= MAX_WHAT);
+        // At most MAX_TRACE entries, the oldest dropped and counted.
+        let before = w.gate.calls.len() as u64;
+        for i in 0..MAX_TRACE + 5 {
+            w.gate.record(call(format!("n{i}")));
+        }
+        assert_eq!(w.gate.calls.len(), MAX_TRACE);
+        assert_eq!(w.gate.dropped_calls, before + 5);
+        assert_eq!(w.gate.calls.front().unwrap().what, "n5");
+        assert_eq!(w.last().what, format!("n{}", MAX_TRACE + 4));
     }
 }

@@ -477,3 +477,113 @@ fn a_failed_growth_leaves_the_total_exact() {
     assert_eq!(r.reports.iter().filter(|(t, v)| t == "grow" && *v > 0).count(), 62, "{:?}", r.reports.len());
     assert_eq!(budget_count(&probe, "grow-exact", "memory"), Some(1));
 }
+
+/// A guest renaming through the real `path_rename` wrapper (preopen `/out` is fd 3).
+const RENAME_GUEST: &str = r#"
+(module
+  (import "wasi_snapshot_preview1" "path_rename" (func $rename (param i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "host" "report" (func $report (param i32 i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "a")
+  (data (i32.const 8) "b")
+  (data (i32.const 16) "c")
+  (data (i32.const 24) "d")
+  (data (i32.const 32) "a/l")
+  (data (i32.const 40) "l")
+  (data (i32.const 48) "a/m")
+  (data (i32.const 56) "a/n")
+  (data (i32.const 100) "dir_deny")
+  (data (i32.const 120) "dir_free")
+  (data (i32.const 140) "link_out")
+  (data (i32.const 160) "link_in")
+  (func (export "_start")
+    (call $report (i32.const 100) (i32.const 8)
+      (call $rename (i32.const 3) (i32.const 0) (i32.const 1) (i32.const 3) (i32.const 8) (i32.const 1)))
+    (call $report (i32.const 120) (i32.const 8)
+      (call $rename (i32.const 3) (i32.const 16) (i32.const 1) (i32.const 3) (i32.const 24) (i32.const 1)))
+    (call $report (i32.const 140) (i32.const 8)
+      (call $rename (i32.const 3) (i32.const 32) (i32.const 3) (i32.const 3) (i32.const 40) (i32.const 1)))
+    (call $report (i32.const 160) (i32.const 7)
+      (call $rename (i32.const 3) (i32.const 48) (i32.const 3) (i32.const 3) (i32.const 56) (i32.const 3)))))
+"#;
+
+/// `<root>/out/**` readwrite, these `deny.fs` globs, `/out` preopened as fd 3.
+fn out_config(w: &World, plugin: &str, probe: &Probe, deny: &[String]) -> HostConfig {
+    let root = w.root.to_str().unwrap();
+    let manifest = json!({
+        "fs": [{ "path": format!("{root}/out/**"), "mode": "readwrite" }],
+        "deny": { "fs": deny },
+        "budgets": { "wallClockMs": 60000 },
+    });
+    HostConfig {
+        policy: PermissionPolicy::from_manifest(&manifest, PolicyOptions::new(plugin)).unwrap(),
+        meter: probe.provider.meter("wasi-host-rs-test"),
+        preopens: vec![("/out".into(), w.root.join("out"))],
+        args: vec![plugin.into()],
+        secrets: HashMap::new(),
+    }
+}
+
+#[test]
+fn a_rename_is_checked_for_what_it_moves() {
+    let w = world();
+    let out = w.root.join("out");
+    std::fs::create_dir_all(out.join("a/private")).unwrap();
+    std::fs::write(out.join("a/private/key.txt"), "KEY\n").unwrap();
+    std::fs::create_dir(out.join("c")).unwrap();
+    // From out/a the link names out/secret-outside.txt (inside); from out/, the root's secret.
+    std::os::unix::fs::symlink("../secret-outside.txt", out.join("a/l")).unwrap();
+    std::os::unix::fs::symlink("../own.txt", out.join("a/m")).unwrap();
+    let probe = Probe::new();
+    let deny = [format!("{}/out/a/private/**", w.root.to_str().unwrap())];
+    let r = run_guest(RENAME_GUEST.as_bytes(), out_config(&w, "rename", &probe, &deny)).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    let reports: Vec<(&str, i32)> = r.reports.iter().map(|(t, v)| (t.as_str(), *v)).collect();
+    assert_eq!(reports, [("dir_deny", errno::ACCES), ("dir_free", 0), ("link_out", errno::ACCES), ("link_in", 0)]);
+    let counts = probe.counts("rename");
+    assert_eq!(
+        counts.get(&("plugin.permission_denied_total".into(), "fs.write".into(), "explicitly_denied".into())),
+        Some(&1),
+        "{counts:?}"
+    );
+    assert_eq!(denied_total(&probe, "rename"), 2, "{counts:?}");
+    assert!(out.join("a/private/key.txt").exists() && out.join("d").is_dir() && !out.join("c").exists());
+    assert!(out.join("a/l").is_symlink() && !out.join("l").exists());
+    assert!(out.join("a/n").is_symlink());
+    let denied: Vec<_> = r.calls.iter().filter(|c| !c.allowed).map(|c| c.what.as_str()).collect();
+    assert_eq!(denied, ["a -> b", "a/l -> l"]);
+}
+
+/// 10,010 small stats then 20 with a 4 MiB path (fd 3 is `/out`).
+const TRACE_GUEST: &str = r#"
+(module
+  (import "wasi_snapshot_preview1" "path_filestat_get" (func $stat (param i32 i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 80)
+  (data (i32.const 0) "own.txt")
+  (func (export "_start")
+    (local $i i32)
+    (loop $small
+      (drop (call $stat (i32.const 3) (i32.const 0) (i32.const 0) (i32.const 7) (i32.const 256)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $small (i32.lt_u (local.get $i) (i32.const 10010))))
+    (memory.fill (i32.const 65536) (i32.const 97) (i32.const 4194304))
+    (local.set $i (i32.const 0))
+    (loop $large
+      (drop (call $stat (i32.const 3) (i32.const 0) (i32.const 65536) (i32.const 4194304) (i32.const 256)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $large (i32.lt_u (local.get $i) (i32.const 20))))))
+"#;
+
+#[test]
+fn the_trace_is_bounded_whatever_the_guest_sends() {
+    let w = world();
+    let probe = Probe::new();
+    let r = run_guest(TRACE_GUEST.as_bytes(), out_config(&w, "trace", &probe, &[])).unwrap();
+    assert!(matches!(r.outcome, Outcome::Exited(0)), "{:?}", r.outcome);
+    assert_eq!(r.calls.len(), 10_000);
+    assert_eq!(r.dropped_calls, 30);
+    assert!(r.calls.iter().all(|c| c.what.len() <= 256));
+    let last = r.calls.last().unwrap();
+    assert!(!last.allowed && last.what.ends_with('…') && last.what.starts_with("aaa"), "{last:?}");
+    assert_eq!(r.calls.iter().filter(|c| !c.allowed).count(), 20);
+}
