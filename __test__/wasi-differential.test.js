@@ -160,6 +160,9 @@ const WAT_CASES = [
   { name: 'fdops', budgets: { wallClockMs: 10_000 }, expect: fx.FDOPS_REPORTS, outcome: { kind: 'exited', code: 0 } },
   { name: 'start', plugin: 'start-wall', budgets: { wallClockMs: 500 }, expect: [], outcome: { kind: 'budget', budget: 'wallClockMs' } },
   { name: 'start', plugin: 'start-cpu', budgets: { wallClockMs: 60_000, cpuPercent: 10 }, expect: [], outcome: { kind: 'budget', budget: 'cpuPercent' } },
+  // A guest blocked in a host call (a 2^64-1 ns poll_oneoff) is ended by its wall
+  // clock as a spinning one is; the honest 50 ms sleep before it gets its event.
+  { name: 'sleep', budgets: { wallClockMs: 1000 }, expect: [['short', 0], ['nevents', 1], ['userdata', 1]], outcome: { kind: 'budget', budget: 'wallClockMs' } },
 ]
 
 const C_CASES = [

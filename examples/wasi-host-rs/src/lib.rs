@@ -6,7 +6,10 @@
 //! `BudgetTracker` (wall clock, and the guest thread's CPU time), and
 //! a `ResourceLimiter` bounds the guest's memory: every linear memory and
 //! table of the store summed against `memoryMb`, a growth past it a
-//! `BUDGET_EXCEEDED` (memory) that ends the run.
+//! `BUDGET_EXCEEDED` (memory) that ends the run. Epoch interruption fires only
+//! in guest code, so the host calls that block (`poll_oneoff`, the `fetch`
+//! import) are bounded by what is left of `wallClockMs` and, past it, end the
+//! guest with the same breach, recorded through the same tracker.
 //!
 //! How the gate sits in front of wasmtime-wasi: the linker gets wasmtime-wasi's
 //! preview1 functions (`add_to_linker_sync`), then the gated names are defined
@@ -739,6 +742,9 @@ struct State {
     guest_bytes: usize,
     last_grow: usize,
     started: Instant,
+    /// When `wallClockMs` runs out (a hair past it): what bounds a guest blocked
+    /// in a host call, where epoch interruption does not fire.
+    wall_deadline: Option<Instant>,
     tracker: BudgetTracker<Clock>,
     breach: Option<Breach>,
     secrets: HashMap<String, String>,
@@ -747,6 +753,25 @@ struct State {
 }
 
 impl State {
+    /// The wall-clock budget ran out while the guest was blocked in a host call:
+    /// the breach recorded (and counted, once) by the tracker as the epoch
+    /// callback records it, and the trap that ends the guest.
+    fn wall_breach(&mut self) -> wasmtime::Error {
+        // The deadline is a hair past the budget; the tracker's clock may still
+        // read just under it, so give it a few ms.
+        for _ in 0..1000 {
+            match self.tracker.sample() {
+                Ok(BudgetStatus::Exceeded(b)) => {
+                    self.breach = Some(b);
+                    return wasmtime::format_err!("BUDGET_EXCEEDED {}", b.budget.as_str());
+                }
+                Ok(BudgetStatus::Ok { .. }) => std::thread::sleep(Duration::from_millis(1)),
+                Err(e) => return wasmtime::format_err!("INVALID_SAMPLE: {e}"),
+            }
+        }
+        wasmtime::format_err!("BUDGET_EXCEEDED wallClockMs: the tracker did not see the breach")
+    }
+
     /// One growth of a memory or table by `delta` bytes, against the total.
     fn grow(&mut self, delta: usize) -> wasmtime::Result<bool> {
         let total = self.guest_bytes.saturating_add(delta);
@@ -867,6 +892,49 @@ fn delegate<R>(
     let (mem, state) = m.data_and_store_mut(&mut *caller);
     state.wasi.set_hostcall_fuel(fuel);
     f(&mut state.wasi, &mut GuestMemory::Unshared(mem))
+}
+
+/// `f` bounded by the wall-clock deadline: `None` when it ran out first (`f`
+/// is dropped, cancelling what it waits on).
+async fn within<F: std::future::Future>(deadline: Option<Instant>, f: F) -> Option<F::Output> {
+    match deadline {
+        Some(d) => tokio::time::timeout_at(tokio::time::Instant::from_std(d), f).await.ok(),
+        None => Some(f.await),
+    }
+}
+
+/// What is left of the wall-clock budget (`None`: no budget); `Err` when none is.
+fn wall_left(deadline: Option<Instant>) -> Result<Option<Duration>, ()> {
+    match deadline {
+        None => Ok(None),
+        Some(d) => match d.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => Ok(Some(left)),
+            _ => Err(()),
+        },
+    }
+}
+
+/// `poll_oneoff` blocks in the host (a clock subscription of any length), where
+/// epoch interruption cannot end the guest: it is wasmtime-wasi's own, bounded
+/// by the wall-clock budget (as the Node host waits clock polls out in slices
+/// its watchdog can end). The ctx must not `allow_blocking_current_thread`:
+/// wasmtime-wasi would then `thread::sleep` a lone relative clock, unbounded.
+fn add_poll_oneoff(linker: &mut Linker<State>) -> wasmtime::Result<()> {
+    linker.func_wrap(
+        M,
+        "poll_oneoff",
+        |mut c: Caller<'_, State>, subs: i32, events: i32, n: i32, nevents: i32| -> wasmtime::Result<i32> {
+            let deadline = c.data().wall_deadline;
+            let r = delegate(&mut c, |ctx, mem| {
+                Ok(in_tokio(within(deadline, p1::poll_oneoff(ctx, mem, subs, events, n, nevents))))
+            })?;
+            match r {
+                Some(r) => r,
+                None => Err(c.data_mut().wall_breach()),
+            }
+        },
+    )?;
+    Ok(())
 }
 
 /// Gate then delegate: `Ok(errno)` for the guest.
@@ -1220,27 +1288,75 @@ fn add_table_gates(linker: &mut Linker<State>, store: &mut Store<State>) -> wasm
     Ok(())
 }
 
-/// A minimal HTTP/1.0 GET for `http:` URLs (this example has no TLS client).
-fn http_get(checker: &PermissionChecker, url: &str) -> Result<(u32, Vec<u8>), i32> {
+/// Why a fetch failed: an errno for the guest, or the wall-clock budget ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FetchError {
+    Errno(i32),
+    OutOfTime,
+}
+
+impl From<i32> for FetchError {
+    fn from(e: i32) -> Self {
+        FetchError::Errno(e)
+    }
+}
+
+/// The longest any one connect, write or read may wait, whatever the budget.
+const FETCH_IO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The time one blocking step may take: at most [`FETCH_IO_TIMEOUT`], and never
+/// past the wall-clock deadline (the whole fetch is bounded by it, however the
+/// server dribbles its bytes).
+fn fetch_step(deadline: Option<Instant>) -> Result<Duration, FetchError> {
+    match wall_left(deadline) {
+        Ok(None) => Ok(FETCH_IO_TIMEOUT),
+        Ok(Some(left)) => Ok(left.min(FETCH_IO_TIMEOUT)),
+        Err(()) => Err(FetchError::OutOfTime),
+    }
+}
+
+/// An I/O error of one step: out of time if the deadline has passed meanwhile.
+fn fetch_io(deadline: Option<Instant>) -> FetchError {
+    match wall_left(deadline) {
+        Err(()) => FetchError::OutOfTime,
+        _ => FetchError::Errno(errno::IO),
+    }
+}
+
+/// A minimal HTTP/1.0 GET for `http:` URLs (this example has no TLS client),
+/// bounded as a whole by the wall-clock `deadline`.
+fn http_get(checker: &PermissionChecker, url: &str, deadline: Option<Instant>) -> Result<(u32, Vec<u8>), FetchError> {
+    const MAX_RESPONSE: usize = 1 << 20;
     let url = checker.assert_fetch(url).map_err(|_| errno::ACCES)?;
     if url.scheme() != "http" {
-        return Err(errno::IO);
+        return Err(errno::IO.into());
     }
     let addrs = url.socket_addrs(|| None).map_err(|_| errno::IO)?;
     let addr = *addrs.first().ok_or(errno::IO)?;
     // Re-check the resolved address (DNS rebinding), then connect to exactly it.
     checker.assert_fetch_address(url.as_str(), &addr.ip().to_string()).map_err(|_| errno::ACCES)?;
-    let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|_| errno::IO)?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).map_err(|_| errno::IO)?;
+    let mut s = std::net::TcpStream::connect_timeout(&addr, fetch_step(deadline)?).map_err(|_| fetch_io(deadline))?;
     let host = url.host_str().unwrap_or_default();
     let port = url.port_or_known_default().unwrap_or(80);
     let req = format!(
         "GET {} HTTP/1.0\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n",
         &url[url::Position::BeforePath..]
     );
-    s.write_all(req.as_bytes()).map_err(|_| errno::IO)?;
+    s.set_write_timeout(Some(fetch_step(deadline)?)).map_err(|_| errno::IO)?;
+    s.write_all(req.as_bytes()).map_err(|_| fetch_io(deadline))?;
     let mut resp = Vec::new();
-    s.take(1 << 20).read_to_end(&mut resp).map_err(|_| errno::IO)?;
+    let mut buf = [0u8; 8192];
+    while resp.len() < MAX_RESPONSE {
+        // Each read waits at most what is left of the budget.
+        s.set_read_timeout(Some(fetch_step(deadline)?)).map_err(|_| errno::IO)?;
+        let want = buf.len().min(MAX_RESPONSE - resp.len());
+        match s.read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(n) => resp.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(fetch_io(deadline)),
+        }
+    }
     let head_end = resp.windows(4).position(|w| w == b"\r\n\r\n").ok_or(errno::IO)?;
     let status = std::str::from_utf8(&resp[..head_end])
         .ok()
@@ -1254,16 +1370,29 @@ fn add_host(linker: &mut Linker<State>) -> wasmtime::Result<()> {
     linker.func_wrap(
         "host",
         "fetch",
-        |mut c: Caller<'_, State>, up: i32, ul: i32, out: i32, cap: i32, status_out: i32, len_out: i32| -> i32 {
+        |mut c: Caller<'_, State>,
+         up: i32,
+         ul: i32,
+         out: i32,
+         cap: i32,
+         status_out: i32,
+         len_out: i32|
+         -> wasmtime::Result<i32> {
             let r = (|| {
                 let url = guest_str(&mut c, up, ul)?;
                 c.data_mut().gate.capability("fetch", json!({ "url": url }), &url)?;
-                let (status, body) = http_get(&c.data().gate.checker, &url)?;
+                let deadline = c.data().wall_deadline;
+                let (status, body) = http_get(&c.data().gate.checker, &url, deadline)?;
                 put_u32(&mut c, status_out, status)?;
                 let n = put(&mut c, out, cap, &body)?;
-                put_u32(&mut c, len_out, n)
+                Ok(put_u32(&mut c, len_out, n)?)
             })();
-            r.err().unwrap_or(errno::SUCCESS)
+            match r {
+                Ok(()) => Ok(errno::SUCCESS),
+                Err(FetchError::Errno(e)) => Ok(e),
+                // Blocked on the network past the budget: ended as a spinning guest is.
+                Err(FetchError::OutOfTime) => Err(c.data_mut().wall_breach()),
+            }
         },
     )?;
     linker.func_wrap(
@@ -1309,6 +1438,7 @@ pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
     wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |s: &mut State| &mut s.wasi)?;
     add_gated(&mut linker)?;
     add_fd_gated(&mut linker)?;
+    add_poll_oneoff(&mut linker)?;
     add_host(&mut linker)?;
 
     let calls_table = wasi_calls().map_err(|e| wasmtime::format_err!(e))?;
@@ -1344,6 +1474,11 @@ pub fn run_guest(guest: &[u8], cfg: HostConfig) -> wasmtime::Result<RunResult> {
         guest_bytes: 0,
         last_grow: 0,
         started: start,
+        // 1 ms past the budget: the tracker's breach is `elapsed > wallClockMs`.
+        wall_deadline: budgets
+            .wall_clock_ms
+            .and_then(|ms| Duration::try_from_secs_f64(ms.max(0.0) / 1000.0 + 0.001).ok())
+            .and_then(|d| start.checked_add(d)),
         tracker,
         breach: None,
         secrets: cfg.secrets,

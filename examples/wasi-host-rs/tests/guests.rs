@@ -587,3 +587,79 @@ fn the_trace_is_bounded_whatever_the_guest_sends() {
     assert!(!last.allowed && last.what.ends_with('…') && last.what.starts_with("aaa"), "{last:?}");
     assert_eq!(r.calls.iter().filter(|c| !c.allowed).count(), 20);
 }
+
+#[test]
+fn a_guest_sleeping_in_poll_oneoff_is_ended_by_its_wall_clock_budget() {
+    // An honest 50 ms sleep gets its clock event; the 2^64-1 ns sleep that follows
+    // blocks in the host, where epoch interruption cannot fire: the budget ends it.
+    let w = world();
+    let probe = Probe::new();
+    let started = std::time::Instant::now();
+    let r = run_guest(&guest("sleep"), bare(&w, "sleep", &probe, json!({ "wallClockMs": 1000 }))).unwrap();
+    let took = started.elapsed();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "wallClockMs");
+    assert!(b.observed > 1000.0, "{b:?}");
+    assert!(took.as_millis() < 3000, "ended in {took:?}, not after the sleep");
+    let reports: Vec<(&str, i32)> = r.reports.iter().map(|(t, v)| (t.as_str(), *v)).collect();
+    assert_eq!(reports, [("short", 0), ("nevents", 1), ("userdata", 1)]);
+    assert_eq!(budget_count(&probe, "sleep", "wall_clock"), Some(1));
+    let total: u64 =
+        probe.counts("sleep").iter().filter(|(k, _)| k.0 == "plugin.budget_exceeded_total").map(|(_, v)| v).sum();
+    assert_eq!(total, 1);
+}
+
+#[test]
+fn a_fetch_from_a_dribbling_server_is_ended_by_the_wall_clock_budget() {
+    // A granted server that sends one byte every 2 s: each read alone is short
+    // enough, the fetch as a whole is bounded by what is left of the budget.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 2048];
+                let _ = s.read(&mut buf);
+                for b in b"HTTP/1.0 200 OK\r\n\r\n".iter().cycle() {
+                    if s.write_all(&[*b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_secs(2));
+                }
+            });
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/slow");
+    let wat = format!(
+        r#"(module
+  (import "host" "fetch" (func $fetch (param i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "host" "report" (func $report (param i32 i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{url}")
+  (data (i32.const 200) "fetch")
+  (func (export "_start")
+    (call $report (i32.const 200) (i32.const 5)
+      (call $fetch (i32.const 0) (i32.const {len}) (i32.const 1024) (i32.const 1024) (i32.const 300) (i32.const 304)))))"#,
+        len = url.len()
+    );
+    let probe = Probe::new();
+    let manifest = json!({ "fetch": [format!("127.0.0.1:{port}")], "budgets": { "wallClockMs": 1000 } });
+    let cfg = HostConfig {
+        policy: PermissionPolicy::from_manifest(&manifest, PolicyOptions::new("dribble")).unwrap(),
+        meter: probe.provider.meter("wasi-host-rs-test"),
+        preopens: vec![],
+        args: vec!["dribble".into()],
+        secrets: HashMap::new(),
+    };
+    let started = std::time::Instant::now();
+    let r = run_guest(wat.as_bytes(), cfg).unwrap();
+    let took = started.elapsed();
+    let Outcome::BudgetExceeded(b) = r.outcome else { panic!("expected a budget breach, got {:?}", r.outcome) };
+    assert_eq!(b.budget.as_str(), "wallClockMs");
+    assert!(took.as_millis() < 3000, "ended in {took:?}");
+    assert!(r.reports.is_empty(), "{:?}", r.reports);
+    assert_eq!(budget_count(&probe, "dribble", "wall_clock"), Some(1));
+    assert_eq!(denied_total(&probe, "dribble"), 0);
+    assert!(r.calls.iter().any(|c| c.op == "fetch" && c.allowed), "{:?}", r.calls);
+}
