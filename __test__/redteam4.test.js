@@ -101,6 +101,8 @@ test('Deno broker: a port-less net value is denied when a deny rule covers any p
     [{ fetch: ['10.1.2.3:*'], deny: { fetch: ['10.0.0.0/8'] } }, 'deny'],
     // Two grants on the two ends of the port range are not every port.
     [{ fetch: ['https://api.example.com:1', 'https://api.example.com:65535'] }, 'deny'],
+    [{ fetch: ['api.example.com:*'], deny: { fetch: ['ftp://api.example.com'] } }, 'deny'],
+    [{ fetch: ['api.example.com:*', 'ftp://api.example.com:*'], deny: { fetch: ['ftp://api.example.com:2121'] } }, 'deny'],
     [{ fetch: ['api.example.com:*'] }, 'allow'],
     [{ fetch: ['api.example.com:*'], deny: { fetch: ['other.example.com:8443'] } }, 'allow'],
   ]
@@ -108,6 +110,13 @@ test('Deno broker: a port-less net value is denied when a deny rule covers any p
     const host = manifest.fetch[0].replace(/^[a-z]+:\/\//, '').replace(/:.*$/, '')
     const [got] = await ask(manifest, [host])
     assert.equal(got, want, JSON.stringify(manifest))
+    // A deny of any scheme (ftp included) denies that port of the raw connection too.
+    const denyHost = manifest.deny ? manifest.deny.fetch[0].replace(/^[a-z]+:\/\//, '').replace(/:.*$/, '') : null
+    if (denyHost === host && /:(\d+)$/.test(manifest.deny.fetch[0])) {
+      const port = /:(\d+)$/.exec(manifest.deny.fetch[0])[1]
+      assert.deepEqual(await ask(manifest, [`${host}:${port}`]), ['deny'], `${JSON.stringify(manifest)} :${port}`)
+    }
+    if (manifest.deny && manifest.deny.fetch[0] === 'ftp://api.example.com') assert.deepEqual(await ask(manifest, [`${host}:21`]), ['deny'], 'ftp deny, port 21')
   }
 })
 
@@ -120,7 +129,7 @@ test('Deno broker: a port-less net allow implies every port is allowed (generate
   const pick = (a) => a[rnd(a.length)]
   const HOSTS = ['api.example.com', 'b.example.com', '10.1.2.3']
   const pattern = () => {
-    const scheme = pick(['', '', 'http://', 'https://', 'ws://', 'wss://'])
+    const scheme = pick(['', '', 'http://', 'https://', 'ws://', 'wss://', 'ftp://'])
     const host = pick([...HOSTS, '*.example.com'])
     const port = pick(['', ':*', ':*', `:${pick([1, 22, 80, 443, 8080, 8443, 65535])}`])
     return `${scheme}${host}${port}`
@@ -129,7 +138,7 @@ test('Deno broker: a port-less net allow implies every port is allowed (generate
     const manifest = { fetch: Array.from({ length: 1 + rnd(3) }, pattern) }
     if (rnd(2)) manifest.deny = { fetch: Array.from({ length: 1 + rnd(2) }, pattern) }
     const host = pick(HOSTS)
-    const ports = [1, 2, 21, 22, 79, 80, 81, 442, 443, 444, 8080, 8443, 65534, 65535]
+    const ports = [1, 2, 20, 21, 22, 79, 80, 81, 442, 443, 444, 2121, 8080, 8443, 65534, 65535]
     for (let i = 0; i < 20; i++) ports.push(1 + rnd(65535))
     const answers = await ask(manifest, [host, ...ports.map((p) => `${host}:${p}`)])
     if (answers[0] === 'allow') {

@@ -228,12 +228,31 @@ test('WASI host (Node): a guest sleeping in poll_oneoff is ended by its wall-clo
     const took = Date.now() - t0
     assert.equal(r.ok, false, JSON.stringify(r))
     assert.equal(r.code, 'BUDGET_EXCEEDED', JSON.stringify(r))
-    assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), [['short', 0], ['nevents', 1], ['userdata', 1]])
+    assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), [['short', 0], ['nevents', 1], ['userdata', 1], ['cpu_clock', 28]])
     assert.ok(took < 8000, `ended in ${took} ms, not after the sleep`)
     assert.equal(sum(await m.points(), 'plugin.budget_exceeded_total', 'sleep'), 1)
   } finally {
     server.close()
     await m.shutdown()
+  }
+})
+
+test('WASI host (Node): a directory fd opened through a symlink is re-checked where the runtime reaches it after the link is swapped', { skip, timeout: 60_000 }, async () => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wasi-retarget-')))
+  const m = meterHarness()
+  try {
+    fs.mkdirSync(`${root}/data`)
+    fs.mkdirSync(`${root}/out/a/private`, { recursive: true })
+    fs.writeFileSync(`${root}/out/a/private/secret.txt`, 'PRIVATE KEY')
+    const wasm = await assembleWat(fs.readFileSync(fx.guestPath('retarget'), 'utf8'), 'retarget.wat')
+    const policy = PermissionPolicy.fromManifest({ fs: [`${root}/data/**`, { path: `${root}/out/**`, mode: 'readwrite' }], deny: { fs: [`${root}/out/a/private/**`] }, budgets: { wallClockMs: 10_000 } }, { plugin: 'retarget' })
+    const r = await runWasiPlugin({ name: 'retarget', wasm, policy, meter: m.meter, preopens: { '/data': `${root}/data`, '/out': `${root}/out` }, args: ['retarget'], secrets: new Map(), bus: [] })
+    assert.equal(r.ok, true, JSON.stringify(r))
+    assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), [['open_dir', 0], ['swap', 0], ['open_secret', EACCES], ['readdir', EACCES]])
+    assert.equal(sum(await m.points(), 'plugin.permission_denied_total', 'retarget'), 2)
+  } finally {
+    await m.shutdown()
+    fs.rmSync(root, { recursive: true, force: true })
   }
 })
 

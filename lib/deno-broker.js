@@ -30,8 +30,12 @@ const MAX_LINE_BYTES = 64 * 1024
 const MAX_QUEUE_BYTES = 256 * 1024
 /** Not a capability id of the table: `checkCapability` counts it once as `unknown` / `unknown_capability`. */
 const UNKNOWN_ID = 'deno.permission'
-/** Schemes whose grants can admit a raw `net` connection (Deno's net covers fetch, WebSocket and TCP). */
-const NET_SCHEMES = ['http', 'https', 'ws', 'wss']
+/**
+ * Every scheme a fetch pattern may name: a raw `net` connection (Deno's net
+ * covers fetch, WebSocket and plain TCP) can speak any of them, so a grant of
+ * any admits it and a deny rule of any denies it (an `ftp://` deny too).
+ */
+const NET_SCHEMES = ['http', 'https', 'ws', 'wss', 'ftp']
 /**
  * The closest miss first, when no scheme admits a `net` target: a deny rule
  * (which wins even when another scheme would allow), a port, an address, a
@@ -141,7 +145,7 @@ const NET_PORTS = new WeakMap()
 /**
  * The ports on which a policy's net verdict for a host can differ: every
  * port number written in a fetch grant or deny (the normalised patterns),
- * the default ports of the net schemes, and one port none of them names.
+ * the default ports of the net schemes (21, 80, 443), and one port none of them names.
  * Every other port decides as that one, so checking these checks them all.
  */
 function netPorts(policy) {
@@ -149,7 +153,7 @@ function netPorts(policy) {
   if (ports !== undefined) return ports
   const json = policy.toJSON()
   const patterns = [...(json.fetch || []), ...((json.deny && json.deny.fetch) || [])]
-  const named = new Set([80, 443])
+  const named = new Set([21, 80, 443])
   for (const p of patterns) {
     for (const m of String(p).matchAll(/:(\d{1,5})(?![\d.])/g)) {
       const n = Number(m[1])

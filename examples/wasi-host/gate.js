@@ -170,6 +170,7 @@ class WasiGate {
    */
   op(op, checks) {
     const paths = []
+    let base
     for (const c of checks) {
       const d = this.fs(c.path, c.mode, { follow: c.follow })
       const what = `${op} ${show(c.what)}`
@@ -209,9 +210,16 @@ class WasiGate {
         return { errno: ERRNO.ACCES, capability: d.capability, reason: d.reason }
       }
     }
+    // path_open: the path string node:wasi keeps for the new fd (it joins
+    // and normalises lexically, and follows a final link itself only with
+    // SYMLINK_FOLLOW), for the worker to resolve later calls through it.
+    if (op === 'path_open') {
+      const norm = normalizeLexically(checks[0].path)
+      base = checks[0].noFollowFinal ? norm : followLexically(norm)
+    }
     this.record({ op, capability: `fs.${checks.some((c) => c.mode === 'write') ? 'write' : 'read'}`, what: `${op} ${show(checks.map((c) => c.what).join(' -> '))}`, allowed: true })
     this.log(`${op} ${show(checks.map((c) => c.what).join(' -> '))} -> allowed`)
-    return { errno: ERRNO.SUCCESS, paths }
+    return base === undefined ? { errno: ERRNO.SUCCESS, paths } : { errno: ERRNO.SUCCESS, paths, base }
   }
 
   /**
@@ -222,8 +230,10 @@ class WasiGate {
    * `capable`: the fd was opened with the call's right (wasi-calls.json
    * `right`); without it the answer is ENOTCAPABLE, as preview1 says, in both hosts.
    */
-  fd(op, fdPath, mode, capable, what) {
-    const d = this.checker.checkFs(fdPath, mode)
+  fd(op, fdPath, mode, capable, what, resolve = false) {
+    // `resolve`: a directory the runtime reaches again through its path string
+    // (node:wasi): checked as a followed path, all readings, like a path call.
+    const d = resolve ? this.fs(fdPath, mode, { follow: true }) : this.checker.checkFs(fdPath, mode)
     const line = `${op} ${JSON.stringify(what)}`
     if (!d.allowed) {
       this.record({ op, capability: d.capability, what: line, allowed: false, reason: d.reason })

@@ -87,7 +87,7 @@ function runWasiPlugin(options) {
       // there): the budget runs from now, before the worker goes on.
       return { errno: onStart() ? ERRNO.SUCCESS : ERRNO.IO }
     }
-    if (req.kind === 'fd') return gate.fd(req.op, req.path, req.mode, req.capable === true, req.what)
+    if (req.kind === 'fd') return gate.fd(req.op, req.path, req.mode, req.capable === true, req.what, req.resolve === true)
     if (req.kind === 'fs') {
       const checks = checksFor(req.op, req.args).map((c, i) => ({ ...c, what: req.what[i] }))
       return gate.op(req.op, checks)

@@ -11,7 +11,7 @@ const { WASI } = require('node:wasi')
 const fs = require('node:fs')
 const os = require('node:os')
 
-const ERRNO = { SUCCESS: 0, ACCES: 2, BADF: 8, FAULT: 21, ILSEQ: 25, IO: 29 }
+const ERRNO = { SUCCESS: 0, ACCES: 2, BADF: 8, FAULT: 21, ILSEQ: 25, INVAL: 28, IO: 29 }
 const { wasm, preopens, args, sab } = workerData
 
 // Synchronous calls to the host: post the request, block on the shared
@@ -73,7 +73,7 @@ function hostPath(fd, guestPath) {
   // An absolute guest path is checked as the host path it names (the runtime
   // refuses it anyway); a relative one is joined raw, `..` and all, so the
   // checker sees the traversal.
-  return guestPath.startsWith('/') ? guestPath : `${e.path}/${guestPath}`
+  return guestPath.startsWith('/') ? guestPath : `${e.base ?? e.path}/${guestPath}`
 }
 
 // The guest's stdio is the null device: node:wasi would otherwise hand it the
@@ -110,8 +110,12 @@ function gateFd(op, spec, fd) {
   const seen = fdAllowed.get(e) || new Set()
   if (seen.has(op)) return null
   const capable = e.rights === null || (e.rights & (1n << BigInt(spec.right))) !== 0n
-  const r = call({ kind: 'fd', op, path: e.path, mode: spec.mode, capable, what: `fd ${fd >>> 0}` })
+  // A directory opened by path_open is re-read by node:wasi from its path
+  // string: checked on that string, resolved, every time (never cached).
+  const resolve = e.base !== undefined
+  const r = call({ kind: 'fd', op, path: resolve ? e.base : e.path, resolve, mode: spec.mode, capable, what: `fd ${fd >>> 0}` })
   if (r.errno !== ERRNO.SUCCESS) return r.errno
+  if (resolve) return null
   seen.add(op)
   fdAllowed.set(e, seen)
   return null
@@ -124,8 +128,19 @@ const pathCalls = {
     const r = gate('path_open', { path: hostPath(fd, guest), dirflags, oflags, rightsBase: String(rightsBase), fdflags }, [guest])
     if (typeof r === 'number') return r
     const errno = real.path_open(fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut)
-    // The new fd is a directory base for later calls: remember the path that was checked.
-    if (errno === ERRNO.SUCCESS) fds.set(new DataView(memory.buffer).getUint32(fdOut >>> 0, true), { path: r.paths[0], rights: BigInt.asUintN(64, BigInt(rightsBase)) })
+    // The new fd: the path that was checked (its real path), and, for a
+    // directory, the path string node:wasi keeps for it (`base`): uvwasi
+    // resolves later calls through the directory from that string again, so a
+    // symlink swapped on it after the open changes what they reach. Later path
+    // calls are joined to `base` and checked as the kernel will resolve them;
+    // fd-level calls on a directory are checked on `base`, resolved, each time.
+    if (errno === ERRNO.SUCCESS) {
+      let dir = false
+      try {
+        dir = fs.statSync(r.paths[0]).isDirectory()
+      } catch {}
+      fds.set(new DataView(memory.buffer).getUint32(fdOut >>> 0, true), { path: r.paths[0], base: dir ? r.base : undefined, dir, rights: BigInt.asUintN(64, BigInt(rightsBase)) })
+    }
     return errno
   }),
   fd_close: guarded((fd) => {
@@ -209,7 +224,7 @@ const SLICE_MS = 25
 const sleeper = new Int32Array(new SharedArrayBuffer(4))
 function pollOneoff(inPtr, outPtr, n, neventsPtr) {
   n >>>= 0
-  if (n === 0 || n > 4096) return real.poll_oneoff(inPtr, outPtr, n, neventsPtr)
+  if (n === 0) return real.poll_oneoff(inPtr, outPtr, n, neventsPtr)
   const subs = bytes(inPtr, n * SUBSCRIPTION)
   bytes(outPtr, n * EVENT)
   bytes(neventsPtr, 4)
@@ -220,7 +235,10 @@ function pollOneoff(inPtr, outPtr, n, neventsPtr) {
     const at = i * SUBSCRIPTION
     const tag = view.getUint8(at + 8)
     const id = view.getUint32(at + 16, true)
-    if (tag !== 0 || !(id in now)) return real.poll_oneoff(inPtr, outPtr, n, neventsPtr)
+    if (tag !== 0) return real.poll_oneoff(inPtr, outPtr, n, neventsPtr)
+    // Clocks other than realtime and monotonic (the CPU-time clocks): EINVAL,
+    // as wasmtime answers; node:wasi would sleep on them natively.
+    if (!(id in now)) return ERRNO.INVAL
     const timeout = view.getBigUint64(at + 24, true)
     const absolute = (view.getUint16(at + 40, true) & 1) !== 0
     // Each deadline on the monotonic clock, in ns.
