@@ -414,6 +414,68 @@ pub fn clip(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
+/// Entries a directory rename's walk for the symlinks it moves visits at most
+/// ([`Gate::rename_moves`]); past it the rename is refused (fail closed).
+pub const MAX_RENAME_WALK: usize = 10_000;
+/// Directory levels below the renamed directory that walk descends at most.
+pub const MAX_RENAME_DEPTH: usize = 64;
+
+/// What a relative symlink target `target`, found in the directory `rel`
+/// (`""` or `"x/y/"`) below `old`, means once `old` is renamed to `new`, as a
+/// path of the filesystem as it is now, before the rename (the new directory
+/// does not exist yet, and a `..` after a missing directory cannot be
+/// resolved). `rel`'s components are real directories (the walk does not
+/// follow links) and so is `new`'s parent (`new` is the checked path: real
+/// parent plus name), so the target's leading `..` steps climb lexically: up
+/// `rel`, then out of `new`. Where they stop inside the moved directory, the
+/// rest names what it names now below `old`; where they climb out of it, the
+/// rest is read from that ancestor of `new`. `None` (refuse: fail closed)
+/// when a `..` follows a name in the target, as a link there would decide
+/// where it climbs from.
+pub fn moved_meaning(old: &str, new: &str, rel: &str, target: &str) -> Option<String> {
+    let mut inside: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
+    let mut out_of_new = 0usize;
+    let mut rest: Vec<&str> = Vec::new();
+    for step in target.split('/') {
+        match step {
+            "" | "." => {}
+            ".." if !rest.is_empty() => return None,
+            ".." => {
+                if inside.pop().is_none() {
+                    out_of_new += 1;
+                }
+            }
+            name => rest.push(name),
+        }
+    }
+    let base = if out_of_new == 0 {
+        let mut base = old.trim_end_matches('/').to_owned();
+        for c in inside {
+            base.push('/');
+            base.push_str(c);
+        }
+        base
+    } else {
+        let mut comps: Vec<&str> = new.split('/').filter(|c| !c.is_empty()).collect();
+        // `..` at `/` stays at `/`.
+        comps.truncate(comps.len().saturating_sub(out_of_new));
+        comps.iter().map(|c| format!("/{c}")).collect()
+    };
+    let mut meant = base;
+    for c in rest {
+        meant.push('/');
+        meant.push_str(c);
+    }
+    if meant.is_empty() {
+        meant.push('/');
+    }
+    // A trailing `/` (or `/.`) in the target makes the kernel want a directory: kept.
+    if (target.ends_with('/') || target.ends_with("/.") || target == ".") && !meant.ends_with('/') {
+        meant.push('/');
+    }
+    Some(meant)
+}
+
 /// The gate: the checker plus the trace of gated calls (bounded: see [`Gate::record`]).
 pub struct Gate {
     pub checker: PermissionChecker,
@@ -561,7 +623,9 @@ impl Gate {
     /// grants: that meaning is checked as `path_symlink` checks a target (R2).
     /// A directory carries every path below it into or out of a `deny.fs`
     /// glob's reach: each glob that may match below either name is tried on a
-    /// concrete path below it (R1). `Some(denial)` refuses the rename.
+    /// concrete path below it (R1); and the relative symlinks below it, carried
+    /// with it, are checked for what they mean from their new directories
+    /// ([`Gate::moved_links`], R2). `Some(denial)` refuses the rename.
     pub fn rename_moves(&self, old: &str, new: &str) -> Option<Denial> {
         // No such name: the runtime fails the rename (ENOENT).
         let meta = std::fs::symlink_metadata(old).ok()?;
@@ -609,7 +673,67 @@ impl Gate {
         }
         // A glob may match below a name but no concrete path of it was found:
         // refused all the same (fail closed). Not counted: no path was denied.
-        may_match.then_some(Denial { capability: Capability::FsWrite, reason: DenyReason::ExplicitlyDenied })
+        if may_match {
+            return Some(Denial { capability: Capability::FsWrite, reason: DenyReason::ExplicitlyDenied });
+        }
+        self.moved_links(old, new)
+    }
+
+    /// The symlinks below a directory renamed from `old` to `new` (R2): each
+    /// keeps its target text, so a relative one now means that text read from
+    /// its new directory (`new` + its directory below `old`: see
+    /// [`moved_meaning`]), checked as `path_symlink` checks a target; an
+    /// absolute one means what it meant, and is checked the same way. The walk does not follow symlinks and is bounded
+    /// ([`MAX_RENAME_WALK`] entries, [`MAX_RENAME_DEPTH`] levels): past the bound,
+    /// or on a name or target that is not UTF-8, or a directory that cannot be
+    /// read, the rename is refused (fail closed), uncounted (no path was
+    /// checked). The first denied target refuses it, counted once by its check.
+    fn moved_links(&self, old: &str, new: &str) -> Option<Denial> {
+        let unverifiable = |reason| Some(Denial { capability: Capability::FsRead, reason });
+        let new = new.trim_end_matches('/');
+        // (directory below `old`, relative to it: "" or "x/y/"; its depth)
+        let mut pending: Vec<(String, usize)> = vec![(String::new(), 0)];
+        let mut seen = 0usize;
+        while let Some((rel, depth)) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(format!("{old}/{rel}")) else {
+                return unverifiable(DenyReason::SymlinkEscape);
+            };
+            for entry in entries {
+                seen += 1;
+                if seen > MAX_RENAME_WALK {
+                    return unverifiable(DenyReason::SymlinkEscape);
+                }
+                let Ok(entry) = entry else { return unverifiable(DenyReason::SymlinkEscape) };
+                let Ok(name) = entry.file_name().into_string() else {
+                    return unverifiable(DenyReason::InvalidPath);
+                };
+                // Not followed: the entry's own type (lstat).
+                let Ok(kind) = entry.file_type() else { return unverifiable(DenyReason::SymlinkEscape) };
+                if kind.is_dir() {
+                    if depth + 1 > MAX_RENAME_DEPTH {
+                        return unverifiable(DenyReason::SymlinkEscape);
+                    }
+                    pending.push((format!("{rel}{name}/"), depth + 1));
+                } else if kind.is_symlink() {
+                    let Ok(target) = std::fs::read_link(entry.path()) else {
+                        return unverifiable(DenyReason::SymlinkEscape);
+                    };
+                    let Some(target) = target.to_str() else { return unverifiable(DenyReason::InvalidPath) };
+                    let meant = if target.starts_with('/') {
+                        target.to_owned()
+                    } else {
+                        match moved_meaning(old, new, &rel, target) {
+                            Some(m) => m,
+                            None => return unverifiable(DenyReason::SymlinkEscape),
+                        }
+                    };
+                    if let Err(d) = self.fs(&meant, FsMode::Read, true) {
+                        return Some(d);
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// An fd-level call: `mode` on the path recorded for the fd (already
@@ -1708,6 +1832,14 @@ mod tests {
             self.gate.op_then("path_rename", &checks, |g, p| g.rename_moves(&p[0], &p[1])).map(|_| ())
         }
 
+        /// [`RenameWorld::rename`], then the rename itself when allowed (as the runtime would).
+        fn rename_done(&mut self, from: &str, to: &str) -> Result<(), i32> {
+            self.rename(from, to)?;
+            let r = &self.root;
+            std::fs::rename(format!("{r}/out/{from}"), format!("{r}/out/{to}")).unwrap();
+            Ok(())
+        }
+
         /// Denials counted: (capability, reason) -> n.
         fn denied(&self) -> HashMap<(String, String), u64> {
             api_sandbox_permissions::testing::counter_totals(&self.provider, &self.exporter)
@@ -1819,6 +1951,87 @@ mod tests {
         symlink(format!("{r}/secret.txt"), format!("{r}/out/c/abs-out")).unwrap();
         assert_eq!(w.rename("c/abs-out", "c/abs-out2"), Err(errno::ACCES), "an absolute target outside");
         assert_eq!(w.denied().values().sum::<u64>(), 2);
+    }
+
+    #[test]
+    fn a_renamed_directory_is_checked_for_what_its_inner_links_mean_from_their_new_directories() {
+        use std::os::unix::fs::symlink;
+        let mut w = RenameWorld::new(&[]);
+        let r = w.root.clone();
+        // The red team's shape: from out/s/a/b/c/y, ../../../.. is out/s (inside);
+        // moved to out/z/x/y, it is the root (outside the grant).
+        std::fs::create_dir_all(format!("{r}/out/s/a/b/c/y")).unwrap();
+        std::fs::create_dir_all(format!("{r}/out/z/x")).unwrap();
+        symlink("../../../..", format!("{r}/out/s/a/b/c/y/l")).unwrap();
+        assert_eq!(w.rename_done("s/a/b/c/y", "z/x/y"), Err(errno::ACCES));
+        let denied = w.denied();
+        assert_eq!(denied.values().sum::<u64>(), 1, "counted once: {denied:?}");
+        assert!(denied.keys().all(|(cap, _)| cap == "fs.read"), "{denied:?}");
+        assert!(!w.last().allowed);
+        assert_eq!(w.last().what, "s/a/b/c/y -> z/x/y");
+        assert!(Path::new(&format!("{r}/out/s/a/b/c/y/l")).is_symlink(), "not moved");
+        // Moved to the same depth, the link means out/t: allowed.
+        std::fs::create_dir_all(format!("{r}/out/t/a/b/c")).unwrap();
+        assert_eq!(w.rename_done("s/a/b/c/y", "t/a/b/c/y"), Ok(()), "{:?}", w.gate.calls);
+        assert!(w.last().allowed);
+        // Inner relative links, at several levels, that stay inside after the move: allowed.
+        std::fs::create_dir_all(format!("{r}/out/d/e/f")).unwrap();
+        symlink("../own.txt", format!("{r}/out/d/up")).unwrap();
+        symlink("../../c/f.txt", format!("{r}/out/d/e/f2")).unwrap();
+        symlink("../../../own.txt", format!("{r}/out/d/e/f/deep")).unwrap();
+        symlink("f", format!("{r}/out/d/e/sib")).unwrap();
+        symlink("./e/../e/f/", format!("{r}/out/d/dots")).unwrap();
+        assert_eq!(w.rename_done("d", "d2"), Err(errno::ACCES), "a `..` after a name: fail closed");
+        assert_eq!(w.denied().values().sum::<u64>(), 1, "uncounted");
+        std::fs::remove_file(format!("{r}/out/d/dots")).unwrap();
+        assert_eq!(w.rename_done("d", "d2"), Ok(()), "{:?}", w.gate.calls);
+        assert_eq!(w.rename_done("d2", "g"), Ok(()));
+        // Moved one level up, a link that climbed to out/ climbs to the root.
+        std::fs::create_dir_all(format!("{r}/out/m/n/e")).unwrap();
+        symlink("../../../secret.txt", format!("{r}/out/m/n/e/x")).unwrap();
+        assert_eq!(w.rename_done("m/n", "n"), Err(errno::ACCES));
+        assert_eq!(w.denied().values().sum::<u64>(), 2, "counted once more");
+        assert_eq!(w.rename_done("m", "m2"), Ok(()), "the same depth: out/secret.txt");
+        // An absolute inner link outside the grant: denied wherever it moves.
+        std::fs::create_dir_all(format!("{r}/out/h/i")).unwrap();
+        symlink(format!("{r}/secret.txt"), format!("{r}/out/h/i/abs")).unwrap();
+        assert_eq!(w.rename_done("h", "h2"), Err(errno::ACCES), "an absolute inner target outside");
+        assert_eq!(w.denied().values().sum::<u64>(), 3);
+        // An absolute inner link inside the grant: allowed.
+        std::fs::remove_file(format!("{r}/out/h/i/abs")).unwrap();
+        symlink(format!("{r}/out/own.txt"), format!("{r}/out/h/i/abs")).unwrap();
+        assert_eq!(w.rename_done("h", "h2"), Ok(()));
+        assert_eq!(moved_meaning("/o/a", "/n/b", "", "../x"), Some("/n/x".into()));
+        assert_eq!(moved_meaning("/o/a", "/n/b", "e/f/", "../g"), Some("/o/a/e/g".into()));
+        assert_eq!(moved_meaning("/o/a", "/n/b", "e/", "../../../../../x"), Some("/x".into()));
+        assert_eq!(moved_meaning("/o/a", "/n/b", "", "../.."), Some("/".into()));
+        assert_eq!(moved_meaning("/o/a", "/n/b", "", "f/"), Some("/o/a/f/".into()));
+        assert_eq!(moved_meaning("/o/a", "/n/b", "", "f/../x"), None);
+    }
+
+    #[test]
+    fn a_directory_rename_past_the_walk_bounds_fails_closed_uncounted() {
+        let mut w = RenameWorld::new(&[]);
+        let r = w.root.clone();
+        let mut deep = format!("{r}/out/deep");
+        for _ in 0..MAX_RENAME_DEPTH {
+            deep.push_str("/d");
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        assert_eq!(w.rename_done("deep", "deep2"), Ok(()), "exactly the depth bound");
+        std::fs::create_dir(format!("{deep}/d").replace("/out/deep/", "/out/deep2/")).unwrap();
+        assert_eq!(w.rename_done("deep2", "deep3"), Err(errno::ACCES), "one level past it");
+        assert!(w.denied().is_empty(), "{:?}", w.denied());
+        assert!(!w.last().allowed);
+        std::fs::create_dir(format!("{r}/out/wide")).unwrap();
+        for i in 0..MAX_RENAME_WALK {
+            std::fs::write(format!("{r}/out/wide/{i}"), "").unwrap();
+        }
+        assert_eq!(w.rename_done("wide", "wide2"), Ok(()), "exactly the entry bound");
+        std::fs::write(format!("{r}/out/wide2/one-more"), "").unwrap();
+        assert_eq!(w.rename_done("wide2", "wide3"), Err(errno::ACCES));
+        assert!(w.denied().is_empty(), "{:?}", w.denied());
+        assert_eq!(w.last().reason.as_deref(), Some("symlink_escape"));
     }
 
     #[test]
