@@ -256,6 +256,25 @@ test('WASI host (Node): a directory fd opened through a symlink is re-checked wh
   }
 })
 
+test('WASI host (Node): a preopen inside another preopen, replaced by a symlink after the start, is checked where the runtime reaches it', { skip, timeout: 60_000 }, async () => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wasi-nested-')))
+  const m = meterHarness()
+  try {
+    fs.mkdirSync(`${root}/out/a/private`, { recursive: true })
+    fs.mkdirSync(`${root}/out/z/inner`, { recursive: true })
+    fs.writeFileSync(`${root}/out/a/private/secret.txt`, 'PRIVATE KEY')
+    const wasm = await assembleWat(fs.readFileSync(fx.guestPath('nested'), 'utf8'), 'nested.wat')
+    const policy = PermissionPolicy.fromManifest({ fs: [{ path: `${root}/out/**`, mode: 'readwrite' }], deny: { fs: [`${root}/out/a/private/**`] }, budgets: { wallClockMs: 10_000 } }, { plugin: 'nested' })
+    const r = await runWasiPlugin({ name: 'nested', wasm, policy, meter: m.meter, preopens: { '/out': `${root}/out`, '/z': `${root}/out/z` }, args: ['nested'], secrets: new Map(), bus: [] })
+    assert.equal(r.ok, true, JSON.stringify(r))
+    assert.deepEqual(r.reports.map((x) => [x.tag, x.value]), [['rename', 0], ['readdir', EACCES]])
+    assert.equal(sum(await m.points(), 'plugin.permission_denied_total', 'nested'), 1)
+  } finally {
+    await m.shutdown()
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+})
+
 async function runLinked(name, { plugin = name, budgets = { wallClockMs: 10_000 } } = {}) {
   const root = fx.plantLinks(fx.makeRoot())
   const { server, port } = await fx.startServer()

@@ -65,7 +65,11 @@ preopens.forEach(([, host], i) => {
   try {
     real = fs.realpathSync.native(host)
   } catch {}
-  fds.set(3 + i, { path: real, rights: null })
+  // node:wasi keeps a preopen as this path string and reaches it again
+  // through the string on every call: a directory inside another preopen can
+  // be replaced by a symlink after the start, so fd-level calls on a preopen
+  // are checked on the string, resolved, each time (as for directory fds).
+  fds.set(3 + i, { path: real, base: real, dir: true, rights: null })
 })
 function hostPath(fd, guestPath) {
   const e = fds.get(fd >>> 0)
