@@ -503,6 +503,19 @@ impl Gate {
         self.calls.push_back(call);
     }
 
+    /// Records a denied call (its `what` cut as every trace entry is) and
+    /// answers the guest's `EACCES`.
+    fn deny(&mut self, op: &str, what: &str, d: &Denial) -> i32 {
+        self.record(Call {
+            op: op.into(),
+            what: clip(what),
+            capability: d.capability.as_str().into(),
+            allowed: false,
+            reason: Some(d.reason.as_str().into()),
+        });
+        errno::ACCES
+    }
+
     /// One path check. `follow`: the operation follows a final symlink, so the
     /// real path is checked (`authorize_fs` with `resolve_symlinks`). Otherwise
     /// it acts on the final name itself: the raw path lexically, then the real
@@ -588,28 +601,12 @@ impl Gate {
         for (p, mode, follow, what) in checks {
             match self.fs(p, *mode, *follow) {
                 Ok(checked) => paths.push(checked),
-                Err(d) => {
-                    self.record(Call {
-                        op: op.into(),
-                        what: clip(what),
-                        capability: d.capability.as_str().into(),
-                        allowed: false,
-                        reason: Some(d.reason.as_str().into()),
-                    });
-                    return Err(errno::ACCES);
-                }
+                Err(d) => return Err(self.deny(op, what, &d)),
             }
         }
         let what = clip(&checks.iter().map(|c| clip(&c.3)).collect::<Vec<_>>().join(" -> "));
         if let Some(d) = more(self, &paths) {
-            self.record(Call {
-                op: op.into(),
-                what,
-                capability: d.capability.as_str().into(),
-                allowed: false,
-                reason: Some(d.reason.as_str().into()),
-            });
-            return Err(errno::ACCES);
+            return Err(self.deny(op, &what, &d));
         }
         let write = checks.iter().any(|c| c.1 == FsMode::Write);
         let capability = if write { "fs.write" } else { "fs.read" };
@@ -742,14 +739,7 @@ impl Gate {
     /// call's right (`capable` false), as preview1 says and node:wasi does.
     pub fn fd(&mut self, op: &str, path: &str, mode: FsMode, capable: bool, what: &str) -> Result<(), i32> {
         if let Decision::Denied(d) = self.checker.check_fs(path, mode, FsCheckOptions::default()) {
-            self.record(Call {
-                op: op.into(),
-                what: clip(what),
-                capability: d.capability.as_str().into(),
-                allowed: false,
-                reason: Some(d.reason.as_str().into()),
-            });
-            return Err(errno::ACCES);
+            return Err(self.deny(op, what, &d));
         }
         if !capable {
             return Err(errno::NOTCAPABLE);
