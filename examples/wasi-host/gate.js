@@ -76,9 +76,7 @@ class WasiGate {
       return null // the runtime fails it (ENOENT)
     }
     if (st.isSymbolicLink()) {
-      const target = fs.readlinkSync(oldPath)
-      const meant = target.startsWith('/') ? target : `${path.posix.dirname(newPath)}/${target}`
-      const d = this.fs(meant, 'read', { follow: true })
+      const d = this.fs(linkMeaning(newPath, fs.readlinkSync(oldPath)), 'read', { follow: true })
       return d.allowed ? null : d
     }
     if (!st.isDirectory()) return null
@@ -249,8 +247,8 @@ class WasiGate {
    */
   capability(id, payload, what = '') {
     const d = this.checker.checkCapability(id, payload)
-    this.record({ op: id, capability: id, what: `${id} ${JSON.stringify(what)}`, allowed: d.allowed, ...(d.allowed ? {} : { reason: d.reason }) })
-    this.log(`${id} ${JSON.stringify(what)} -> ${d.allowed ? 'allowed' : `EACCES (${d.reason})`}`)
+    this.record({ op: id, capability: id, what: `${id} ${show(what)}`, allowed: d.allowed, ...(d.allowed ? {} : { reason: d.reason }) })
+    this.log(`${id} ${show(what)} -> ${d.allowed ? 'allowed' : `EACCES (${d.reason})`}`)
     return d
   }
 
@@ -299,12 +297,7 @@ function checksFor(op, a) {
     case 'path_symlink': {
       // Where the link is created is a write; what it points at must be inside the
       // grants too (read), resolved from the link's directory as the kernel will.
-      // The link's directory as the Rust host reads it (`Path::parent`: trailing
-      // separators and `.` components are not names), so both hosts check one path.
-      let linkPath = a.newPath
-      while (/.\/\.?$/.test(linkPath)) linkPath = linkPath.replace(/\/\.?$/, '')
-      const target = a.target.startsWith('/') ? a.target : `${path.posix.dirname(linkPath)}/${a.target}`
-      return [{ path: a.newPath, mode: 'write', follow: follow(0) }, { path: target, mode: 'read', follow: true }]
+      return [{ path: a.newPath, mode: 'write', follow: follow(0) }, { path: linkMeaning(a.newPath, a.target), mode: 'read', follow: true }]
     }
     default:
       throw new TypeError(`not a gated WASI path operation: ${op}`)
@@ -402,6 +395,20 @@ function plainSegment(seg) {
     } else out += c
   }
   return out === '' ? 'x' : out
+}
+
+/**
+ * What a symlink at `linkPath` with text `target` points at: an absolute
+ * target as written, a relative one from the link's directory, read as the
+ * Rust host reads it (`Path::parent`: trailing separators and `.` components
+ * are not names), so both hosts check one path (path_symlink, and a renamed
+ * link from its new place).
+ */
+function linkMeaning(linkPath, target) {
+  if (target.startsWith('/')) return target
+  let p = linkPath
+  while (/.\/\.?$/.test(p)) p = p.replace(/\/\.?$/, '')
+  return `${path.posix.dirname(p)}/${target}`
 }
 
 /** Whether the kernel follows a final symlink of `hostPath` whatever a no-follow flag says: a trailing separator, or a final `.` / `..` component. */
