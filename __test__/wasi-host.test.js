@@ -218,6 +218,115 @@ test('WasiGate: a rename moves what is below it: a directory holding the paths o
   }
 })
 
+test('WasiGate: a directory rename checks every symlink it carries for what it means from its new place, as the Rust host does (bounded walk)', { skip }, async () => {
+  const { PermissionChecker } = require('..')
+  const { WasiGate, movedMeaning } = require('../examples/wasi-host/gate.js')
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'gate-moved-')))
+  const m = meterHarness()
+  const r = root
+  try {
+    fs.mkdirSync(`${r}/out`)
+    fs.writeFileSync(`${r}/out/own.txt`, '')
+    fs.mkdirSync(`${r}/out/c`)
+    fs.writeFileSync(`${r}/out/c/f.txt`, '')
+    fs.writeFileSync(`${r}/secret.txt`, 'SECRET')
+    const policy = PermissionPolicy.fromManifest({ fs: [{ path: `${r}/out/**`, mode: 'readwrite' }] }, { plugin: 'moved' })
+    const gate = new WasiGate(new PermissionChecker(policy, { meter: m.meter }))
+    const denied = async () => sum(await m.points(), 'plugin.permission_denied_total', 'moved')
+    const rename = (from, to) => {
+      const checks = [
+        { path: `${r}/out/${from}`, mode: 'write', follow: false, what: from },
+        { path: `${r}/out/${to}`, mode: 'write', follow: false, what: to },
+      ]
+      const res = gate.op('path_rename', checks)
+      if (res.errno === 0) fs.renameSync(`${r}/out/${from}`, `${r}/out/${to}`)
+      return res.errno
+    }
+    // From out/s/a/b/c/y, ../../../.. is out/s (inside); moved to out/z/x/y it is the root (outside).
+    fs.mkdirSync(`${r}/out/s/a/b/c/y`, { recursive: true })
+    fs.mkdirSync(`${r}/out/z/x`, { recursive: true })
+    fs.symlinkSync('../../../..', `${r}/out/s/a/b/c/y/l`)
+    assert.equal(rename('s/a/b/c/y', 'z/x/y'), EACCES)
+    assert.equal(await denied(), 1, 'counted once')
+    assert.ok(fs.lstatSync(`${r}/out/s/a/b/c/y/l`).isSymbolicLink(), 'not moved')
+    fs.mkdirSync(`${r}/out/t/a/b/c`, { recursive: true })
+    assert.equal(rename('s/a/b/c/y', 't/a/b/c/y'), 0, 'moved to the same depth: out/t')
+    // Inner relative links at several levels that stay inside: allowed; a `..` after a name: refused, uncounted.
+    fs.mkdirSync(`${r}/out/d/e/f`, { recursive: true })
+    fs.symlinkSync('../own.txt', `${r}/out/d/up`)
+    fs.symlinkSync('../../c/f.txt', `${r}/out/d/e/f2`)
+    fs.symlinkSync('../../../own.txt', `${r}/out/d/e/f/deep`)
+    fs.symlinkSync('f', `${r}/out/d/e/sib`)
+    fs.symlinkSync('./e/../e/f/', `${r}/out/d/dots`)
+    assert.equal(rename('d', 'd2'), EACCES, 'a `..` after a name: fail closed')
+    assert.equal(await denied(), 1, 'uncounted')
+    fs.rmSync(`${r}/out/d/dots`)
+    assert.equal(rename('d', 'd2'), 0)
+    assert.equal(rename('d2', 'g'), 0)
+    // Moved one level up, a link that climbed to out/ climbs to the root.
+    fs.mkdirSync(`${r}/out/m/n/e`, { recursive: true })
+    fs.symlinkSync('../../../secret.txt', `${r}/out/m/n/e/x`)
+    assert.equal(rename('m/n', 'n'), EACCES)
+    assert.equal(await denied(), 2, 'counted once more')
+    assert.equal(rename('m', 'm2'), 0, 'the same depth: out/secret.txt')
+    // An absolute inner link outside the grant: refused wherever it moves, even onto itself.
+    fs.mkdirSync(`${r}/out/h/i`, { recursive: true })
+    fs.symlinkSync(`${r}/secret.txt`, `${r}/out/h/i/abs`)
+    assert.equal(rename('h', 'h2'), EACCES)
+    assert.equal(rename('h', 'h'), EACCES)
+    fs.rmSync(`${r}/out/h/i/abs`)
+    fs.symlinkSync(`${r}/out/own.txt`, `${r}/out/h/i/abs`)
+    assert.equal(rename('h', 'h2'), 0)
+    // A name that is not UTF-8 cannot be checked: refused, uncounted.
+    fs.mkdirSync(`${r}/out/u`)
+    fs.symlinkSync('../own.txt', Buffer.concat([Buffer.from(`${r}/out/u/`), Buffer.from([0xff, 0x61])]))
+    const before = await denied()
+    assert.equal(rename('u', 'u2'), EACCES)
+    assert.equal(gate.calls.at(-1).reason, 'invalid_path')
+    assert.equal(await denied(), before, 'uncounted')
+    // The walk's bounds: 64 levels, 10,000 entries; one past either is refused, uncounted.
+    let deep = `${r}/out/deep`
+    for (let i = 0; i < 64; i++) deep += '/d'
+    fs.mkdirSync(deep, { recursive: true })
+    assert.equal(rename('deep', 'deep2'), 0, 'exactly the depth bound')
+    fs.mkdirSync(`${deep.replace('/out/deep/', '/out/deep2/')}/d`)
+    assert.equal(rename('deep2', 'deep3'), EACCES, 'one level past it')
+    fs.mkdirSync(`${r}/out/wide`)
+    for (let i = 0; i < 10_000; i++) fs.writeFileSync(`${r}/out/wide/${i}`, '')
+    assert.equal(rename('wide', 'wide2'), 0, 'exactly the entry bound')
+    fs.writeFileSync(`${r}/out/wide2/one-more`, '')
+    assert.equal(rename('wide2', 'wide3'), EACCES)
+    assert.equal(gate.calls.at(-1).reason, 'symlink_escape')
+    assert.equal(await denied(), before, 'bounds are uncounted')
+    // Both readings of the names: `s2/../o` is out/c/o for the kernel and
+    // wasmtime (s2 -> out/c/e) and out/o for node:wasi (normalised first).
+    fs.mkdirSync(`${r}/out/c/e`)
+    fs.symlinkSync(`${r}/out/c/e`, `${r}/out/s2`)
+    fs.symlinkSync(`${r}/secret.txt`, `${r}/out/o`)
+    const count = await denied()
+    assert.equal(rename('s2/../o', 'o2'), EACCES, 'the normalised reading moves a link to outside')
+    assert.equal(await denied(), count + 1, 'counted once')
+    fs.rmSync(`${r}/out/o`)
+    fs.writeFileSync(`${r}/out/o`, '')
+    fs.mkdirSync(`${r}/out/c/o`)
+    fs.symlinkSync(`${r}/secret.txt`, `${r}/out/c/o/abs`)
+    assert.equal(gate.op('path_rename', [{ path: `${r}/out/s2/../o`, mode: 'write', follow: false, what: 'a' }, { path: `${r}/out/o2`, mode: 'write', follow: false, what: 'b' }]).errno, EACCES, "the kernel's reading moves a directory holding a link to outside")
+    assert.equal(await denied(), count + 2)
+    fs.rmSync(`${r}/out/c/o/abs`)
+    assert.equal(gate.op('path_rename', [{ path: `${r}/out/s2/../o`, mode: 'write', follow: false, what: 'a' }, { path: `${r}/out/o2`, mode: 'write', follow: false, what: 'b' }]).errno, 0)
+    // The meaning of a moved relative target, as the Rust host's moved_meaning.
+    assert.equal(movedMeaning('/o/a', '/n/b', '', '../x'), '/n/x')
+    assert.equal(movedMeaning('/o/a', '/n/b', 'e/f/', '../g'), '/o/a/e/g')
+    assert.equal(movedMeaning('/o/a', '/n/b', 'e/', '../../../../../x'), '/x')
+    assert.equal(movedMeaning('/o/a', '/n/b', '', '../..'), '/')
+    assert.equal(movedMeaning('/o/a', '/n/b', '', 'f/'), '/o/a/f/')
+    assert.equal(movedMeaning('/o/a', '/n/b', '', 'f/../x'), null)
+  } finally {
+    await m.shutdown()
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+})
+
 test('WASI host (Node): a guest sleeping in poll_oneoff is ended by its wall-clock budget; an honest sleep gets its clock event', { skip, timeout: 60_000 }, async () => {
   const root = fx.makeRoot()
   const { server, port } = await fx.startServer()

@@ -62,6 +62,27 @@ class WasiGate {
   }
 
   /**
+   * What `path_rename` moves, under each reading of its two names that a
+   * runtime may act on: as written (the kernel's and wasmtime's reading,
+   * checked first, as the Rust host does) and normalised lexically (what
+   * node:wasi renames: `paths`, as `fs` handed them back), so both hosts give
+   * one verdict (SPEC §16). Returns null or the denial.
+   */
+  renameMovesAll(checks, paths) {
+    if (checks.some((c) => normalizeLexically(c.path) !== c.path)) {
+      const written = []
+      for (const c of checks) {
+        const d = this.fsAs(c.path, c.mode, { follow: c.follow || forcesFollow(c.path) })
+        if (!d.allowed) return d
+        written.push(d.path)
+      }
+      const d = this.renameMoves(written[0], written[1])
+      if (d) return d
+    }
+    return this.renameMoves(paths[0], paths[1])
+  }
+
+  /**
    * What a rename moves beyond its two names (both already checked): a
    * directory carries every path below it out of (or into) a deny rule's
    * reach, and a symlink's relative target means something else from its new
@@ -93,7 +114,59 @@ class WasiGate {
     }
     // A deny may match below but no concrete path of any was found: refused
     // all the same (fail closed); this one is not counted (as in the Rust host).
-    return reached ? { allowed: false, capability: 'fs.write', reason: 'explicitly_denied' } : null
+    if (reached) return { allowed: false, capability: 'fs.write', reason: 'explicitly_denied' }
+    return this.movedLinks(oldPath, newPath)
+  }
+
+  /**
+   * The symlinks below a directory renamed from `oldPath` to `newPath`: each
+   * keeps its target text, so a relative one means that text read from its
+   * new directory (`movedMeaning`) and an absolute one what it meant; each is
+   * checked as `path_symlink` checks a target. The walk does not follow links
+   * and is bounded (`MAX_RENAME_WALK` entries, `MAX_RENAME_DEPTH` levels):
+   * past the bound, on a name or target that is not UTF-8, or a directory
+   * that cannot be read, the rename is refused (fail closed), uncounted (no
+   * path was checked). The first denied target refuses it, counted once by
+   * its check. The Rust host's `Gate::moved_links`, step for step.
+   */
+  movedLinks(oldPath, newPath) {
+    const unverifiable = (reason) => ({ allowed: false, capability: 'fs.read', reason })
+    const newDir = newPath.replace(/\/+$/, '')
+    const oldDir = oldPath.replace(/\/+$/, '')
+    const pending = [['', 0]]
+    let seen = 0
+    while (pending.length) {
+      const [rel, depth] = pending.pop()
+      let entries
+      try {
+        entries = fs.readdirSync(`${oldDir}/${rel}`, { withFileTypes: true, encoding: 'buffer' })
+      } catch {
+        return unverifiable('symlink_escape')
+      }
+      for (const entry of entries) {
+        if (++seen > MAX_RENAME_WALK) return unverifiable('symlink_escape')
+        const name = utf8(entry.name)
+        if (name === null) return unverifiable('invalid_path')
+        if (entry.isDirectory()) {
+          if (depth + 1 > MAX_RENAME_DEPTH) return unverifiable('symlink_escape')
+          pending.push([`${rel}${name}/`, depth + 1])
+        } else if (entry.isSymbolicLink()) {
+          let raw
+          try {
+            raw = fs.readlinkSync(`${oldDir}/${rel}${name}`, { encoding: 'buffer' })
+          } catch {
+            return unverifiable('symlink_escape')
+          }
+          const target = utf8(raw)
+          if (target === null) return unverifiable('invalid_path')
+          const meant = target.startsWith('/') ? target : movedMeaning(oldDir, newDir, rel, target)
+          if (meant === null) return unverifiable('symlink_escape')
+          const d = this.fs(meant, 'read', { follow: true })
+          if (!d.allowed) return d
+        }
+      }
+    }
+    return null
   }
 
   /**
@@ -201,7 +274,7 @@ class WasiGate {
       }
     }
     if (op === 'path_rename') {
-      const d = this.renameMoves(paths[0], paths[1])
+      const d = this.renameMovesAll(checks, paths)
       if (d) {
         this.record({ op, capability: d.capability, what: `${op} ${show(checks.map((c) => c.what).join(' -> '))}`, allowed: false, reason: d.reason })
         this.log(`${op} -> EACCES (${d.capability} ${d.reason}: what the rename moves)`)
@@ -411,6 +484,53 @@ function linkMeaning(linkPath, target) {
   return `${path.posix.dirname(p)}/${target}`
 }
 
+/** Entries a directory rename's walk for the links it moves visits at most (the Rust host's MAX_RENAME_WALK). */
+const MAX_RENAME_WALK = 10_000
+/** Directory levels below the renamed directory that walk descends at most (MAX_RENAME_DEPTH). */
+const MAX_RENAME_DEPTH = 64
+
+/** A name or link target as UTF-8 text, or null when its bytes are not UTF-8. */
+function utf8(buf) {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buf)
+  } catch {
+    return null
+  }
+}
+
+/**
+ * What a relative link target `target`, found in directory `rel` ('' or
+ * 'x/y/') below `oldDir`, means once `oldDir` is renamed to `newDir`, as a
+ * path of the tree as it is before the rename (the Rust host's
+ * `moved_meaning`): leading `..` steps climb `rel`, then out of `newDir`;
+ * where they stop inside the moved directory the rest names what it names
+ * now below `oldDir`, where they climb out, the rest is read from that
+ * ancestor of `newDir`. null (refuse) when a `..` follows a name, as a link
+ * there would decide where it climbs from.
+ */
+function movedMeaning(oldDir, newDir, rel, target) {
+  const inside = rel.split('/').filter((c) => c !== '')
+  let outOfNew = 0
+  const rest = []
+  for (const step of target.split('/')) {
+    if (step === '' || step === '.') continue
+    if (step === '..') {
+      if (rest.length) return null
+      if (inside.pop() === undefined) outOfNew++
+    } else rest.push(step)
+  }
+  let meant
+  if (outOfNew === 0) meant = [oldDir.replace(/\/+$/, ''), ...inside].join('/')
+  else {
+    const comps = newDir.split('/').filter((c) => c !== '')
+    meant = comps.slice(0, Math.max(0, comps.length - outOfNew)).map((c) => `/${c}`).join('')
+  }
+  for (const c of rest) meant += `/${c}`
+  if (meant === '') meant = '/'
+  if ((target.endsWith('/') || target.endsWith('/.') || target === '.') && !meant.endsWith('/')) meant += '/'
+  return meant
+}
+
 /** Whether the kernel follows a final symlink of `hostPath` whatever a no-follow flag says: a trailing separator, or a final `.` / `..` component. */
 function forcesFollow(hostPath) {
   return hostPath.length > 1 && (hostPath.endsWith('/') || /(^|\/)\.\.?$/.test(hostPath))
@@ -468,4 +588,4 @@ function absoluteLinkTarget(checkedPath) {
   }
 }
 
-module.exports = { WasiGate, checksFor, openMode, normalizeLexically, followLexically, forcesFollow, ERRNO, WRITE_RIGHTS, WASI_CALLS }
+module.exports = { WasiGate, movedMeaning, checksFor, openMode, normalizeLexically, followLexically, forcesFollow, ERRNO, WRITE_RIGHTS, WASI_CALLS }

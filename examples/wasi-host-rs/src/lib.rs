@@ -614,6 +614,29 @@ impl Gate {
         Ok(paths)
     }
 
+    /// What `path_rename` moves, under each reading of its two names that a
+    /// runtime may act on: `checked` (the paths [`Gate::fs`] handed back, as
+    /// written: wasmtime's) and, when either name normalises differently, the
+    /// two names normalised lexically (node:wasi's), so both hosts give one
+    /// verdict (SPEC §16). `checks` are the call's two checks.
+    pub fn rename_moves_all(&self, checks: &[(String, FsMode, bool, String)], checked: &[String]) -> Option<Denial> {
+        if let Some(d) = self.rename_moves(&checked[0], &checked[1]) {
+            return Some(d);
+        }
+        if checks.iter().all(|c| normalize_lexically(&c.0) == c.0) {
+            return None;
+        }
+        let mut normalised = Vec::with_capacity(2);
+        for (raw, mode, follow, _) in checks {
+            let follow = *follow || forces_follow(raw);
+            match self.fs_as(&normalize_lexically(raw), *mode, follow) {
+                Ok(p) => normalised.push(p),
+                Err(d) => return Some(d),
+            }
+        }
+        self.rename_moves(&normalised[0], &normalised[1])
+    }
+
     /// What `path_rename(old, new)` moves beyond its two names, both already
     /// checked (`old`, `new`: the host paths as checked). A symlink keeps its
     /// target text, so from its new directory it may name a path outside the
@@ -1236,7 +1259,7 @@ fn add_gated(linker: &mut Linker<State>) -> wasmtime::Result<()> {
                 Err(e) => return Ok(e),
             };
             // Then what the rename moves: a directory's contents, a symlink's meaning.
-            if let Err(e) = c.data_mut().gate.op_then("path_rename", &checks, |g, p| g.rename_moves(&p[0], &p[1])) {
+            if let Err(e) = c.data_mut().gate.op_then("path_rename", &checks, |g, p| g.rename_moves_all(&checks, p)) {
                 return Ok(e);
             }
             delegate(&mut c, |ctx, mem| in_tokio(p1::path_rename(ctx, mem, fd, op, ol, nfd, np, nl)))
@@ -1819,7 +1842,7 @@ mod tests {
                 (format!("{r}/out/{from}"), FsMode::Write, follow, from.to_owned()),
                 (format!("{r}/out/{to}"), FsMode::Write, follow, to.to_owned()),
             ];
-            self.gate.op_then("path_rename", &checks, |g, p| g.rename_moves(&p[0], &p[1])).map(|_| ())
+            self.gate.op_then("path_rename", &checks, |g, p| g.rename_moves_all(&checks, p)).map(|_| ())
         }
 
         /// [`RenameWorld::rename`], then the rename itself when allowed (as the runtime would).
@@ -1997,6 +2020,31 @@ mod tests {
         assert_eq!(moved_meaning("/o/a", "/n/b", "", "../.."), Some("/".into()));
         assert_eq!(moved_meaning("/o/a", "/n/b", "", "f/"), Some("/o/a/f/".into()));
         assert_eq!(moved_meaning("/o/a", "/n/b", "", "f/../x"), None);
+    }
+
+    #[test]
+    fn a_rename_is_checked_for_what_it_moves_under_both_readings_of_its_names() {
+        use std::os::unix::fs::symlink;
+        let mut w = RenameWorld::new(&[]);
+        let r = w.root.clone();
+        // `s2/../o`: the kernel (and wasmtime) climbs from s2's target, out/c/e,
+        // to out/c/o (no such name); node:wasi normalises it to out/o, a link
+        // to a file outside the grants. Refused in both hosts, counted once.
+        std::fs::create_dir_all(format!("{r}/out/c/e")).unwrap();
+        symlink(format!("{r}/out/c/e"), format!("{r}/out/s2")).unwrap();
+        symlink(format!("{r}/secret.txt"), format!("{r}/out/o")).unwrap();
+        assert_eq!(w.rename("s2/../o", "o2"), Err(errno::ACCES));
+        assert_eq!(w.denied().values().sum::<u64>(), 1, "{:?}", w.denied());
+        // The kernel's reading is checked too: out/c/o, a directory holding a
+        // link out of the grants, while out/o is now a plain file.
+        std::fs::remove_file(format!("{r}/out/o")).unwrap();
+        std::fs::write(format!("{r}/out/o"), "").unwrap();
+        std::fs::create_dir_all(format!("{r}/out/c/o")).unwrap();
+        symlink(format!("{r}/secret.txt"), format!("{r}/out/c/o/abs")).unwrap();
+        assert_eq!(w.rename("s2/../o", "o2"), Err(errno::ACCES));
+        assert_eq!(w.denied().values().sum::<u64>(), 2, "{:?}", w.denied());
+        std::fs::remove_file(format!("{r}/out/c/o/abs")).unwrap();
+        assert_eq!(w.rename("s2/../o", "o2"), Ok(()));
     }
 
     #[test]
