@@ -338,6 +338,11 @@ pub(crate) struct FsMatcher {
     /// is never narrower than it reads, on a case- or
     /// normalisation-insensitive volume too).
     deny_folded: GlobIndex,
+    /// posix: whether some deny variant changes under [`glob::fold_posix`]. When
+    /// none does, an ASCII path without upper case (which the fold leaves as
+    /// it is) gets the same answer from `deny_folded` as from `index`, so the
+    /// second walk is skipped.
+    deny_fold_differs: bool,
     /// Brace variants and compiled size added so far (for the policy-wide caps).
     variants: usize,
     size: usize,
@@ -371,6 +376,7 @@ impl FsMatcher {
             has_deny: false,
             deny_variants: Vec::new(),
             deny_folded: GlobIndex::new(glob::Case::Exact, 0),
+            deny_fold_differs: false,
             variants: 0,
             size: 0,
         }
@@ -384,7 +390,11 @@ impl FsMatcher {
         for v in variants.into_iter().flat_map(glob::deny_variants) {
             match self.platform {
                 Platform::Win32 => self.deny_variants.push(v.clone()),
-                Platform::Posix => self.deny_folded.add(glob::fold_posix(&v), glob::DENY),
+                Platform::Posix => {
+                    let folded = glob::fold_posix(&v);
+                    self.deny_fold_differs |= folded != v;
+                    self.deny_folded.add(folded, glob::DENY);
+                }
             }
             self.index.add(v, glob::DENY);
         }
@@ -399,6 +409,10 @@ impl FsMatcher {
     /// posix: whether a folded deny glob matches the folded path.
     fn denied_folded(&self, path: &str) -> bool {
         if self.platform != Platform::Posix {
+            return false;
+        }
+        if path.is_ascii() && !self.deny_fold_differs && !path.bytes().any(|b| b.is_ascii_uppercase()) {
+            // The fold is the identity on both sides: `index` already answered.
             return false;
         }
         let full = crate::posix_fold::fold(path);
