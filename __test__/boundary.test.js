@@ -63,7 +63,7 @@ test('a topic over 4096 UTF-8 bytes is invalid_payload, in JS and in the raw bin
   assert.deepEqual(c.checkCapability('events.publish', { topic }), { allowed: false, capability: 'events.publish', reason: 'invalid_payload' })
   assert.throws(() => c.assertCapability('events.publish', { topic }), (e) => e instanceof PermissionDeniedError && e.details.reason === 'invalid_payload')
   // The raw entry point, past the JS pre-check: the Rust copy is whole, or refused.
-  const handle = binding.compilePolicy(JSON.stringify({ events: { publishes: ['orders.*'] } }), 'x', 'posix').handle
+  const handle = binding.compilePolicy(JSON.stringify({ events: { publishes: ['orders.*'] } }), 'x', 'posix')
   const invalid = binding.rawCheckCapability(handle, 'events.publish', 'orders.x.' + 'é'.repeat(2043)) // 4095 bytes, three segments
   assert.notEqual(invalid, 0)
   assert.notEqual(binding.rawCheckCapability(handle, 'events.publish', topic), 0)

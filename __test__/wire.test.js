@@ -84,9 +84,11 @@ test('the tracker slot layout and result codes are exported by name', () => {
   assert.throws(() => new pkg.BudgetTracker(policy, { cpuGraceMs: -1 }), (e) => e.code === 'INVALID_SAMPLE' && e.details.field === 'cpuGraceMs')
 })
 
-test('policy: one call builds it; budgets omit absent ones', () => {
-  const c = native.binding.compilePolicy('{"budgets":{"memoryMb":5}}', 'p', 'posix')
-  assert.equal(typeof c.handle, 'object')
+test('policy: one call builds it (the handle alone crosses); budgets, read on first use, omit absent ones', () => {
+  const handle = native.binding.compilePolicy('{"budgets":{"memoryMb":5}}', 'p', 'posix')
+  assert.equal(typeof handle, 'object')
+  assert.deepEqual({ ...native.binding.policyBudgets(handle) }, { memoryMb: 5 })
+  assert.throws(() => native.binding.policyBudgets({}), TypeError, 'a foreign handle')
   const p = PermissionPolicy.fromManifest({ budgets: { memoryMb: 5 } }, { plugin: 'p' })
   assert.deepEqual(p.budgets, { memoryMb: 5 })
   assert.ok(Object.isFrozen(p.budgets))

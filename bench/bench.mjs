@@ -289,6 +289,77 @@ if (want('compile')) {
   results.push(await group('policy construction', tasks, [['fromManifest 10000 fs globs', 'picomatch compile 10000 globs', '<= 1.0']]))
 }
 
+if (want('scale')) {
+  // Host scale (issue K): the fixed cost of compiling a policy, against the
+  // JSON round trip of the same manifest and against the peers compiling the
+  // same patterns; checks spread over many policies against one policy.
+  const empty = {}
+  const typical = (i) => ({
+    fs: [`/srv/plugins/p${i}/data/**`, { path: `/srv/plugins/p${i}/out/**`, mode: 'readwrite' }, `/etc/plugins/p${i}/*.json`],
+    fetch: [`https://api-${i}.example.com`, `https://*.cdn-${i}.example.net:8443/v1/*`],
+    events: { publishes: [`orders.p${i}.*`] },
+  })
+  // Distinct manifests, so nothing a cache could keep stands in for the compile.
+  const manifests = Array.from({ length: INPUTS }, (_, i) => typical(i))
+  const ids = Array.from({ length: INPUTS }, (_, i) => `p${i}`)
+  const compileTasks = [
+    batched('fromManifest({})', (i) => PermissionPolicy.fromManifest(empty, { plugin: ids[i], platform: 'posix' }), manifests.map((_, i) => i)),
+    batched('JSON round trip of {}', () => JSON.parse(JSON.stringify(empty)), [0]),
+    batched('fromManifest(typical, 6 grants)', (m) => PermissionPolicy.fromManifest(m, { plugin: 'p', platform: 'posix' }), manifests),
+    batched('JSON round trip of typical', (m) => JSON.parse(JSON.stringify(m)), manifests),
+    batched(
+      'picomatch x3 + new URL x2 (typical)',
+      (m) => {
+        picomatch(m.fs[0], { dot: true })
+        picomatch(m.fs[1].path, { dot: true })
+        picomatch(m.fs[2], { dot: true })
+        new URL(m.fetch[0])
+        return new URL(m.fetch[1].replace('*.', 'x.').replace('/v1/*', '/v1/'))
+      },
+      manifests,
+    ),
+  ]
+  results.push(
+    await group('policy compile: fixed cost', compileTasks, [
+      ['fromManifest({})', 'JSON round trip of {}', '<= 4'],
+      ['fromManifest(typical, 6 grants)', 'picomatch x3 + new URL x2 (typical)', '<= 1'],
+    ]),
+  )
+  const N = QUICK ? 2000 : 10000
+  const checkers = Array.from({ length: N }, (_, i) => new PermissionChecker(PermissionPolicy.fromManifest(typical(i), { plugin: `p${i}`, platform: 'posix' })))
+  const one = checkers[0]
+  const oneIn = Array.from({ length: INPUTS }, (_, j) => [0, `/srv/plugins/p0/data/d${j % 13}/f${j}.txt`])
+  const spreadIn = Array.from({ length: INPUTS }, (_, j) => {
+    const i = (j * 7919) % N
+    return [i, `/srv/plugins/p${i}/data/d${j % 13}/f${j}.txt`]
+  })
+  for (const [i, p] of spreadIn.slice(0, 200)) if (!checkers[i].checkFs(p, 'read').allowed) throw new Error(`should allow ${p}`)
+  // Every input visits a different policy: walk all N in turn.
+  const rr = []
+  for (let i = 0; i < N; i++) rr.push([i, `/srv/plugins/p${i}/data/d${i % 13}/f${i}.txt`])
+  results.push(
+    await group(
+      `checkFs over ${N} policies round-robin vs one policy`,
+      [batched('checkFs, one policy', ([, p]) => one.checkFs(p, 'read'), oneIn), batched(`checkFs, ${N} policies round-robin`, ([i, p]) => checkers[i].checkFs(p, 'read'), rr)],
+      [[`checkFs, ${N} policies round-robin`, 'checkFs, one policy', '<= 2']],
+    ),
+  )
+  const mem = spawnSync(process.execPath, ['--expose-gc', path.join(here, 'policy-memory.cjs'), String(N)], { encoding: 'utf8' })
+  if (mem.status === 0) {
+    const m = JSON.parse(mem.stdout)
+    const rows = [
+      { measure: 'RSS per policy + checker (bytes)', value: Math.round(m.rssPerPolicy) },
+      { measure: 'V8 heap per policy + checker (bytes)', value: Math.round(m.heapPerPolicy) },
+      { measure: 'external per policy (bytes)', value: Math.round(m.externalPerPolicy) },
+      { measure: "the manifest's JSON text (bytes)", value: Math.round(m.manifestTextPerPolicy) },
+      { measure: 'RSS beyond the text (goal < 4096)', value: Math.round(m.rssPerPolicy - m.manifestTextPerPolicy) },
+    ]
+    console.log(`\n## memory per compiled policy (${N} typical policies, child process)`)
+    console.table(rows)
+    results.push({ title: 'memory per compiled policy', rows })
+  } else console.log(`\n(policy memory child failed: ${mem.stderr.split('\n')[0]})`)
+}
+
 if (want('budget')) {
   const policy = PermissionPolicy.fromManifest({ budgets: { cpuPercent: 90, memoryMb: 512, wallClockMs: 1e9 } }, { plugin: 'bench' })
   let t = 0

@@ -1,7 +1,7 @@
 'use strict'
 // PermissionPolicy: a compiled manifest (one crossing: wire.rs
-// `compilePolicy` returns the handle and the budgets, or throws
-// INVALID_MANIFEST), its explain views and the checks straight on it.
+// `compilePolicy` returns the handle, or throws INVALID_MANIFEST; the budgets
+// are read on first use), its explain views and the checks straight on it.
 
 const { types } = require('node:util')
 const native = require('./native.js')
@@ -54,10 +54,9 @@ class PermissionPolicy {
   #quietChecker
 
   /** @private use `PermissionPolicy.fromManifest` */
-  constructor(token, compiled, plugin, platform) {
+  constructor(token, handle, plugin, platform) {
     if (token !== TOKEN) throw new TypeError('use PermissionPolicy.fromManifest(manifest, { plugin })')
-    this.#handle = compiled.handle
-    this.#budgets = budgetsOf(compiled.budgets)
+    this.#handle = handle
     this.#plugin = plugin
     this.#platform = platform
     Object.freeze(this)
@@ -80,10 +79,10 @@ class PermissionPolicy {
     const platform = platformOpt === undefined ? hostPlatform() : platformOpt
     if (typeof platform !== 'string' || !PLATFORMS.includes(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
     const json = manifestJson(manifest)
-    const compiled = call(binding.compilePolicy, json, plugin, platform)
+    const handle = call(binding.compilePolicy, json, plugin, platform)
     const parity = grantParityError(json)
     if (parity !== undefined) throw new InvalidManifestError(parity)
-    return new PermissionPolicy(TOKEN, compiled, plugin, platform)
+    return new PermissionPolicy(TOKEN, handle, plugin, platform)
   }
 
   get plugin() {
@@ -96,7 +95,7 @@ class PermissionPolicy {
 
   /** Budgets from the manifest; absent ones are omitted. */
   get budgets() {
-    return this.#budgets
+    return (this.#budgets ??= budgetsOf(binding.policyBudgets(this.#handle)))
   }
 
   /** The normalised manifest (deep-frozen). */

@@ -560,8 +560,9 @@ pub(crate) struct FetchMatcher {
     suffix_lens: Vec<usize>,
     /// Schemes some pattern names beyond http/https.
     extra_schemes: Vec<Scheme>,
-    /// The deny rules (SPEC §10).
-    deny: DenyIndex,
+    /// The deny rules (SPEC §10); `None` without any (most policies: the
+    /// index stays out of every policy that has none).
+    deny: Option<Box<DenyIndex>>,
 }
 
 /// What the rules for one host say about a request.
@@ -629,7 +630,8 @@ impl FetchMatcher {
 
     /// Compiles grants and deny rules.
     pub fn compile_with_deny(patterns: &[FetchPattern], deny: &[DenyFetch]) -> Self {
-        let mut m = FetchMatcher { deny: DenyIndex::compile(deny), ..Default::default() };
+        let deny = (!deny.is_empty()).then(|| Box::new(DenyIndex::compile(deny)));
+        let mut m = FetchMatcher { deny, ..Default::default() };
         for p in patterns {
             let rule = Rule { scheme: p.scheme, port: p.port };
             let list = match &p.host {
@@ -722,7 +724,7 @@ impl FetchMatcher {
     /// The check of SPEC §3 on the parts of a URL, however they were read.
     fn check_parts(&self, parts: &Parts<'_>) -> Result<HostMatch, DenyReason> {
         // Deny wins (SPEC §10): before credentials and every grant.
-        if self.deny.matches(parts, None).is_some() {
+        if self.deny_match(parts, None).is_some() {
             return Err(DenyReason::ExplicitlyDenied);
         }
         if parts.credentials {
@@ -790,7 +792,7 @@ impl FetchMatcher {
     /// The address half of `checkFetchAddress`, on a URL the fetch check allowed.
     fn address_of(&self, allowed: AllowedUrl, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
         let ip = parse_ip(resolved_ip).ok_or(DenyReason::AddressNotAllowed)?;
-        if self.deny.matches(&Parts::of(&allowed.url), Some(ip)).is_some() {
+        if self.deny_match(&Parts::of(&allowed.url), Some(ip)).is_some() {
             return Err(DenyReason::ExplicitlyDenied);
         }
         let ok = match allowed.host_match {
@@ -1371,7 +1373,12 @@ impl FetchMatcher {
     /// The index of the `deny.fetch` rule that denies `url` (or, with
     /// `resolved`, the address it resolved to), if any: for explain.
     pub fn denied_by(&self, url: &Url, resolved: Option<IpAddr>) -> Option<usize> {
-        self.deny.matches(&Parts::of(url), resolved)
+        self.deny_match(&Parts::of(url), resolved)
+    }
+
+    /// [`DenyIndex::matches`], `None` without deny rules.
+    fn deny_match(&self, url: &Parts<'_>, resolved: Option<IpAddr>) -> Option<usize> {
+        self.deny.as_ref().and_then(|d| d.matches(url, resolved))
     }
 }
 
@@ -1852,7 +1859,7 @@ mod tests {
         let deny: Vec<String> = (0..10_000).map(|i| format!("api.example.com/d{i}/**")).collect();
         let deny: Vec<&str> = deny.iter().map(String::as_str).collect();
         let m = deny_matcher(&["api.example.com"], &deny);
-        let h = m.deny.domains.get("api.example.com").unwrap();
+        let h = m.deny.as_ref().unwrap().domains.get("api.example.com").unwrap();
         let url = Url::parse(&format!("https://api.example.com/{}", "a/".repeat(30_000))).unwrap();
         let segs = deny_segments(url.path(), false).unwrap();
         let (hit, visits) = h.paths.as_ref().unwrap().deny_first(&segs, |_| true);

@@ -328,24 +328,31 @@ fn parse_glob(glob: &str, platform: Platform) -> Result<Vec<glob::ParsedGlob>, g
 pub(crate) struct FsMatcher {
     platform: Platform,
     index: GlobIndex,
-    /// Whether `index` holds `deny.fs` globs (mode bit [`glob::DENY`], SPEC §10),
-    /// matched in the same walk as the grants.
-    has_deny: bool,
+    /// `deny.fs` beyond what `index` holds: `None` without deny globs (most
+    /// policies), so their parts take no room in a policy that has none.
+    deny: Option<Box<FsDeny>>,
+    /// Brace variants and compiled size added so far (for the policy-wide caps).
+    variants: usize,
+    size: usize,
+}
+
+/// The `deny.fs` parts of an [`FsMatcher`] (its deny globs themselves are in
+/// its `index`, mode bit [`glob::DENY`], SPEC §10, matched in the same walk
+/// as the grants).
+#[derive(Debug, Clone)]
+struct FsDeny {
     /// win32: the deny variants, for the 8.3 alias walk.
-    deny_variants: Vec<glob::ParsedGlob>,
+    variants: Vec<glob::ParsedGlob>,
     /// posix: the deny variants under [`crate::posix_fold`], matched against
     /// the folded path besides the exact ones in `index` (SPEC §10: a deny
     /// is never narrower than it reads, on a case- or
     /// normalisation-insensitive volume too).
-    deny_folded: GlobIndex,
+    folded: GlobIndex,
     /// posix: whether some deny variant changes under [`glob::fold_posix`]. When
     /// none does, an ASCII path without upper case (which the fold leaves as
-    /// it is) gets the same answer from `deny_folded` as from `index`, so the
+    /// it is) gets the same answer from `folded` as from `index`, so the
     /// second walk is skipped.
-    deny_fold_differs: bool,
-    /// Brace variants and compiled size added so far (for the policy-wide caps).
-    variants: usize,
-    size: usize,
+    fold_differs: bool,
 }
 
 const fn mode_bit(mode: FsMode) -> Modes {
@@ -373,10 +380,7 @@ impl FsMatcher {
                 if platform == Platform::Win32 { glob::Case::Ntfs } else { glob::Case::Exact },
                 root_len,
             ),
-            has_deny: false,
-            deny_variants: Vec::new(),
-            deny_folded: GlobIndex::new(glob::Case::Exact, 0),
-            deny_fold_differs: false,
+            deny: None,
             variants: 0,
             size: 0,
         }
@@ -386,14 +390,16 @@ impl FsMatcher {
     /// error at `pointer`. Deny globs count toward the policy-wide caps.
     pub fn add_deny(&mut self, glob: &str, pointer: &str) -> Result<(), ManifestError> {
         let variants = self.parse_counted(glob, pointer)?;
-        self.has_deny = true;
+        let deny = self.deny.get_or_insert_with(|| {
+            Box::new(FsDeny { variants: Vec::new(), folded: GlobIndex::new(glob::Case::Exact, 0), fold_differs: false })
+        });
         for v in variants.into_iter().flat_map(glob::deny_variants) {
             match self.platform {
-                Platform::Win32 => self.deny_variants.push(v.clone()),
+                Platform::Win32 => deny.variants.push(v.clone()),
                 Platform::Posix => {
                     let folded = glob::fold_posix(&v);
-                    self.deny_fold_differs |= folded != v;
-                    self.deny_folded.add(folded, glob::DENY);
+                    deny.fold_differs |= folded != v;
+                    deny.folded.add(folded, glob::DENY);
                 }
             }
             self.index.add(v, glob::DENY);
@@ -403,20 +409,20 @@ impl FsMatcher {
 
     /// Whether a `deny.fs` glob matches the normalised path.
     pub fn denied(&self, path: &str) -> bool {
-        self.has_deny && (self.index.decide(path, 1, &self.deny_variants).1 || self.denied_folded(path))
+        self.deny.as_deref().is_some_and(|d| self.index.decide(path, 1, &d.variants).1 || self.denied_folded(d, path))
     }
 
     /// posix: whether a folded deny glob matches the folded path.
-    fn denied_folded(&self, path: &str) -> bool {
+    fn denied_folded(&self, deny: &FsDeny, path: &str) -> bool {
         if self.platform != Platform::Posix {
             return false;
         }
-        if path.is_ascii() && !self.deny_fold_differs && !path.bytes().any(|b| b.is_ascii_uppercase()) {
+        if path.is_ascii() && !deny.fold_differs && !path.bytes().any(|b| b.is_ascii_uppercase()) {
             // The fold is the identity on both sides: `index` already answered.
             return false;
         }
         let full = crate::posix_fold::fold(path);
-        if self.deny_folded.decide(&full, 1, &[]).1 {
+        if deny.folded.decide(&full, 1, &[]).1 {
             return true;
         }
         if path.is_ascii() {
@@ -426,13 +432,13 @@ impl FsMatcher {
         // deny globs as written: a deny matches every spelling of a path it
         // matched unfolded (`[\u{100}-\u{212A}]` holds `ẞ`, so `ẞ\u{202A}`).
         let bare = crate::posix_fold::without_ignorables(path);
-        if bare != path && self.index.decide(&bare, 1, &self.deny_variants).1 {
+        if bare != path && self.index.decide(&bare, 1, &deny.variants).1 {
             return true;
         }
         // A length-changing fold (`ß` → `ss`) moves characters away from the
         // glob's `?` and classes: match the one-character-per-character fold too.
         let simple = crate::posix_fold::simple_fold(path);
-        simple != full && self.deny_folded.decide(&simple, 1, &[]).1
+        simple != full && deny.folded.decide(&simple, 1, &[]).1
     }
 
     /// Parses one normalised grant and adds it; a bad glob is an error at `pointer`.
@@ -485,10 +491,10 @@ impl FsMatcher {
 
     fn match_str(&self, path: &str, had_dotdot: bool, mode: FsMode) -> Decision {
         let cap = mode.capability();
-        let modes = if self.has_deny {
+        let modes = if let Some(deny) = self.deny.as_deref() {
             // Deny wins (SPEC §10), whatever the grants say, in every mode.
-            let (modes, denied) = self.index.decide(path, mode_bit(mode), &self.deny_variants);
-            if denied || self.denied_folded(path) {
+            let (modes, denied) = self.index.decide(path, mode_bit(mode), &deny.variants);
+            if denied || self.denied_folded(deny, path) {
                 return Decision::deny(cap, DenyReason::ExplicitlyDenied);
             }
             modes

@@ -805,11 +805,21 @@ pub type Modes = u8;
 /// The mode bit of a `deny.fs` glob in an index that holds grants and denies.
 pub const DENY: Modes = 4;
 
+/// The globs below one literal directory prefix. Most prefixes hold a
+/// subtree or an in-directory pattern only, so the multi-segment maps live
+/// behind one allocation made when the first one is added ([`Deep`]): a
+/// policy with many prefixes stays small (issue K, memory per policy).
 #[derive(Debug, Clone, Default)]
 struct Entry {
     exact: Modes,
     subtree: Modes,
     in_dir: HashMap<SegPattern, Modes>,
+    deep: Option<Box<Deep>>,
+}
+
+/// An [`Entry`]'s multi-segment patterns.
+#[derive(Debug, Clone, Default)]
+struct Deep {
     /// Multi-segment patterns whose last segment is a literal name, by that name.
     by_last: HashMap<String, HashMap<Vec<Seg>, Modes>>,
     /// `**/name-pattern` (a wildcard name at any depth below): matched on
@@ -818,6 +828,9 @@ struct Entry {
     /// Other multi-segment patterns.
     general: HashMap<Vec<Seg>, Modes>,
 }
+
+/// The empty [`Deep`] an entry without multi-segment patterns reads.
+static NO_DEEP: std::sync::LazyLock<Deep> = std::sync::LazyLock::new(Deep::default);
 
 /// The compiled fs grants of one policy.
 #[derive(Debug, Clone, Default)]
@@ -860,13 +873,16 @@ impl GlobIndex {
                 let Some(Seg::Pat(p)) = rest.pop() else { unreachable!() };
                 *e.in_dir.entry(p).or_default() |= modes;
             }
-            _ => match rest.last() {
-                Some(Seg::Pat(p)) if p.is_literal() => {
-                    *e.by_last.entry(p.literal()).or_default().entry(rest).or_default() |= modes;
+            _ => {
+                let d = e.deep.get_or_insert_with(Box::default);
+                match rest.last() {
+                    Some(Seg::Pat(p)) if p.is_literal() => {
+                        *d.by_last.entry(p.literal()).or_default().entry(rest).or_default() |= modes;
+                    }
+                    _ if matches!(&rest[..], [Seg::Rec, Seg::Pat(_)]) => *d.below.entry(rest).or_default() |= modes,
+                    _ => *d.general.entry(rest).or_default() |= modes,
                 }
-                _ if matches!(&rest[..], [Seg::Rec, Seg::Pat(_)]) => *e.below.entry(rest).or_default() |= modes,
-                _ => *e.general.entry(rest).or_default() |= modes,
-            },
+            }
         }
     }
 
@@ -985,8 +1001,9 @@ impl GlobIndex {
                         }
                     }
                 }
+                let d = e.deep.as_deref().unwrap_or(&NO_DEEP);
                 if !short_below {
-                    for (g, m) in &e.below {
+                    for (g, m) in &d.below {
                         if let (true, [Seg::Rec, Seg::Pat(p)]) = (*m & filter & !got != 0, &g[..]) {
                             if p.matches(name, budget) {
                                 got |= m;
@@ -994,14 +1011,14 @@ impl GlobIndex {
                         }
                     }
                 }
-                let by_last = e.by_last.get(name);
-                let below_short = if short_below { Some(&e.below) } else { None };
-                if !e.general.is_empty() || by_last.is_some() || below_short.is_some_and(|b| !b.is_empty()) {
+                let by_last = d.by_last.get(name);
+                let below_short = if short_below { Some(&d.below) } else { None };
+                if !d.general.is_empty() || by_last.is_some() || below_short.is_some_and(|b| !b.is_empty()) {
                     let segs: Vec<&str> = path[at + 1..].split('/').collect();
                     let short: Vec<bool> =
                         if short_below { segs.iter().map(|s| is_short_name_shape(s)).collect() } else { Vec::new() };
                     for (g, m) in
-                        e.general.iter().chain(by_last.into_iter().flatten()).chain(below_short.into_iter().flatten())
+                        d.general.iter().chain(by_last.into_iter().flatten()).chain(below_short.into_iter().flatten())
                     {
                         if *m & filter & !got != 0 && segs_match(g, &segs, &short, budget) {
                             got |= m;
@@ -1228,7 +1245,7 @@ mod tests {
             }
         }
         let e = &idx.by_prefix["/a"];
-        assert_eq!(e.by_last.values().map(HashMap::len).sum::<usize>(), 2);
+        assert_eq!(e.deep.as_ref().unwrap().by_last.values().map(HashMap::len).sum::<usize>(), 2);
         assert_eq!(e.in_dir.len(), 1);
     }
 

@@ -283,14 +283,6 @@ pub struct BudgetsView {
     pub wall_clock_ms: Option<f64>,
 }
 
-/// `compilePolicy`'s result: the policy handle every other call takes, and its budgets.
-#[napi(object)]
-pub struct CompiledPolicy<'env> {
-    #[napi(ts_type = "object")]
-    pub handle: Unknown<'env>,
-    pub budgets: BudgetsView,
-}
-
 /// A fetch or capability decision made on the cold path, with what the
 /// first parse found: the canonical URL when the fetch check allowed, and the
 /// redacted origin (`scheme://host:port`) of the input when denied.
@@ -324,16 +316,18 @@ fn policy_of<'a>(env: &Env, handle: &Unknown<'a>) -> Result<&'a PermissionPolicy
     }
 }
 
-/// Builds a policy in one call: a handle and the budgets, or a thrown
-/// `INVALID_MANIFEST` error. A plugin id or platform out of range is a
+/// Builds a policy in one call: the handle every other call takes, or a
+/// thrown `INVALID_MANIFEST` error. A plugin id or platform out of range is a
 /// `TypeError` (SPEC: options are TypeErrors; the core decides the plugin id).
-#[napi(catch_unwind)]
+/// Nothing else crosses: the budgets are read when asked ([`policy_budgets`]),
+/// so a host that compiles many policies pays for one value per policy.
+#[napi(catch_unwind, ts_return_type = "object")]
 pub fn compile_policy<'env>(
     env: &'env Env,
     manifest_json: String,
     plugin: String,
     platform: String,
-) -> Result<CompiledPolicy<'env>> {
+) -> Result<Unknown<'env>> {
     if !PermissionPolicy::is_valid_plugin_id(&plugin) {
         return Err(WireError::Type(format!(
             "options.plugin must be a plugin id of 1 to {} UTF-8 bytes without control characters",
@@ -346,17 +340,20 @@ pub fn compile_policy<'env>(
     };
     let policy = PermissionPolicy::from_json(&manifest_json, PolicyOptions::new(plugin).platform(platform))
         .map_err(|e| WireError::Manifest(e).throw(env))?;
-    let b = policy.budgets();
     // SAFETY: `env` is this call's live environment; the handle owns its own `Arc` reference.
     let v = unsafe { raw::policy_handle(env.raw(), Arc::new(policy)) };
     if v.is_null() {
         return Err(Error::new(Status::GenericFailure, "could not create a policy handle"));
     }
-    Ok(CompiledPolicy {
-        // SAFETY: `v` is a live napi_value of this environment, just created.
-        handle: unsafe { Unknown::from_raw_unchecked(env.raw(), v) },
-        budgets: BudgetsView { cpu_percent: b.cpu_percent, memory_mb: b.memory_mb, wall_clock_ms: b.wall_clock_ms },
-    })
+    // SAFETY: `v` is a live napi_value of this environment, just created.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), v) })
+}
+
+/// The policy's budgets (absent ones `undefined`).
+#[napi(catch_unwind)]
+pub fn policy_budgets(env: Env, handle: Unknown<'_>) -> Result<BudgetsView> {
+    let b = policy_of(&env, &handle)?.budgets();
+    Ok(BudgetsView { cpu_percent: b.cpu_percent, memory_mb: b.memory_mb, wall_clock_ms: b.wall_clock_ms })
 }
 
 /// The normalised manifest as JSON.
