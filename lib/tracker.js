@@ -106,6 +106,8 @@ class BudgetTracker {
   #native
   // Readings in, status out: the slots of native.IO (see rawBudgetRecord).
   #io = new Float64Array(IO.len)
+  // What crosses: the array's buffer (see rawBudgetRecord).
+  #ioBuffer = this.#io.buffer
   #policy
   #now
   #cpu
@@ -175,7 +177,7 @@ class BudgetTracker {
     for (const slot of INPUT_SLOTS) io[slot] = this.#io[slot]
     let code
     try {
-      code = rawBudgetRecord(this.#shadowNative, io)
+      code = rawBudgetRecord(this.#shadowNative, io.buffer)
     } catch {
       return
     }
@@ -220,7 +222,7 @@ class BudgetTracker {
     io[IO.cpuTimeMs] = cpu === undefined ? 0 : cpu
     io[IO.rssMb] = rss === undefined ? 0 : rss
     io[IO.presence] = (cpu === undefined ? 0 : IO.cpuPresent) | (rss === undefined ? 0 : IO.rssPresent)
-    const code = rawBudgetRecord(this.#native, io)
+    const code = rawBudgetRecord(this.#native, this.#ioBuffer)
     if (this.#shadowNative !== undefined && (code & RESULT.kindMask) !== RESULT.invalidSample) this.#recordShadow()
     return this.#apply(code)
   }

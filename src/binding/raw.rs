@@ -380,7 +380,7 @@ unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_
             return throw_type_error(env, b"expected a budget handle\0");
         };
         let Some(io) = F64Io::of(env, io) else {
-            return throw_type_error(env, b"io must be a Float64Array of at least 9 over an ArrayBuffer\0");
+            return throw_type_error(env, b"io must be an ArrayBuffer of at least 9 f64 (not shared, not detached)\0");
         };
         let flags = io.get(io::PRESENCE) as u32;
         let sample = Sample {
@@ -408,31 +408,32 @@ unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_
     })
 }
 
-/// Nine f64 slots of a Float64Array over a (non-shared, attached) ArrayBuffer,
-/// accessed by value through a raw pointer only.
+/// Nine f64 slots at the start of an ordinary (non-shared, attached)
+/// ArrayBuffer, accessed by value through a raw pointer only. The tracker
+/// passes its Float64Array's buffer, not the array: a typed array's info
+/// costs Node a test of every element type (a third of `sample()`), a
+/// buffer's is one pointer and one length.
 struct F64Io {
     data: *mut f64,
 }
 
 impl F64Io {
-    /// `None` unless `v` is a Float64Array of at least 9 elements whose buffer
-    /// is an ordinary ArrayBuffer (`napi_is_arraybuffer` is false for a
-    /// SharedArrayBuffer) and not detached (a detached one reports length 0).
+    /// `None` unless `v` is an ArrayBuffer (`napi_is_arraybuffer` is false for
+    /// a SharedArrayBuffer and for any view) of at least 9 f64, not detached
+    /// (a detached one reports length 0).
     unsafe fn of(env: sys::napi_env, v: sys::napi_value) -> Option<Self> {
-        let mut kind = 0;
-        let mut len = 0usize;
-        let mut data = ptr::null_mut();
-        let mut buffer = ptr::null_mut();
-        let mut offset = 0usize;
-        // SAFETY: every out-pointer is a live local.
-        let st =
-            unsafe { sys::napi_get_typedarray_info(env, v, &mut kind, &mut len, &mut data, &mut buffer, &mut offset) };
-        if st != OK || kind != sys::TypedarrayType::float64_array || len < io::LEN || data.is_null() {
+        let mut plain = false;
+        // SAFETY: `v` is a live argument; `plain` is a live local.
+        if unsafe { sys::napi_is_arraybuffer(env, v, &mut plain) } != OK || !plain {
             return None;
         }
-        let mut plain = false;
-        // SAFETY: `buffer` is the napi_value Node just returned; `plain` is a live local.
-        if unsafe { sys::napi_is_arraybuffer(env, buffer, &mut plain) } != OK || !plain {
+        let mut data = ptr::null_mut();
+        let mut len = 0usize;
+        // SAFETY: `v` is an ArrayBuffer (checked above); the out-pointers are live locals.
+        if unsafe { sys::napi_get_arraybuffer_info(env, v, &mut data, &mut len) } != OK
+            || data.is_null()
+            || len < io::LEN * std::mem::size_of::<f64>()
+        {
             return None;
         }
         Some(Self { data: data as *mut f64 })
