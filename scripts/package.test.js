@@ -36,20 +36,39 @@ function platformDir() {
   return `win32-${process.arch}-msvc`
 }
 
-test('packed tarballs install and work in a fresh project', { timeout: 600_000 }, (t) => {
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'asp-pack-'))
+test.after(() => fs.rmSync(tmp, { recursive: true, force: true }))
+let packed
+/** The root package and this platform's binary package, packed once. */
+function packs() {
+  if (packed) return packed
   const dir = platformDir()
   const binary = `${pkg.napi.binaryName}.${dir}.node`
   assert.ok(fs.existsSync(path.join(root, binary)), `${binary} is not built: run npm run build first`)
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'asp-pack-'))
-  t.after(() => fs.rmSync(tmp, { recursive: true, force: true }))
   const packs = path.join(tmp, 'packs')
   fs.mkdirSync(packs)
-
   const rootTgz = path.join(packs, JSON.parse(run(npm, ['pack', '--json', '--pack-destination', packs], root))[0].filename)
   const platformSrc = path.join(tmp, 'platform')
   fs.cpSync(path.join(root, 'npm', dir), platformSrc, { recursive: true })
   fs.copyFileSync(path.join(root, binary), path.join(platformSrc, binary))
   const platformTgz = path.join(packs, JSON.parse(run(npm, ['pack', '--json', '--pack-destination', packs], platformSrc))[0].filename)
+  packed = { dir, binary, rootTgz, platformSrc, platformTgz }
+  return packed
+}
+/** A fresh consumer project named `name`. */
+function project(name) {
+  const p = path.join(tmp, name)
+  fs.mkdirSync(p)
+  fs.writeFileSync(path.join(p, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+  return p
+}
+const install = (cwd, ...specs) => run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', ...specs], cwd)
+/** Requires the package in `cwd`: prints which binary file loaded. */
+const whichBinary = (cwd) =>
+  spawnSync(process.execPath, ['-e', `const m = require('${pkg.name}'); if (m.createChecker({ fs: ['/a/**'] }, { plugin: 'p', platform: 'posix' }).checkFs('/a/../b', 'read').allowed) process.exit(3); console.log(require.resolve('${pkg.name}'))`], { cwd, encoding: 'utf8' })
+
+test('packed tarballs install and work in a fresh project', { timeout: 600_000 }, () => {
+  const { dir, binary, rootTgz, platformSrc, platformTgz } = packs()
 
   // Nothing but the public files ship, with the LICENSE, in both tarballs.
   const listing = JSON.parse(run(npm, ['pack', '--dry-run', '--json'], root))[0].files.map((f) => f.path).sort()
@@ -68,7 +87,7 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   fs.mkdirSync(project)
   fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
   const dev = pkg.devDependencies
-  run(npm, ['install', '--no-audit', '--no-fund', rootTgz, platformTgz, `@opentelemetry/sdk-metrics@${dev['@opentelemetry/sdk-metrics']}`, `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`], project)
+  install(project, rootTgz, platformTgz, `@opentelemetry/sdk-metrics@${dev['@opentelemetry/sdk-metrics']}`, `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`)
 
   // require and import of both entry points; the binary comes from the platform package.
   fs.writeFileSync(
@@ -116,6 +135,56 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   const attwBin = path.join(root, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js')
   const attw = spawnSync(process.execPath, [attwBin, rootTgz, '--format', 'ascii'], { cwd: root, encoding: 'utf8' })
   assert.equal(attw.status, 0, attw.stdout + attw.stderr)
+})
+
+// docs/install.md lists these; each is run here from the packed tarballs.
+test('every install path before a release: tarball alone, git, a monorepo file: link, npm ci --offline from the lock', { timeout: 600_000 }, () => {
+  const { dir, binary, rootTgz, platformTgz } = packs()
+
+  // The root tarball alone: no binary, and the error says which package to add.
+  const alone = project('alone')
+  install(alone, rootTgz)
+  const missing = whichBinary(alone)
+  assert.equal(missing.status, 1)
+  assert.ok(missing.stderr.includes(`cannot load the native binary for ${dir}`), missing.stderr)
+  assert.ok(missing.stderr.includes(`npm install ${pkg.name}-${dir}@${pkg.version}`), missing.stderr)
+  // ... and adding the platform tarball fixes it; so does npm ci --offline from the lock it wrote.
+  install(alone, platformTgz)
+  assert.equal(whichBinary(alone).status, 0, whichBinary(alone).stderr)
+  fs.rmSync(path.join(alone, 'node_modules'), { recursive: true })
+  run(npm, ['ci', '--offline', '--no-audit', '--no-fund'], alone)
+  const ci = whichBinary(alone)
+  assert.equal(ci.status, 0, ci.stderr)
+
+  // git: a repository holding the package (as a clone of this one does), with the platform package beside it.
+  const repo = path.join(tmp, 'repo')
+  fs.mkdirSync(repo)
+  run('tar', ['xzf', rootTgz, '-C', repo, '--strip-components=1'], tmp)
+  const git = (...args) => run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], repo)
+  git('init', '-q')
+  git('add', '-A')
+  git('commit', '-qm', 'package')
+  const fromGit = project('from-git')
+  install(fromGit, `git+file://${repo}`, platformTgz)
+  const g = whichBinary(fromGit)
+  assert.equal(g.status, 0, g.stderr)
+  assert.ok(JSON.parse(fs.readFileSync(path.join(fromGit, 'package.json'), 'utf8')).dependencies[pkg.name].startsWith('git+file:'))
+
+  // A monorepo file: link to a checkout built from source: the binary next to index.js loads.
+  const checkout = path.join(tmp, 'checkout')
+  fs.cpSync(repo, checkout, { recursive: true, filter: (f) => !f.includes(`${path.sep}.git`) })
+  install(checkout, '--omit=dev')
+  fs.copyFileSync(path.join(root, binary), path.join(checkout, binary))
+  const linked = project('linked')
+  install(linked, `file:${path.relative(linked, checkout)}`)
+  assert.ok(fs.lstatSync(path.join(linked, 'node_modules', ...pkg.name.split('/'))).isSymbolicLink())
+  const l = whichBinary(linked)
+  assert.equal(l.status, 0, l.stderr)
+  assert.equal(fs.realpathSync(l.stdout.trim()), path.join(fs.realpathSync(checkout), 'index.js'))
+
+  // The registry: the release workflow adds every platform package as an optionalDependency at this version.
+  const release = fs.readFileSync(path.join(root, '.github', 'workflows', 'release.yml'), 'utf8')
+  assert.ok(release.indexOf('napi prepublish') > 0 && release.indexOf('napi prepublish') < release.indexOf('npm publish --access public'), 'napi prepublish before the main publish')
 })
 
 test('every npm/<platform> package carries the full metadata and the LICENSE', () => {
