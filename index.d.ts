@@ -421,6 +421,8 @@ export interface FetchExplanation {
   hostMatches: { index: number; pointer: string; pattern: string; schemeOk: boolean; portOk: boolean; pathOk: boolean }[]
   /** The first `deny.fetch` rule matching the URL, else null. */
   deniedBy: { index: number; pointer: string; pattern: string } | null
+  /** A one-line explanation of the decision. */
+  why: string
   /** Present when this Node's URL reads the URL's host otherwise than the core (SPEC §3 parity): the decision is then `invalid_url`. `node` is null when Node rejects the URL. */
   parity?: { node: string | null; core: string | null }
 }
@@ -432,6 +434,8 @@ export interface CapabilityExplanation {
   decision: Decision
   /** The declarations (secrets, topics, database) that match. */
   matched?: { pointer: string; pattern?: string }[]
+  /** A one-line explanation of the decision; for `fs.*` and `fetch` it is in `fs.why`/`fetch.why`. */
+  why?: string
   /** For `fs.read`/`fs.write`: the fs explanation. */
   fs?: FsExplanation
   /** For `fetch`: the fetch explanation. */
@@ -717,7 +721,12 @@ export interface BudgetHooks {
 }
 /** Options of `new BudgetTracker`. */
 export interface BudgetTrackerOptions {
-  /** Readings to sample; without `cpuTimeMs`/`rssMb` those budgets are not enforced. */
+  /**
+   * Readings to sample. A `cpuPercent` budget needs `cpuTimeMs` and a
+   * `memoryMb` budget needs `rssMb`: without the sampler the constructor
+   * throws a `TypeError` naming the budget, unless the budget is listed in
+   * `unmeasured` (then push its readings with `record()`).
+   */
   hooks?: BudgetHooks
   /**
    * `capability` label of breach metrics: 1 to 64 characters `a-z 0-9 _ . -`

@@ -35,7 +35,19 @@ const COMMANDS = {
       'Prints the minimal manifest (exact grants only) for the calls a plugin makes. With <plugin.js> it runs\n' +
       '  the plugin in the example vm-host in AUDIT mode: every call allowed, performed and recorded, so only\n' +
       '  in a throwaway environment. With --from it reads a log of one { "capability", "payload" } per line.\n' +
-      '  Calls that cannot become a valid grant (relative paths, unknown capabilities) are listed, not learned.',
+      '  Calls that cannot become a valid grant (relative paths, unknown capabilities) are listed, not learned.\n' +
+      '\n' +
+      '  plugin.js is a script body run as an async function inside a vm.Context: top-level await and return\n' +
+      '  work; there is no require, import or process. Its globals (each returns a Promise):\n' +
+      '    fs.readFile(path) -> string            fs.writeFile(path, data)\n' +
+      '    fetch(url, { method, headers, body }) -> { status, body }\n' +
+      '    secrets.get(name) -> string            events.publish(topic, data)\n' +
+      '    capability(id, payload)                any other capability call, e.g. capability(\'db.query\', { database })\n' +
+      '    console.log(...args)                   config: the --config object (frozen)\n' +
+      '  e.g.  const input = await fs.readFile(`${config.root}/input.txt`)\n' +
+      '        await fetch(\'https://api.example.com/v1/items\', { method: \'POST\', body: input })\n' +
+      '  --from: one JSON object per line, { "capability": "fs.read", "payload": { "path": "/srv/a" } }\n' +
+      '  (what `deno --audit` writes).',
     positionals: 1,
     options: {
       ...COMMON,
@@ -247,10 +259,13 @@ function explain(args, flags, out) {
   out.text.push(d.allowed ? 'ALLOWED' : `DENIED ${d.capability} ${d.reason}`)
   const detail = r.fs || r.fetch || r
   if (detail.normalized !== undefined) out.text.push(`normalised path: ${detail.normalized ?? '(invalid)'}`)
-  if (detail.why) out.text.push(`why: ${detail.why}`)
+  const deniedBy = detail.deniedBy
+  if (deniedBy) out.text.push(`denied by ${deniedBy.pointer} ${JSON.stringify(deniedBy.path ?? deniedBy.pattern)}`)
+  const why = r.why ?? detail.why
+  if (why) out.text.push(`why: ${why}`)
   for (const g of detail.matchedGrants || []) out.text.push(`matches ${g.pointer} ${JSON.stringify(g.path)} (${g.mode})${g.grantsMode ? '' : ': not for this mode'}`)
   if (detail.url) out.text.push(`parsed: ${detail.url.canonical} (host ${detail.url.host}, port ${detail.url.port}${detail.url.hasCredentials ? ', has credentials' : ''})`)
-  for (const h of detail.hostMatches || []) out.text.push(`host matches ${h.pointer} ${JSON.stringify(h.pattern)}: scheme ${h.schemeOk ? 'ok' : 'not granted'}, port ${h.portOk ? 'ok' : 'not granted'}`)
+  for (const h of detail.hostMatches || []) out.text.push(`host matches ${h.pointer} ${JSON.stringify(h.pattern)}: scheme ${h.schemeOk ? 'ok' : 'not granted'}, port ${h.portOk ? 'ok' : 'not granted'}, path ${h.pathOk ? 'ok' : 'not granted'}`)
   if (detail.hostMatches && detail.hostMatches.length === 0 && detail.url) out.text.push('no pattern matches this host')
   for (const x of r.matched || []) out.text.push(`declared at ${x.pointer}${x.pattern ? ` (${x.pattern})` : ''}`)
   if (!d.allowed && (detail.matchedGrants || []).length === 0 && r.matched && r.matched.length === 0) out.text.push('nothing declared matches')
