@@ -14,6 +14,7 @@ export interface ConformanceContext {
   readonly meterProvider: MeterProvider
 }
 
+/** A value, or a Promise of it: adapters may be synchronous or async. */
 type MaybePromise<T> = T | Promise<T>
 
 /** The budget tracker an adapter returns from `createBudgetTracker`. */
