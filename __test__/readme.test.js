@@ -132,6 +132,8 @@ test('every link between the pages, and every #anchor, resolves', () => {
 
 test('the pages state the rules themselves: no citation of a SPEC that does not ship', () => {
   for (const doc of DOCS) assert.doesNotMatch(TEXT.get(doc), /SPEC\s*§|\bSPEC\b/, doc)
+  // The shipped types are documentation too (editors show them).
+  for (const f of ['index.d.ts', 'testing.d.ts']) assert.doesNotMatch(fs.readFileSync(path.join(root, f), 'utf8'), /SPEC\s*§/, f)
 })
 
 test('the front page stays a front page: short, with install, quick start and the links', () => {
