@@ -46,13 +46,15 @@ function blocks(text, doc) {
 }
 
 const all = DOCS.flatMap((d) => blocks(TEXT.get(d), d))
-const JS = new Set(['js', 'mjs', 'cjs'])
+// `ts` blocks are ES modules type-checked with tsc --strict, then run.
+const JS = new Set(['js', 'mjs', 'cjs', 'ts'])
 const runnable = all.filter((b) => JS.has(b.lang) && !/\bfragment\b/.test(b.info))
 const fragments = all.filter((b) => JS.has(b.lang) && /\bfragment\b/.test(b.info))
 
 test('every block is runnable JavaScript, a fragment naming its file, or sh/toml/text', () => {
   assert.ok(runnable.length >= 8, `only ${runnable.length} runnable blocks`)
   for (const d of ['README.md', 'docs/guide.md', 'docs/rules.md', 'docs/harness.md']) assert.ok(runnable.some((b) => b.doc === d), `${d} has runnable blocks`)
+  assert.ok(runnable.some((b) => b.lang === 'ts'), 'a TypeScript block')
   for (const b of all) assert.ok(JS.has(b.lang) || b.lang === 'sh' || b.lang === 'toml' || b.lang === 'text', `${b.doc}:${b.line}: block language ${JSON.stringify(b.info)}`)
   for (const b of fragments) {
     const file = /\bfragment\s+(\S+)/.exec(b.info)
@@ -72,8 +74,17 @@ test('runnable blocks run and print what their // → lines say', async (t) => {
   let ran = 0
   for (const b of runnable) {
     await t.test(`${b.doc}:${b.line} (${b.lang})`, () => {
-      const file = path.join(dir, `block-${b.doc.replace(/\W/g, '-')}-${b.line}.${b.lang === 'mjs' ? 'mjs' : 'cjs'}`)
-      fs.writeFileSync(file, `${b.code}\n`)
+      const base = path.join(dir, `block-${b.doc.replace(/\W/g, '-')}-${b.line}`)
+      const file = `${base}.${b.lang === 'mjs' || b.lang === 'ts' ? 'mjs' : 'cjs'}`
+      if (b.lang === 'ts') {
+        const ts = require('typescript')
+        fs.writeFileSync(`${base}.mts`, `${b.code}\n`)
+        const config = { compilerOptions: { strict: true, module: 'node16', moduleResolution: 'node16', target: 'es2022', noEmit: true, types: ['node'], typeRoots: [path.join(root, 'node_modules', '@types')] }, files: [`${base}.mts`] }
+        fs.writeFileSync(`${base}.tsconfig.json`, JSON.stringify(config))
+        const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', `${base}.tsconfig.json`], { cwd: dir, encoding: 'utf8' })
+        assert.equal(tsc.status, 0, `${b.doc}:${b.line} does not compile under tsc --strict:\n${tsc.stdout}${tsc.stderr}`)
+        fs.writeFileSync(file, ts.transpileModule(b.code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText)
+      } else fs.writeFileSync(file, `${b.code}\n`)
       const r = spawnSync(process.execPath, [file], { cwd: dir, env, encoding: 'utf8', timeout: 120_000 })
       assert.equal(r.status, 0, `${b.doc}:${b.line} exited ${r.status}\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`)
       const expected = [...b.code.matchAll(/^\s*\/\/ → (.*)$/gm)].map((m) => m[1].trim())

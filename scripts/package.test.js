@@ -187,6 +187,67 @@ test('every install path before a release: tarball alone, git, a monorepo file: 
   assert.ok(release.indexOf('napi prepublish') > 0 && release.indexOf('napi prepublish') < release.indexOf('npm publish --access public'), 'napi prepublish before the main publish')
 })
 
+/** The fenced blocks of a docs page: `[{ info, code }]`. */
+function docBlocks(page) {
+  const text = fs.readFileSync(path.join(root, page), 'utf8')
+  return [...text.matchAll(/^```(.*)\n([\s\S]*?)\n```$/gm)].map((m) => ({ info: m[1].trim(), code: m[2] }))
+}
+
+// The issue's bar: a newcomer with only the tarballs and the docs. The
+// typed host of docs/guide.md compiles under tsc --strict against the
+// installed package and runs; the harness file of docs/harness.md runs under
+// node:test, mocha, Jest and Vitest (each runner as that page says), with the
+// same counts under all four.
+test('the docs followed from the packed tarballs: the typed host, and the harness under four runners', { timeout: 600_000 }, () => {
+  const { rootTgz, platformTgz } = packs()
+  const dev = pkg.devDependencies
+  const p = project('newcomer')
+  install(p, rootTgz, platformTgz, `@opentelemetry/sdk-metrics@${dev['@opentelemetry/sdk-metrics']}`, `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`)
+
+  const host = docBlocks('docs/guide.md').find((b) => b.info === 'ts')
+  assert.ok(host, 'docs/guide.md has a ts block')
+  fs.writeFileSync(path.join(p, 'host.mts'), host.code)
+  fs.writeFileSync(path.join(p, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'node16', moduleResolution: 'node16', target: 'es2022', outDir: 'out', types: ['node'] }, files: ['host.mts'] }))
+  const tsc = spawnSync(process.execPath, [path.join(p, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], { cwd: p, encoding: 'utf8' })
+  assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr)
+  const ran = spawnSync(process.execPath, [path.join(p, 'out', 'host.mjs')], { cwd: p, encoding: 'utf8' })
+  assert.equal(ran.status, 0, ran.stderr)
+  assert.deepEqual(ran.stdout.trim().split('\n'), [...host.code.matchAll(/^\s*\/\/ → (.*)$/gm)].map((m) => m[1].trim()))
+
+  const blocks = docBlocks('docs/harness.md')
+  const nodeFile = blocks.find((b) => b.info === 'js' && b.code.includes('my-host.test.js'))
+  const vitestFile = blocks.find((b) => b.info.startsWith('mjs') && b.code.includes("from 'vitest'"))
+  assert.ok(nodeFile && vitestFile, 'docs/harness.md has the test file and its Vitest form')
+  fs.writeFileSync(path.join(p, 'my-host.test.js'), nodeFile.code)
+  fs.writeFileSync(path.join(p, 'my-host.spec.js'), nodeFile.code)
+  fs.writeFileSync(path.join(p, 'my-host.spec.mjs'), vitestFile.code)
+  const { conformanceCases } = require('../testing.js')
+  const cases = conformanceCases()
+  const skipped = cases.filter((c) => c.name.startsWith('budget - ') || c.op === 'budget' || c.op === 'fetchAddress').length
+  const want = { total: cases.length, passed: cases.length - skipped, skipped, failed: 0 }
+  const env = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', CI: 'true' }
+  delete env.NODE_TEST_CONTEXT
+  const runIn = (args) => spawnSync(process.execPath, args, { cwd: p, env, encoding: 'utf8', timeout: 300_000 })
+  const bin = (x) => path.join(root, 'node_modules', x)
+  const out = (name) => path.join(p, `${name}.json`)
+
+  const nodeRun = runIn(['--test', '--test-reporter=tap', 'my-host.test.js'])
+  const tap = (k) => Number(new RegExp(`^# ${k} (\\d+)$`, 'm').exec(nodeRun.stdout)[1])
+  const counts = { 'node:test': { total: tap('tests'), passed: tap('pass'), skipped: tap('skipped'), failed: tap('fail') } }
+  runIn([bin('mocha/bin/mocha.js'), '--reporter', 'json', '--reporter-option', `output=${out('mocha')}`, 'my-host.spec.js'])
+  const m = JSON.parse(fs.readFileSync(out('mocha'), 'utf8')).stats
+  counts.mocha = { total: m.tests, passed: m.passes, skipped: m.pending, failed: m.failures }
+  runIn([bin('jest/bin/jest.js'), '--ci', '--runInBand', '--json', `--outputFile=${out('jest')}`, '--rootDir', p, '--config', JSON.stringify({ testEnvironment: 'node', testMatch: ['**/my-host.test.js'] })])
+  const j = JSON.parse(fs.readFileSync(out('jest'), 'utf8'))
+  counts.jest = { total: j.numTotalTests, passed: j.numPassedTests, skipped: j.numPendingTests, failed: j.numFailedTests }
+  const v = runIn([bin('vitest/vitest.mjs'), 'run', '--root', p, '--no-cache', '--reporter=json', `--outputFile=${out('vitest')}`, 'my-host.spec.mjs'])
+  assert.ok(fs.existsSync(out('vitest')), v.stdout.slice(-2000) + v.stderr.slice(-2000))
+  const vr = JSON.parse(fs.readFileSync(out('vitest'), 'utf8'))
+  counts.vitest = { total: vr.numTotalTests, passed: vr.numPassedTests, skipped: vr.numPendingTests, failed: vr.numFailedTests }
+  console.log(`docs/harness.md from the tarballs: ${JSON.stringify(counts)}`)
+  for (const [runner, c] of Object.entries(counts)) assert.deepEqual(c, want, `${runner}: ${JSON.stringify(c)}`)
+})
+
 test('every npm/<platform> package carries the full metadata and the LICENSE', () => {
   const check = spawnSync(process.execPath, [path.join(__dirname, 'platform-packages.js'), '--check'], { encoding: 'utf8' })
   assert.equal(check.status, 0, check.stderr)
