@@ -145,6 +145,10 @@ test('dlopen failing (a missing glibc symbol, say) is reported with its first li
 
 test('NAPI_RS_NATIVE_LIBRARY_PATH: used when set, and its failure is its own message', () => {
   assert.equal(typeof loadBinary({ dir: scratch(), env: { NAPI_RS_NATIVE_LIBRARY_PATH: built } }).exportData, 'function')
+  // A name without `.node` is still loaded as a binary, never read as JavaScript.
+  const so = path.join(scratch(), 'libasp.so')
+  fs.copyFileSync(built, so)
+  assert.equal(typeof loadBinary({ dir: scratch(), env: { NAPI_RS_NATIVE_LIBRARY_PATH: so } }).exportData, 'function')
   const missing = path.join(tmp, 'nowhere.node')
   const { err } = failure({ env: { NAPI_RS_NATIVE_LIBRARY_PATH: missing } })
   assert.ok(err.message.includes(`NAPI_RS_NATIVE_LIBRARY_PATH=${missing}: unreadable: ENOENT`), err.message)

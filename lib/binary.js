@@ -152,7 +152,14 @@ class BinaryLoadError extends Error {
 function loadBinary(opts = {}) {
   const { arch = process.arch, env = process.env, dir = root } = opts
   const resolve = opts.resolve ?? ((request) => require.resolve(request, { paths: [dir] }))
-  const dlopen = opts.dlopen ?? ((file) => require(file))
+  const dlopen =
+    opts.dlopen ??
+    ((file) => {
+      // process.dlopen, not require: an override path without `.node` must not be read as JavaScript.
+      const m = { exports: {} }
+      process.dlopen(m, file)
+      return m.exports
+    })
   const platform = currentPlatform(opts)
   const packageName = `${pkg.name}-${platform}`
   const fileName = `${pkg.napi.binaryName}.${platform}.node`
