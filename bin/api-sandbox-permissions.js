@@ -46,8 +46,9 @@ const COMMANDS = {
       '    console.log(...args)                   config: the --config object (frozen)\n' +
       '  e.g.  const input = await fs.readFile(`${config.root}/input.txt`)\n' +
       '        await fetch(\'https://api.example.com/v1/items\', { method: \'POST\', body: input })\n' +
-      '  --from: one JSON object per line, { "capability": "fs.read", "payload": { "path": "/srv/a" } }\n' +
-      '  (what `deno --audit` writes).',
+      '  --from: one JSON object per line, { "capability": <id>, "payload": <object> }, e.g. the id fs.read with\n' +
+      '  the payload { "path": "/srv/a" }' +
+      ' (what `deno --audit` writes).',
     positionals: 1,
     options: {
       ...COMMON,
