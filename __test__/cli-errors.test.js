@@ -79,6 +79,11 @@ test('lint prints every error with file:line:column and pointer; --json lists th
       '',
     ].join('\n'),
   )
+  // Past 100 errors, the first 100 and a note that there are more.
+  const many = write('many.json', JSON.stringify({ fs: Array.from({ length: 150 }, (_, i) => `rel${i}/**`) }))
+  const m = cli(['lint', many])
+  assert.equal(m.stdout.split('\n').filter((l) => l.includes('INVALID_MANIFEST at /fs/')).length, 100)
+  assert.match(m.stdout, /invalid, 100 errors shown \(the first 100; fix these and lint again for the rest\)\n$/)
   const j = JSON.parse(cli(['lint', f, '--json']).stdout)
   assert.equal(j.valid, false)
   assert.deepEqual(j.errors.map((e) => [e.pointer, e.line, e.column]), [['/fs/1', 2, 19], ['/fs/2/path', 3, 14], ['/bogus', 4, 12]])

@@ -196,6 +196,8 @@ function at(file, source, pointer) {
   return where ? `${file}:${where.line}:${where.column}` : file
 }
 
+/** At most this many errors per lint run (each costs one validation of the manifest). */
+const MAX_LINT_ERRORS = 100
 const pluginName = (file) => path.basename(file).slice(0, 256) || 'manifest'
 
 function load(file, flags, out) {
@@ -218,13 +220,14 @@ function lint(args, flags, out) {
   const source = readJsonSource(file)
   // Every error, in file order, each with its pointer and line:column.
   const errors = require('../lib/manifest-errors.js')
-    .manifestErrors(source.value, { plugin: pluginName(file), platform: flags.platform })
+    .manifestErrors(source.value, { plugin: pluginName(file), platform: flags.platform, max: MAX_LINT_ERRORS })
     .map((e) => ({ ...e, ...source.locate(e.pointer) }))
     .sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0))
   if (errors.length) {
     out.result = { valid: false, error: errors[0], errors }
     for (const e of errors) out.text.push(`${at(file, source, e.pointer)}: INVALID_MANIFEST at ${printable(e.pointer) || '(root)'}: expected ${e.expected}`)
-    out.text.push(`${file}: invalid, ${errors.length} error${errors.length === 1 ? '' : 's'}`)
+    const more = errors.length >= MAX_LINT_ERRORS ? ` shown (the first ${MAX_LINT_ERRORS}; fix these and lint again for the rest)` : ''
+    out.text.push(`${file}: invalid, ${errors.length} error${errors.length === 1 ? '' : 's'}${more}`)
     return 1
   }
   const policy = load(file, flags, out)
