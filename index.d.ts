@@ -31,7 +31,7 @@ export interface PermissionsManifest {
   budgets?: Budgets
   /**
    * Secrets (exact, case-sensitive names). A string is readable
-   * (`secrets.get`). `{ name, hosts }` is destination-bound (SPEC §13): never
+   * (`secrets.get`). `{ name, hosts }` is destination-bound: never
    * readable (`secret_not_readable`); the plugin sends it with `secrets.use`
    * `{ name, url }`, allowed only when `url` passes `checkFetch` and matches
    * one of `hosts` (fetch pattern grammar, path scopes included).
@@ -43,7 +43,7 @@ export interface PermissionsManifest {
   db?: { database: string }
   /**
    * Deny rules: a request one of them matches is denied `explicitly_denied`,
-   * whatever the grants say (SPEC §10).
+   * whatever the grants say.
    * - `fs`: absolute globs (the `fs` grammar), every mode; matched against the
    *   normalised path and, with `resolveSymlinks`, the real path too. A deny
    *   is never narrower than it reads: a glob ending in `/**` also denies the
@@ -77,7 +77,7 @@ export interface PolicyOptions {
 /** The access a filesystem call asks for. */
 export type FsMode = 'read' | 'write'
 
-/** A destination-bound secret of a manifest (SPEC §13). */
+/** A destination-bound secret of a manifest. */
 export interface BoundSecret {
   /** The secret name (exact, case-sensitive); never readable by the plugin. */
   name: string
@@ -202,7 +202,7 @@ export interface InstrumentDescriptor {
   /** The attribute keys of every data point; values come only from closed sets plus the plugin id. */
   readonly attributeKeys: readonly ['plugin', 'capability', 'reason']
 }
-/** Every instrument: the two enforced counters, then the two shadow counters (SPEC §12). */
+/** Every instrument: the two enforced counters, then the two shadow counters. */
 export declare const INSTRUMENTS: readonly [InstrumentDescriptor, InstrumentDescriptor, InstrumentDescriptor, InstrumentDescriptor]
 /** `plugin.permission_denied_total{plugin, capability, reason}`: one increment per denied call. */
 export declare const PERMISSION_DENIED_TOTAL: InstrumentDescriptor & { readonly name: 'plugin.permission_denied_total' }
@@ -421,7 +421,9 @@ export interface FetchExplanation {
   hostMatches: { index: number; pointer: string; pattern: string; schemeOk: boolean; portOk: boolean; pathOk: boolean }[]
   /** The first `deny.fetch` rule matching the URL, else null. */
   deniedBy: { index: number; pointer: string; pattern: string } | null
-  /** Present when this Node's URL reads the URL's host otherwise than the core (SPEC §3 parity): the decision is then `invalid_url`. `node` is null when Node rejects the URL. */
+  /** A one-line explanation of the decision. */
+  why: string
+  /** Present when this Node's URL reads the URL's host otherwise than the core (parser parity): the decision is then `invalid_url`. `node` is null when Node rejects the URL. */
   parity?: { node: string | null; core: string | null }
 }
 /** What `explainCapability` returns. */
@@ -432,6 +434,8 @@ export interface CapabilityExplanation {
   decision: Decision
   /** The declarations (secrets, topics, database) that match. */
   matched?: { pointer: string; pattern?: string }[]
+  /** A one-line explanation of the decision; for `fs.*` and `fetch` it is in `fs.why`/`fetch.why`. */
+  why?: string
   /** For `fs.read`/`fs.write`: the fs explanation. */
   fs?: FsExplanation
   /** For `fetch`: the fetch explanation. */
@@ -464,8 +468,7 @@ export interface CheckerOptions {
   /** Where denials are counted. Default: the global meter provider's meter, resolved when the checker is created. */
   meter?: Meter
   /**
-   * A candidate policy evaluated beside the enforced one, report-only (SPEC
-   * §12): it never changes a decision, a thrown error or the enforced
+   * A candidate policy evaluated beside the enforced one, report-only: it never changes a decision, a thrown error or the enforced
    * counter; each call it would deny counts in
    * `plugin.permission_shadow_denied_total` (its reason) and is passed to
    * `onShadow`. Must be for the same plugin id (else a `TypeError`).
@@ -517,7 +520,7 @@ export interface CapabilityPayloads {
   'events.subscribe': { topic: string }
   /** The database name (other fields, such as the query, are ignored). */
   'db.query': { database: string; [extra: string]: unknown }
-  /** Send a destination-bound secret to `url` (SPEC §13): the host substitutes the value only when allowed. */
+  /** Send a destination-bound secret to `url`: the host substitutes the value only when allowed. */
   'secrets.use': { name: string; url: string }
 }
 
@@ -566,7 +569,7 @@ export declare class PermissionChecker {
   constructor(policy: PermissionPolicy, options?: CheckerOptions)
   /** The policy this checker enforces. */
   readonly policy: PermissionPolicy
-  /** The shadow (report-only) policy, if any (SPEC §12). */
+  /** The shadow (report-only) policy, if any. */
   readonly shadow: PermissionPolicy | undefined
 }
 /** The check and assert methods (`PermissionChecks`). */
@@ -695,7 +698,7 @@ export interface DenoBroker {
   close(): Promise<void>
 }
 /**
- * Serves Deno's permission broker protocol (Deno 2.9, `DENO_PERMISSION_BROKER_PATH`) from a policy (SPEC §15):
+ * Serves Deno's permission broker protocol (Deno 2.9, `DENO_PERMISSION_BROKER_PATH`) from a policy:
  * `read`/`write` are fs checks with symlinks resolved, `net` the fetch grants (host and port, any granted
  * scheme), `import` the fetch grants over https, `env` the readable `secrets`; `run`, `ffi`, `sys` and
  * anything else are denied (`unknown_capability`). Every denial is counted once. One client (Deno connects
@@ -717,7 +720,12 @@ export interface BudgetHooks {
 }
 /** Options of `new BudgetTracker`. */
 export interface BudgetTrackerOptions {
-  /** Readings to sample; without `cpuTimeMs`/`rssMb` those budgets are not enforced. */
+  /**
+   * Readings to sample. A `cpuPercent` budget needs `cpuTimeMs` and a
+   * `memoryMb` budget needs `rssMb`: without the sampler the constructor
+   * throws a `TypeError` naming the budget, unless the budget is listed in
+   * `unmeasured` (then push its readings with `record()`).
+   */
   hooks?: BudgetHooks
   /**
    * `capability` label of breach metrics: 1 to 64 characters `a-z 0-9 _ . -`

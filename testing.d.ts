@@ -14,6 +14,7 @@ export interface ConformanceContext {
   readonly meterProvider: MeterProvider
 }
 
+/** A value, or a Promise of it: adapters may be synchronous or async. */
 type MaybePromise<T> = T | Promise<T>
 
 /** The budget tracker an adapter returns from `createBudgetTracker`. */
@@ -51,7 +52,15 @@ export interface ConformanceChecker {
   createBudgetTracker?(hooks: BudgetHooks, options: { cpuGraceMs: number; unmeasured: BudgetName[] }): MaybePromise<ConformanceTracker>
 }
 
-/** Builds the host's checker for one case: a policy from `manifest` with `context.plugin` and `context.platform`, counting on `context.meter`. */
+/**
+ * Builds the host's checker for one case: a policy from `manifest` with
+ * `context.plugin` and `context.platform`, counting on `context.meter`.
+ * Called once more when registering, with `{}`: a checker returned
+ * synchronously shows which optional methods it has, and the cases it cannot
+ * run are registered as skips (the same count under every runner). An async
+ * adapter is seen only at run time: mocha, node:test and Vitest skip then,
+ * but Jest has no run-time skip, so there such a case fails saying so.
+ */
 export type MakeChecker = (manifest: PermissionsManifest, context: ConformanceContext) => MaybePromise<ConformanceChecker>
 
 /**
@@ -75,7 +84,11 @@ export interface ConformanceOptions {
   it?: RunnerIt
   /** Only cases whose name contains this. */
   filter?: string
-  /** Declared unsupported cases: `{ [name or 'category - ' prefix]: reason }`, skipped with the reason printed. */
+  /**
+   * Declared unsupported cases: `{ [name or 'category - ' prefix]: reason }`,
+   * skipped with the reason printed. (A failing run reports its first 10
+   * failures in full and every later one in a line.)
+   */
   skip?: Record<string, string>
   /**
    * Known gaps: exact case names the adapter is expected to fail. A listed

@@ -346,14 +346,27 @@ function loadSdk() {
   return sdkCached
 }
 
+/** Longest value, and longest failure text, a case report prints. */
+const SHOW_MAX = 400
+const FAILURE_MAX_LINES = 12
+const cut = (s, max) => (s.length > max ? `${s.slice(0, max)}… (${s.length - max} more characters)` : s)
 const show = (v) => {
   if (v === undefined) return 'undefined'
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v)
+  let s
   try {
-    return JSON.stringify(v)
+    s = JSON.stringify(v)
   } catch {
-    return String(v)
+    s = String(v)
   }
+  return cut(String(s), SHOW_MAX)
+}
+/** An error's message, at most FAILURE_MAX_LINES lines of at most SHOW_MAX characters. */
+function failureText(e) {
+  const lines = (e && e.message !== undefined ? String(e.message) : show(e)).split('\n')
+  const kept = lines.slice(0, FAILURE_MAX_LINES).map((l) => cut(l, SHOW_MAX))
+  if (lines.length > FAILURE_MAX_LINES) kept.push(`… (${lines.length - FAILURE_MAX_LINES} more lines)`)
+  return kept.join('\n            ')
 }
 
 /** The call a case makes, as the adapter sees it: `checkFs("/a", "read")`. */
@@ -389,10 +402,11 @@ function caseFailure(c, e, trace) {
     `  input:    ${describeInput(c)}`,
     `  expected: ${show(c.expect)}`,
     `  actual:   ${'actual' in trace ? show(trace.actual) : '(no result: it failed before the call returned)'}`,
-    `  failure:  ${e && e.message !== undefined ? String(e.message).split('\n').join('\n            ') : show(e)}`,
+    `  failure:  ${failureText(e)}`,
   ]
   if (trace.metricStill) lines.push('  hint:     the metric did not move: did the adapter pass context.meter to the checker (new PermissionChecker(policy, { meter: context.meter }))?')
-  const err = new Error(lines.join('\n'), { cause: e })
+  // No `cause`: runners print its whole chain and stack, unbounded.
+  const err = new Error(lines.join('\n'))
   err.name = 'ConformanceFailure'
   err.case = c.name
   err.stack = `${err.name}: ${err.message}`
@@ -414,15 +428,20 @@ let nodeTestModule
 const nodeTest = () => (nodeTestModule === undefined ? (nodeTestModule = require('node:test')) : nodeTestModule)
 const globalRunner = () => (typeof globalThis.describe === 'function' && typeof globalThis.it === 'function' ? { describe: globalThis.describe, it: globalThis.it } : null)
 
+/** Full reports per suite; later failures get one line each, so a broken adapter's run stays short. */
+const FULL_REPORTS = 10
+
 /**
  * The test body: a zero-parameter function (a one-parameter function is a
- * `done`-callback test to mocha and Jest). A case the adapter cannot run is
- * skipped the runner's own way: mocha's `this.skip()`, node:test's and
- * Vitest's `context.skip()`; where the runner has none (Jest) it passes with
- * the reason printed. A case listed as an expected failure passes when it
- * fails (marked TODO by node:test, printed elsewhere) and fails when it passes.
+ * `done`-callback test to mocha and Jest). A case the adapter cannot run
+ * (seen only at run time: an async adapter) is skipped the runner's own way:
+ * mocha's `this.skip()`, node:test's and Vitest's `context.skip()`; Jest has
+ * no run-time skip, so there the case fails saying how to skip it (never a
+ * pass). A case listed as an expected failure passes when it fails (marked
+ * TODO by node:test, printed elsewhere) and fails when it passes. After
+ * FULL_REPORTS failures in a suite, a failure is one line.
  */
-function caseBody(c, makeChecker, sdk, expectFailure = false) {
+function caseBody(c, makeChecker, sdk, expectFailure = false, suite = { failures: 0 }) {
   return async function conformanceCase() {
     const ctx = arguments[0]
     try {
@@ -431,10 +450,21 @@ function caseBody(c, makeChecker, sdk, expectFailure = false) {
       if (e instanceof Skip) {
         if (this && typeof this.skip === 'function' && typeof this.timeout === 'function') return this.skip() // mocha
         if (ctx && typeof ctx.skip === 'function') return ctx.skip(e.reason) // node:test, Vitest
-        console.log(`# skipped ${c.name}: ${e.reason}`)
-        return
+        const err = new Error(
+          `${c.name} cannot run: ${e.reason}, and this runner (Jest) has no run-time skip. Return the checker from makeChecker synchronously (the harness then sees what it lacks and skips those cases when registering), or list the case in options.skip.`,
+        )
+        err.name = 'ConformanceCannotRun'
+        err.stack = `${err.name}: ${err.message}`
+        throw err
       }
-      if (!expectFailure) throw e
+      if (!expectFailure) {
+        suite.failures++
+        if (suite.failures <= FULL_REPORTS) throw e
+        const short = new Error(`conformance case failed: ${c.name}: ${failureText(e).split('\n').find((l) => l.startsWith('  failure:'))?.trim() ?? ''} (${FULL_REPORTS} failures of this suite are reported in full above)`)
+        short.name = 'ConformanceFailure'
+        short.stack = `${short.name}: ${short.message}`
+        throw short
+      }
       const why = /^ {2}failure: {2}(.*)$/m.exec(String(e.message))
       const note = `expected failure (options.expectedFailures): ${why ? why[1] : String(e.message).split('\n')[0]}`
       if (ctx && typeof ctx.todo === 'function') ctx.todo(note) // node:test
@@ -448,6 +478,31 @@ function caseBody(c, makeChecker, sdk, expectFailure = false) {
       err.stack = `${err.name}: ${err.message}`
       throw err
     }
+  }
+}
+
+/**
+ * What the adapter lacks for a case (`'the adapter has no checkFetchAddress'`),
+ * seen when registering: `makeChecker({}, context)` is called once, and when
+ * it returns a checker synchronously, cases needing a method it does not
+ * have are skipped statically, under every runner alike. An async adapter
+ * (or one that throws here) is seen at run time instead.
+ */
+function adapterLacks(makeChecker, sdk) {
+  let shape = null
+  const provider = new sdk.MeterProvider()
+  try {
+    const r = makeChecker({}, Object.freeze({ plugin: CONFORMANCE_PLUGIN, platform: process.platform === 'win32' ? 'win32' : 'posix', meter: provider.getMeter('conformance-probe'), meterProvider: provider }))
+    if (r !== null && typeof r === 'object' && typeof r.then !== 'function') shape = r
+    else if (r !== null && typeof r === 'object') Promise.resolve(r).catch(() => {})
+  } catch {
+    shape = null
+  }
+  return (c) => {
+    if (shape === null) return undefined
+    if (c.op === 'fetchAddress' && typeof shape.checkFetchAddress !== 'function') return 'the adapter has no checkFetchAddress'
+    if (c.op === 'budget' && !TRACKER_FACTORIES.some((n) => typeof shape[n] === 'function')) return 'the adapter has no createBudgetTracker'
+    return undefined
   }
 }
 
@@ -495,6 +550,8 @@ function runPermissionsConformance(label, makeChecker, options = {}) {
   const known = new Set(all.map((c) => c.name))
   const unknown = [...expectedFailures].filter((n) => !known.has(n))
   const cases = all.filter((c) => !options.filter || c.name.includes(options.filter))
+  const lacks = adapterLacks(makeChecker, sdk)
+  const suite = { failures: 0 }
   describe(`permissions conformance: ${label}`, () => {
     if (unknown.length > 0) {
       it('options.expectedFailures names only conformance cases', async function expectedFailuresAreCases() {
@@ -504,8 +561,9 @@ function runPermissionsConformance(label, makeChecker, options = {}) {
     const skipped = new Map()
     for (const c of cases) {
       const declared = skips.find(([n]) => c.name === n || c.name.startsWith(n))
-      if (declared) {
-        const reason = `declared unsupported: ${declared[1]}`
+      const missing = lacks(c)
+      if (declared || missing) {
+        const reason = declared ? `declared unsupported: ${declared[1]}` : missing
         if (isNodeTest) it(c.name, { skip: reason }, () => {})
         else {
           skipped.set(reason, (skipped.get(reason) || 0) + 1)
@@ -513,7 +571,7 @@ function runPermissionsConformance(label, makeChecker, options = {}) {
         }
         continue
       }
-      it(c.name, caseBody(c, makeChecker, sdk, expectedFailures.has(c.name)))
+      it(c.name, caseBody(c, makeChecker, sdk, expectedFailures.has(c.name), suite))
     }
     for (const [reason, n] of skipped) console.log(`# permissions conformance: ${label}: ${n} case${n === 1 ? '' : 's'} skipped, ${reason}`)
   })

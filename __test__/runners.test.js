@@ -3,8 +3,9 @@
 // mocha, Jest and Vitest (real runners, dev dependencies), each in a child
 // process against the real checker. One run registers three suites:
 //   - the package's checker with a declared skip: every other case passes;
-//   - an adapter without checkFetchAddress: those cases skip at run time
-//     (the runner's own skip; Jest has none, so they pass with a printed line);
+//   - an adapter without checkFetchAddress: those cases are skipped when
+//     registering (the harness sees the synchronous adapter's methods), the
+//     same count under every runner;
 //   - an adapter that records no metric: the case fails, and the report names
 //     the category, manifest, input, expected, actual and a hint.
 const test = require('node:test')
@@ -29,11 +30,11 @@ const SUITES = [
 ]
 const TOTAL = cases.length + address + 1
 
-function run(args, t) {
+function run(args, t, suites = SUITES) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asp-runner-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   const out = path.join(dir, 'report.json')
-  const env = { ...process.env, ASP_SUITES: JSON.stringify(SUITES), FORCE_COLOR: '0', NO_COLOR: '1', CI: 'true' }
+  const env = { ...process.env, ASP_SUITES: JSON.stringify(suites), FORCE_COLOR: '0', NO_COLOR: '1', CI: 'true' }
   delete env.NODE_TEST_CONTEXT
   const r = spawnSync(process.execPath, args(out), { cwd: runners, env, encoding: 'utf8', timeout: 300_000 })
   return { ...r, report: fs.existsSync(out) ? JSON.parse(fs.readFileSync(out, 'utf8')) : null }
@@ -77,20 +78,43 @@ test('mocha (global describe/it): counts, this.skip() and the failure report', (
   assertReport(r.report.failures[0].err.message)
 })
 
-test('Jest (global describe/it): counts, printed run-time skips and the failure report', (t) => {
-  const config = JSON.stringify({ rootDir: runners, testRegex: 'jest-suite\\.cjs$', testEnvironment: 'node' })
-  const r = run((out) => [bin('jest/bin/jest.js'), '--ci', '--runInBand', '--json', `--outputFile=${out}`, '--config', config], t)
+const jestArgs = (out) => [bin('jest/bin/jest.js'), '--ci', '--runInBand', '--json', `--outputFile=${out}`, '--config', JSON.stringify({ rootDir: runners, testRegex: 'jest-suite\\.cjs$', testEnvironment: 'node' })]
+
+test('Jest (global describe/it): counts, skips as skips, and the failure report', (t) => {
+  const r = run(jestArgs, t)
   assert.ok(r.report, r.stderr.slice(-3000))
   const rep = r.report
   assert.equal(rep.numTotalTests, TOTAL)
-  // Jest has no run-time skip: those cases pass, each with a printed line.
-  assert.equal(rep.numPassedTests, cases.length - declared + address, r.stderr.slice(-3000))
-  assert.equal(rep.numPendingTests, declared)
+  // The same counts as every other runner: a case the adapter cannot run is a skip, never a pass.
+  assert.equal(rep.numPassedTests, cases.length - declared, r.stderr.slice(-3000))
+  assert.equal(rep.numPendingTests, declared + address)
   assert.equal(rep.numFailedTests, 1)
-  assert.equal((r.stderr.match(/# skipped fetch address - .*: the adapter has no checkFetchAddress/g) || []).length, address)
+  assert.match(r.stdout + r.stderr, new RegExp(`no-address: ${address} cases skipped, the adapter has no checkFetchAddress`))
   const failures = jestFailures(rep)
   assert.equal(failures.length, 1)
   assertReport(failures[0])
+})
+
+test('Jest, a broken adapter: output bounded (full reports for the first 10, one line after); an async adapter\'s unsupported case fails saying how to skip it', (t) => {
+  const r = run(jestArgs, t, [
+    { label: 'broken', adapter: 'broken' },
+    { label: 'async', adapter: 'no-address-async', filter: 'fetch address - ' },
+  ])
+  assert.ok(r.report, r.stderr.slice(-3000))
+  const failures = jestFailures(r.report)
+  // Every case that calls a check fails (manifest and budget cases never call one).
+  const checking = cases.filter((c) => c.op !== 'manifest' && c.op !== 'budget').length
+  assert.equal(failures.length, checking + address)
+  const full = failures.filter((f) => f.includes('  category: '))
+  assert.equal(full.length, 10)
+  for (const f of full) assert.ok(f.split('\n').length <= 30, `a full report of ${f.split('\n').length} lines`)
+  for (const f of failures.filter((x) => x.includes('reported in full above'))) assert.ok(f.split('\n').length <= 4, f)
+  const cannot = failures.filter((f) => f.includes('cannot run: the adapter has no checkFetchAddress, and this runner (Jest) has no run-time skip'))
+  assert.equal(cannot.length, address)
+  const lines = (r.stdout + r.stderr).split('\n').length
+  const perCase = lines / failures.length
+  console.log(`broken adapter under Jest: ${failures.length} failing cases, ${lines} lines of output (${perCase.toFixed(1)} per failing case)`)
+  assert.ok(perCase < 12, `${lines} lines for ${failures.length} failing cases`)
 })
 
 test('Vitest (describe/it passed explicitly): counts, context.skip() and the failure report', (t) => {

@@ -6,6 +6,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const util = require('node:util')
+const { parseJsonSource } = require('../lib/json-source.js')
 
 const NAME = 'api-sandbox-permissions'
 
@@ -34,7 +35,20 @@ const COMMANDS = {
       'Prints the minimal manifest (exact grants only) for the calls a plugin makes. With <plugin.js> it runs\n' +
       '  the plugin in the example vm-host in AUDIT mode: every call allowed, performed and recorded, so only\n' +
       '  in a throwaway environment. With --from it reads a log of one { "capability", "payload" } per line.\n' +
-      '  Calls that cannot become a valid grant (relative paths, unknown capabilities) are listed, not learned.',
+      '  Calls that cannot become a valid grant (relative paths, unknown capabilities) are listed, not learned.\n' +
+      '\n' +
+      '  plugin.js is a script body run as an async function inside a vm.Context: top-level await and return\n' +
+      '  work; there is no require, import or process. Its globals (each returns a Promise):\n' +
+      '    fs.readFile(path) -> string            fs.writeFile(path, data)\n' +
+      '    fetch(url, { method, headers, body }) -> { status, body }\n' +
+      '    secrets.get(name) -> string            events.publish(topic, data)\n' +
+      '    capability(id, payload)                any other capability call, e.g. capability(\'db.query\', { database })\n' +
+      '    console.log(...args)                   config: the --config object (frozen)\n' +
+      '  e.g.  const input = await fs.readFile(`${config.root}/input.txt`)\n' +
+      '        await fetch(\'https://api.example.com/v1/items\', { method: \'POST\', body: input })\n' +
+      '  --from: one JSON object per line, { "capability": <id>, "payload": <object> }, e.g. the id fs.read with\n' +
+      '  the payload { "path": "/srv/a" }' +
+      ' (what `deno --audit` writes).',
     positionals: 1,
     options: {
       ...COMMON,
@@ -103,8 +117,37 @@ class UsageError extends Error {
     this.command = command
   }
 }
-/** A file that cannot be read or parsed: the message alone. */
-class InputError extends Error {}
+/** A file that cannot be read or parsed: the message alone (`line`/`column` for JSON). */
+class InputError extends Error {
+  constructor(message, where = {}) {
+    super(message)
+    if (where.line !== undefined) Object.assign(this, { line: where.line, column: where.column })
+  }
+}
+
+/** Edit distance with adjacent transpositions (optimal string alignment), for "did you mean". */
+function distance(a, b) {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)])
+  for (let j = 1; j <= b.length; j++) d[0][j] = j
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1)
+    }
+  }
+  return d[a.length][b.length]
+}
+/** ` (did you mean X?)` for the nearest of `names` within a third of its length, else ''. */
+function didYouMean(word, names) {
+  let best = null
+  for (const n of names) {
+    const d = distance(word, n)
+    if (d <= Math.max(1, Math.floor(n.length / 3)) && (best === null || d < best.d)) best = { n, d }
+  }
+  return best ? ` (did you mean ${best.n}?)` : ''
+}
+/** A string for a one-line message: quoted when it holds a control or invisible character. */
+const printable = (s) => (/[\p{C}]/u.test(s) ? JSON.stringify(s) : s)
 
 function parse(name, argv) {
   const spec = COMMANDS[name]
@@ -114,7 +157,15 @@ function parse(name, argv) {
   try {
     parsed = util.parseArgs({ args: argv, options, allowPositionals: true, strict: true })
   } catch (e) {
-    throw new UsageError(String(e.message).split('\n')[0].replace(/\. To specify a positional argument.*$/, ''), name)
+    let message = String(e.message).split('\n')[0].replace(/\. To specify a positional argument.*$/, '')
+    const unknown = e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && /'(-{1,2}[^'=]*)/.exec(message)
+    if (unknown) {
+      const flag = unknown[1]
+      const hint = didYouMean(flag, Object.keys(spec.options).map((k) => `--${k}`))
+      const elsewhere = Object.keys(COMMANDS).filter((c) => c !== name && Object.hasOwn(COMMANDS[c].options, flag.replace(/^-+/, '')))
+      message += hint || (elsewhere.length ? ` (${flag} is an option of ${elsewhere.join(', ')})` : '')
+    }
+    throw new UsageError(message, name)
   }
   const flags = parsed.values
   if (flags.platform !== undefined && !require('../lib/native.js').PLATFORMS.includes(flags.platform)) throw new UsageError(`--platform must be posix or win32, got ${JSON.stringify(flags.platform)}`, name)
@@ -129,30 +180,57 @@ function readText(file) {
   }
 }
 
-function readJson(file) {
+/** `{ value, locate(pointer) -> { line, column } }`; malformed JSON is an InputError with its line and column. */
+function readJsonSource(file) {
   const text = readText(file)
   try {
-    return JSON.parse(text)
+    return parseJsonSource(text, file)
   } catch (e) {
-    throw new InputError(`${file} is not JSON: ${e.message}`)
+    throw new InputError(e.message, e)
   }
 }
+const readJson = (file) => readJsonSource(file).value
+/** `file:line:column` of a pointer's value, or `file` alone. */
+function at(file, source, pointer) {
+  const where = source.locate(pointer)
+  return where ? `${file}:${where.line}:${where.column}` : file
+}
+
+/** At most this many errors per lint run (each costs one validation of the manifest). */
+const MAX_LINT_ERRORS = 100
+const pluginName = (file) => path.basename(file).slice(0, 256) || 'manifest'
 
 function load(file, flags, out) {
   const { PermissionPolicy, isInvalidManifest } = require('..')
+  const source = readJsonSource(file)
   try {
-    return PermissionPolicy.fromManifest(readJson(file), { plugin: path.basename(file).slice(0, 256) || 'manifest', platform: flags.platform })
+    return PermissionPolicy.fromManifest(source.value, { plugin: pluginName(file), platform: flags.platform })
   } catch (e) {
     if (!isInvalidManifest(e)) throw e
-    out.result = { valid: false, error: { code: e.code, id: e.id, pointer: e.details.pointer, expected: e.details.expected } }
-    out.text.push(`${file}: INVALID_MANIFEST at ${e.details.pointer || '(root)'}: expected ${e.details.expected}`)
+    const pointer = e.details.pointer
+    out.result = { valid: false, error: { code: e.code, id: e.id, pointer, expected: e.details.expected, ...source.locate(pointer) } }
+    out.text.push(`${at(file, source, pointer)}: INVALID_MANIFEST at ${printable(pointer) || '(root)'}: expected ${e.details.expected}`)
     return null
   }
 }
 
 function lint(args, flags, out) {
   if (args.length !== 1) throw new UsageError('lint takes one manifest file', 'lint')
-  const policy = load(args[0], flags, out)
+  const file = args[0]
+  const source = readJsonSource(file)
+  // Every error, in file order, each with its pointer and line:column.
+  const errors = require('../lib/manifest-errors.js')
+    .manifestErrors(source.value, { plugin: pluginName(file), platform: flags.platform, max: MAX_LINT_ERRORS })
+    .map((e) => ({ ...e, ...source.locate(e.pointer) }))
+    .sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0))
+  if (errors.length) {
+    out.result = { valid: false, error: errors[0], errors }
+    for (const e of errors) out.text.push(`${at(file, source, e.pointer)}: INVALID_MANIFEST at ${printable(e.pointer) || '(root)'}: expected ${e.expected}`)
+    const more = errors.length >= MAX_LINT_ERRORS ? ` shown (the first ${MAX_LINT_ERRORS}; fix these and lint again for the rest)` : ''
+    out.text.push(`${file}: invalid, ${errors.length} error${errors.length === 1 ? '' : 's'}${more}`)
+    return 1
+  }
+  const policy = load(file, flags, out)
   if (!policy) return 1
   const warnings = policy.lint()
   out.result = { valid: true, warnings, manifest: policy.toJSON() }
@@ -185,10 +263,13 @@ function explain(args, flags, out) {
   out.text.push(d.allowed ? 'ALLOWED' : `DENIED ${d.capability} ${d.reason}`)
   const detail = r.fs || r.fetch || r
   if (detail.normalized !== undefined) out.text.push(`normalised path: ${detail.normalized ?? '(invalid)'}`)
-  if (detail.why) out.text.push(`why: ${detail.why}`)
+  const deniedBy = detail.deniedBy
+  if (deniedBy) out.text.push(`denied by ${deniedBy.pointer} ${JSON.stringify(deniedBy.path ?? deniedBy.pattern)}`)
+  const why = r.why ?? detail.why
+  if (why) out.text.push(`why: ${why}`)
   for (const g of detail.matchedGrants || []) out.text.push(`matches ${g.pointer} ${JSON.stringify(g.path)} (${g.mode})${g.grantsMode ? '' : ': not for this mode'}`)
   if (detail.url) out.text.push(`parsed: ${detail.url.canonical} (host ${detail.url.host}, port ${detail.url.port}${detail.url.hasCredentials ? ', has credentials' : ''})`)
-  for (const h of detail.hostMatches || []) out.text.push(`host matches ${h.pointer} ${JSON.stringify(h.pattern)}: scheme ${h.schemeOk ? 'ok' : 'not granted'}, port ${h.portOk ? 'ok' : 'not granted'}`)
+  for (const h of detail.hostMatches || []) out.text.push(`host matches ${h.pointer} ${JSON.stringify(h.pattern)}: scheme ${h.schemeOk ? 'ok' : 'not granted'}, port ${h.portOk ? 'ok' : 'not granted'}, path ${h.pathOk ? 'ok' : 'not granted'}`)
   if (detail.hostMatches && detail.hostMatches.length === 0 && detail.url) out.text.push('no pattern matches this host')
   for (const x of r.matched || []) out.text.push(`declared at ${x.pointer}${x.pattern ? ` (${x.pattern})` : ''}`)
   if (!d.allowed && (detail.matchedGrants || []).length === 0 && r.matched && r.matched.length === 0) out.text.push('nothing declared matches')
@@ -318,7 +399,8 @@ async function deno(args, flags, out, denoArgs) {
 function emitError(e, json) {
   const kind = e instanceof UsageError ? 'usage' : e instanceof InputError ? 'input' : 'internal'
   if (json) {
-    process.stdout.write(`${JSON.stringify({ error: { kind, message: e.message, ...(e.command ? { usage: COMMANDS[e.command].usage } : {}) } })}\n`)
+    const where = e.line !== undefined ? { line: e.line, column: e.column } : {}
+    process.stdout.write(`${JSON.stringify({ error: { kind, message: e.message, ...where, ...(e.command ? { usage: COMMANDS[e.command].usage } : {}) } })}\n`)
     return
   }
   process.stderr.write(`${NAME}: ${kind === 'internal' ? `internal error: ${e && e.stack ? e.stack : e}` : e.message}\n`)
@@ -341,7 +423,7 @@ async function main(argv) {
       return 0
     }
     if (cmd === 'help') {
-      if (!Object.hasOwn(COMMANDS, rest[0])) throw new UsageError(`no command ${JSON.stringify(rest[0])}`)
+      if (!Object.hasOwn(COMMANDS, rest[0])) throw new UsageError(`no command ${JSON.stringify(rest[0])}${didYouMean(String(rest[0]), Object.keys(COMMANDS))}`)
       process.stdout.write(`${commandHelp(rest[0])}\n`)
       return 0
     }
@@ -349,7 +431,7 @@ async function main(argv) {
       process.stdout.write(`${version()}\n`)
       return 0
     }
-    if (!Object.hasOwn(COMMANDS, cmd)) throw new UsageError(cmd.startsWith('-') ? `unknown option ${cmd} (options come after the command)` : `unknown command ${JSON.stringify(cmd)}`)
+    if (!Object.hasOwn(COMMANDS, cmd)) throw new UsageError(cmd.startsWith('-') ? `unknown option ${cmd} (options come after the command)` : `unknown command ${JSON.stringify(cmd)}${didYouMean(cmd, Object.keys(COMMANDS))}`)
     const { flags, rest: args } = parse(cmd, rest)
     json = flags.json === true
     if (flags.help) {

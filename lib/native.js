@@ -6,7 +6,7 @@
 // error classes. Nothing else in lib/ reads a number or an error off the
 // addon without going through a name defined here.
 
-const binding = require('../binding.js')
+const binding = require('./binary.js').loadBinary()
 
 function deepFreeze(value) {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

@@ -20,6 +20,18 @@ const FETCH_INVALID_URL = codeOf(Capability.FETCH, DenyReason.INVALID_URL)
 const hostPlatform = () => (process.platform === 'win32' ? 'win32' : 'posix')
 /** The checker module (it requires this one). */
 const checkerModule = () => require('./checker.js')
+const ILL_FORMED = 'the string is not well-formed UTF-16 (a lone surrogate): the checks refuse it'
+const PARITY = "Node's URL parser reads this URL's host otherwise than the core: refused as invalid_url"
+/**
+ * Puts the checks' decision in an explanation; when it differs from the one
+ * the core explained, `why` says why instead of the core's sentence.
+ */
+function overrideDecision(explained, decision, why) {
+  const before = explained.decision
+  explained.decision = decision
+  if (before.allowed !== decision.allowed || before.reason !== decision.reason) explained.why = why
+}
+
 /** A meter that records nothing, for explain views (which count no metric). */
 let noopMeter
 const NOOP_METER = () => (noopMeter ??= require('@opentelemetry/api').createNoopMeter())
@@ -116,19 +128,19 @@ class PermissionPolicy {
     // The decision the checks make: a string the core cannot see as written
     // (a lone surrogate crosses as U+FFFD) is refused by the check, so explain
     // must not report the U+FFFD path's answer.
-    if (!path.isWellFormed()) explained.decision = this.#quiet().checkFs(path, mode)
+    if (!path.isWellFormed()) overrideDecision(explained, this.#quiet().checkFs(path, mode), ILL_FORMED)
     return explained
   }
 
   explainFetch(url) {
     url = urlHref(url)
     const explained = JSON.parse(binding.policyExplain(this.#handle, 'fetch', url, null))
-    if (!url.isWellFormed()) explained.decision = this.#quiet().checkFetch(url)
+    if (!url.isWellFormed()) overrideDecision(explained, this.#quiet().checkFetch(url), ILL_FORMED)
     else {
       // SPEC §3/§11 parity: the decision the checks make.
       const v = withParity(url, (node) => binding.policyCheckFetch(this.#handle, url, null, node), FETCH_INVALID_URL)
       if (v.code === FETCH_INVALID_URL && explained.decision.reason !== DenyReason.INVALID_URL) {
-        explained.decision = DECISIONS[FETCH_INVALID_URL]
+        overrideDecision(explained, DECISIONS[FETCH_INVALID_URL], PARITY)
         const node = nodeView(url)
         explained.parity = { node: node !== undefined && node.href !== undefined ? new URL(node.href).host : null, core: explained.url ? explained.url.host : null }
       }
@@ -150,13 +162,13 @@ class PermissionPolicy {
       }
       const explained = JSON.parse(binding.policyExplain(this.#handle, 'cap-json', capabilityId, JSON.stringify(p)))
       // The decision the checks make (SPEC §3 parity included).
-      explained.decision = this.#quiet().checkCapability(capabilityId, payload)
+      overrideDecision(explained, this.#quiet().checkCapability(capabilityId, payload), 'the checks read this payload otherwise (a lone surrogate, or a URL host Node reads differently): refused')
       return explained
     }
     const value = field !== undefined && plain ? ownValue(payload, field) : undefined
     const explained = JSON.parse(binding.policyExplain(this.#handle, 'cap', capabilityId, typeof value === 'string' ? value : null))
     // As explainFs: an ill-formed field is refused by the check, whatever its U+FFFD form would match.
-    if (typeof value === 'string' && !value.isWellFormed()) explained.decision = this.#quiet().checkCapability(capabilityId, payload)
+    if (typeof value === 'string' && !value.isWellFormed()) overrideDecision(explained, this.#quiet().checkCapability(capabilityId, payload), ILL_FORMED)
     return explained
   }
 

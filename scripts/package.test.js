@@ -36,20 +36,39 @@ function platformDir() {
   return `win32-${process.arch}-msvc`
 }
 
-test('packed tarballs install and work in a fresh project', { timeout: 600_000 }, (t) => {
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'asp-pack-'))
+test.after(() => fs.rmSync(tmp, { recursive: true, force: true }))
+let packed
+/** The root package and this platform's binary package, packed once. */
+function packs() {
+  if (packed) return packed
   const dir = platformDir()
   const binary = `${pkg.napi.binaryName}.${dir}.node`
   assert.ok(fs.existsSync(path.join(root, binary)), `${binary} is not built: run npm run build first`)
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'asp-pack-'))
-  t.after(() => fs.rmSync(tmp, { recursive: true, force: true }))
   const packs = path.join(tmp, 'packs')
   fs.mkdirSync(packs)
-
   const rootTgz = path.join(packs, JSON.parse(run(npm, ['pack', '--json', '--pack-destination', packs], root))[0].filename)
   const platformSrc = path.join(tmp, 'platform')
   fs.cpSync(path.join(root, 'npm', dir), platformSrc, { recursive: true })
   fs.copyFileSync(path.join(root, binary), path.join(platformSrc, binary))
   const platformTgz = path.join(packs, JSON.parse(run(npm, ['pack', '--json', '--pack-destination', packs], platformSrc))[0].filename)
+  packed = { dir, binary, rootTgz, platformSrc, platformTgz }
+  return packed
+}
+/** A fresh consumer project named `name`. */
+function project(name) {
+  const p = path.join(tmp, name)
+  fs.mkdirSync(p)
+  fs.writeFileSync(path.join(p, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+  return p
+}
+const install = (cwd, ...specs) => run(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', ...specs], cwd)
+/** Requires the package in `cwd`: prints which binary file loaded. */
+const whichBinary = (cwd) =>
+  spawnSync(process.execPath, ['-e', `const m = require('${pkg.name}'); if (m.createChecker({ fs: ['/a/**'] }, { plugin: 'p', platform: 'posix' }).checkFs('/a/../b', 'read').allowed) process.exit(3); console.log(require.resolve('${pkg.name}'))`], { cwd, encoding: 'utf8' })
+
+test('packed tarballs install and work in a fresh project', { timeout: 600_000 }, () => {
+  const { dir, binary, rootTgz, platformSrc, platformTgz } = packs()
 
   // Nothing but the public files ship, with the LICENSE, in both tarballs.
   const listing = JSON.parse(run(npm, ['pack', '--dry-run', '--json'], root))[0].files.map((f) => f.path).sort()
@@ -58,7 +77,9 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   assert.ok(listing.includes('LICENSE'), 'LICENSE in the root tarball')
   assert.match(fs.readFileSync(path.join(root, 'LICENSE'), 'utf8'), /^MIT License/)
   for (const f of listing) assert.ok(!/^(src|__test__|target|npm|scripts)\//.test(f) && !f.endsWith('.node'), `unexpected file in the package: ${f}`)
-  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'testing.js', 'testing.d.ts', 'binding.js', 'schema/error-details.schema.json', 'lib/vm-host/host.js']) assert.ok(listing.includes(f), `missing ${f}`)
+  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'testing.js', 'testing.d.ts', 'lib/binary.js', 'schema/error-details.schema.json', 'lib/vm-host/host.js']) assert.ok(listing.includes(f), `missing ${f}`)
+  // lib/binary.js loads the binary; napi's generated loader does not ship.
+  for (const f of ['binding.js', 'binding.d.ts']) assert.ok(!listing.includes(f), `${f} ships`)
   // The CLI's plugin runner lives in lib/; the examples do not ship.
   for (const f of listing) assert.ok(!f.startsWith('examples/'), `an example ships: ${f}`)
 
@@ -66,7 +87,7 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   fs.mkdirSync(project)
   fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
   const dev = pkg.devDependencies
-  run(npm, ['install', '--no-audit', '--no-fund', rootTgz, platformTgz, `@opentelemetry/sdk-metrics@${dev['@opentelemetry/sdk-metrics']}`, `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`], project)
+  install(project, rootTgz, platformTgz, `@opentelemetry/sdk-metrics@${dev['@opentelemetry/sdk-metrics']}`, `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`)
 
   // require and import of both entry points; the binary comes from the platform package.
   fs.writeFileSync(
@@ -114,6 +135,117 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   const attwBin = path.join(root, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js')
   const attw = spawnSync(process.execPath, [attwBin, rootTgz, '--format', 'ascii'], { cwd: root, encoding: 'utf8' })
   assert.equal(attw.status, 0, attw.stdout + attw.stderr)
+})
+
+// docs/install.md lists these; each is run here from the packed tarballs.
+test('every install path before a release: tarball alone, git, a monorepo file: link, npm ci --offline from the lock', { timeout: 600_000 }, () => {
+  const { dir, binary, rootTgz, platformTgz } = packs()
+
+  // The root tarball alone: no binary, and the error says which package to add.
+  const alone = project('alone')
+  install(alone, rootTgz)
+  const missing = whichBinary(alone)
+  assert.equal(missing.status, 1)
+  assert.ok(missing.stderr.includes(`cannot load the native binary for ${dir}`), missing.stderr)
+  assert.ok(missing.stderr.includes(`npm install ${pkg.name}-${dir}@${pkg.version}`), missing.stderr)
+  // ... and adding the platform tarball fixes it; so does npm ci --offline from the lock it wrote.
+  install(alone, platformTgz)
+  assert.equal(whichBinary(alone).status, 0, whichBinary(alone).stderr)
+  fs.rmSync(path.join(alone, 'node_modules'), { recursive: true })
+  run(npm, ['ci', '--offline', '--no-audit', '--no-fund'], alone)
+  const ci = whichBinary(alone)
+  assert.equal(ci.status, 0, ci.stderr)
+
+  // git: a repository holding the package (as a clone of this one does), with the platform package beside it.
+  const repo = path.join(tmp, 'repo')
+  fs.mkdirSync(repo)
+  run('tar', ['xzf', rootTgz, '-C', repo, '--strip-components=1'], tmp)
+  const git = (...args) => run('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], repo)
+  git('init', '-q')
+  git('add', '-A')
+  git('commit', '-qm', 'package')
+  const fromGit = project('from-git')
+  install(fromGit, `git+file://${repo}`, platformTgz)
+  const g = whichBinary(fromGit)
+  assert.equal(g.status, 0, g.stderr)
+  assert.ok(JSON.parse(fs.readFileSync(path.join(fromGit, 'package.json'), 'utf8')).dependencies[pkg.name].startsWith('git+file:'))
+
+  // A monorepo file: link to a checkout built from source: the binary next to index.js loads.
+  const checkout = path.join(tmp, 'checkout')
+  fs.cpSync(repo, checkout, { recursive: true, filter: (f) => !f.includes(`${path.sep}.git`) })
+  install(checkout, '--omit=dev')
+  fs.copyFileSync(path.join(root, binary), path.join(checkout, binary))
+  const linked = project('linked')
+  install(linked, `file:${path.relative(linked, checkout)}`)
+  assert.ok(fs.lstatSync(path.join(linked, 'node_modules', ...pkg.name.split('/'))).isSymbolicLink())
+  const l = whichBinary(linked)
+  assert.equal(l.status, 0, l.stderr)
+  assert.equal(fs.realpathSync(l.stdout.trim()), path.join(fs.realpathSync(checkout), 'index.js'))
+
+  // The registry: the release workflow adds every platform package as an optionalDependency at this version.
+  const release = fs.readFileSync(path.join(root, '.github', 'workflows', 'release.yml'), 'utf8')
+  assert.ok(release.indexOf('napi prepublish') > 0 && release.indexOf('napi prepublish') < release.indexOf('npm publish --access public'), 'napi prepublish before the main publish')
+})
+
+/** The fenced blocks of a docs page: `[{ info, code }]`. */
+function docBlocks(page) {
+  const text = fs.readFileSync(path.join(root, page), 'utf8')
+  return [...text.matchAll(/^```(.*)\n([\s\S]*?)\n```$/gm)].map((m) => ({ info: m[1].trim(), code: m[2] }))
+}
+
+// The issue's bar: a newcomer with only the tarballs and the docs. The
+// typed host of docs/guide.md compiles under tsc --strict against the
+// installed package and runs; the harness file of docs/harness.md runs under
+// node:test, mocha, Jest and Vitest (each runner as that page says), with the
+// same counts under all four.
+test('the docs followed from the packed tarballs: the typed host, and the harness under four runners', { timeout: 600_000 }, () => {
+  const { rootTgz, platformTgz } = packs()
+  const dev = pkg.devDependencies
+  const p = project('newcomer')
+  install(p, rootTgz, platformTgz, `@opentelemetry/sdk-metrics@${dev['@opentelemetry/sdk-metrics']}`, `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`)
+
+  const host = docBlocks('docs/guide.md').find((b) => b.info === 'ts')
+  assert.ok(host, 'docs/guide.md has a ts block')
+  fs.writeFileSync(path.join(p, 'host.mts'), host.code)
+  fs.writeFileSync(path.join(p, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'node16', moduleResolution: 'node16', target: 'es2022', outDir: 'out', types: ['node'] }, files: ['host.mts'] }))
+  const tsc = spawnSync(process.execPath, [path.join(p, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], { cwd: p, encoding: 'utf8' })
+  assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr)
+  const ran = spawnSync(process.execPath, [path.join(p, 'out', 'host.mjs')], { cwd: p, encoding: 'utf8' })
+  assert.equal(ran.status, 0, ran.stderr)
+  assert.deepEqual(ran.stdout.trim().split('\n'), [...host.code.matchAll(/^\s*\/\/ → (.*)$/gm)].map((m) => m[1].trim()))
+
+  const blocks = docBlocks('docs/harness.md')
+  const nodeFile = blocks.find((b) => b.info === 'js' && b.code.includes('my-host.test.js'))
+  const vitestFile = blocks.find((b) => b.info.startsWith('mjs') && b.code.includes("from 'vitest'"))
+  assert.ok(nodeFile && vitestFile, 'docs/harness.md has the test file and its Vitest form')
+  fs.writeFileSync(path.join(p, 'my-host.test.js'), nodeFile.code)
+  fs.writeFileSync(path.join(p, 'my-host.spec.js'), nodeFile.code)
+  fs.writeFileSync(path.join(p, 'my-host.spec.mjs'), vitestFile.code)
+  const { conformanceCases } = require('../testing.js')
+  const cases = conformanceCases()
+  const skipped = cases.filter((c) => c.name.startsWith('budget - ') || c.op === 'budget' || c.op === 'fetchAddress').length
+  const want = { total: cases.length, passed: cases.length - skipped, skipped, failed: 0 }
+  const env = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', CI: 'true' }
+  delete env.NODE_TEST_CONTEXT
+  const runIn = (args) => spawnSync(process.execPath, args, { cwd: p, env, encoding: 'utf8', timeout: 300_000 })
+  const bin = (x) => path.join(root, 'node_modules', x)
+  const out = (name) => path.join(p, `${name}.json`)
+
+  const nodeRun = runIn(['--test', '--test-reporter=tap', 'my-host.test.js'])
+  const tap = (k) => Number(new RegExp(`^# ${k} (\\d+)$`, 'm').exec(nodeRun.stdout)[1])
+  const counts = { 'node:test': { total: tap('tests'), passed: tap('pass'), skipped: tap('skipped'), failed: tap('fail') } }
+  runIn([bin('mocha/bin/mocha.js'), '--reporter', 'json', '--reporter-option', `output=${out('mocha')}`, 'my-host.spec.js'])
+  const m = JSON.parse(fs.readFileSync(out('mocha'), 'utf8')).stats
+  counts.mocha = { total: m.tests, passed: m.passes, skipped: m.pending, failed: m.failures }
+  runIn([bin('jest/bin/jest.js'), '--ci', '--runInBand', '--json', `--outputFile=${out('jest')}`, '--rootDir', p, '--config', JSON.stringify({ testEnvironment: 'node', testMatch: ['**/my-host.test.js'] })])
+  const j = JSON.parse(fs.readFileSync(out('jest'), 'utf8'))
+  counts.jest = { total: j.numTotalTests, passed: j.numPassedTests, skipped: j.numPendingTests, failed: j.numFailedTests }
+  const v = runIn([bin('vitest/vitest.mjs'), 'run', '--root', p, '--no-cache', '--reporter=json', `--outputFile=${out('vitest')}`, 'my-host.spec.mjs'])
+  assert.ok(fs.existsSync(out('vitest')), v.stdout.slice(-2000) + v.stderr.slice(-2000))
+  const vr = JSON.parse(fs.readFileSync(out('vitest'), 'utf8'))
+  counts.vitest = { total: vr.numTotalTests, passed: vr.numPassedTests, skipped: vr.numPendingTests, failed: vr.numFailedTests }
+  console.log(`docs/harness.md from the tarballs: ${JSON.stringify(counts)}`)
+  for (const [runner, c] of Object.entries(counts)) assert.deepEqual(c, want, `${runner}: ${JSON.stringify(c)}`)
 })
 
 test('every npm/<platform> package carries the full metadata and the LICENSE', () => {

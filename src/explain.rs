@@ -13,6 +13,45 @@ use crate::policy::PermissionPolicy;
 use crate::topic::TopicPattern;
 use crate::urlpath::{grant_path_matches, RequestPath};
 
+/// One sentence on why a check of `cap` decided as it did (`None`: allowed).
+fn why(cap: Capability, reason: Option<DenyReason>) -> &'static str {
+    use DenyReason as R;
+    let fs = matches!(cap, Capability::FsRead | Capability::FsWrite);
+    match reason {
+        None if fs => "a grant matches the normalised path for this mode",
+        None => "a declaration in the manifest allows it",
+        Some(R::InvalidPath) => "the path is empty, relative, too long, has NUL, or is a form this platform rejects",
+        Some(R::PathTraversal) => "a '..' climbs above the root or out of every grant",
+        Some(R::ModeNotGranted) => "a grant matches the path, but none grants this mode",
+        Some(R::NotAllowlisted) => "no grant matches the normalised path",
+        Some(R::ExplicitlyDenied) if fs => "a deny rule matches the normalised path; deny wins over every grant",
+        Some(R::ExplicitlyDenied) => "a deny rule matches the URL; deny wins over every grant",
+        Some(R::SymlinkEscape) => "the real path, symlinks resolved, is outside every grant",
+        Some(R::InvalidUrl) => "the URL does not parse as an absolute URL, or has an IPv6 zone id",
+        Some(R::SchemeNotAllowed) => "a pattern matches the host, but none grants this scheme",
+        Some(R::PortNotAllowed) => "a pattern matches the host and scheme, but none grants this port",
+        Some(R::HostNotAllowlisted) => "no fetch pattern matches the host",
+        Some(R::CredentialsInUrl) => "the URL carries a username or password, which is never allowed",
+        Some(R::AddressNotAllowed) => {
+            "the resolved address is loopback, private, link-local or reserved, and no grant names it"
+        }
+        Some(R::PathNotAllowed) => {
+            "a pattern matches scheme, host and port, but none of the patterns for this host covers the URL's path"
+        }
+        Some(R::SecretNotDeclared) => "the secret is not declared in `secrets`",
+        Some(R::SecretNotReadable) => {
+            "the secret is bound to destinations: it can be sent with secrets.use, never read"
+        }
+        Some(R::SecretDestinationNotAllowed) => {
+            "the URL fails the fetch check or matches none of the secret's `hosts` (or the secret is not bound)"
+        }
+        Some(R::TopicNotDeclared) => "no declared topic pattern covers the topic",
+        Some(R::DatabaseNotDeclared) => "the database is not the one declared in `db`",
+        Some(R::UnknownCapability) => "the capability id is not one this package knows",
+        Some(R::InvalidPayload) => "the payload has the wrong shape or an over-long string",
+    }
+}
+
 fn decision_json(d: Decision) -> Value {
     match d {
         Decision::Allowed => json!({ "allowed": true }),
@@ -36,19 +75,7 @@ impl PermissionPolicy {
                 }
             }
         }
-        let why = match decision.reason() {
-            None => "a grant matches the normalised path for this mode".to_owned(),
-            Some(DenyReason::InvalidPath) => {
-                "the path is empty, relative, too long, has NUL, or is a form this platform rejects".into()
-            }
-            Some(DenyReason::PathTraversal) => "a '..' climbs above the root or out of every grant".into(),
-            Some(DenyReason::ModeNotGranted) => "a grant matches the path, but none grants this mode".into(),
-            Some(DenyReason::NotAllowlisted) => "no grant matches the normalised path".into(),
-            Some(DenyReason::ExplicitlyDenied) => {
-                "a deny rule matches the normalised path; deny wins over every grant".into()
-            }
-            Some(r) => r.as_str().into(),
-        };
+        let why = why(Capability::FsRead, decision.reason());
         let denied_by = match &normalized {
             Ok(n) if decision.reason() == Some(DenyReason::ExplicitlyDenied) => self
                 .deny_fs()
@@ -111,6 +138,7 @@ impl PermissionPolicy {
             "url": parts,
             "hostMatches": matched,
             "deniedBy": denied_by,
+            "why": why(Capability::Fetch, decision.reason()),
         })
     }
 
@@ -152,7 +180,8 @@ impl PermissionPolicy {
             }
             _ => {}
         }
-        json!({ "query": { "kind": "capability", "id": id }, "decision": decision_json(decision), "matched": matched })
+        let why = why(cap.unwrap_or(Capability::Unknown), decision.reason());
+        json!({ "query": { "kind": "capability", "id": id }, "decision": decision_json(decision), "matched": matched, "why": why })
     }
 
     /// `explain cap` on a whole JSON payload: for `secrets.use` (two fields)
@@ -168,10 +197,11 @@ impl PermissionPolicy {
         }
         let decision = self.check_capability(id, payload);
         let query = json!({ "kind": "capability", "id": id });
+        let why = why(Capability::SecretsUse, decision.reason());
         let (Some(name), Some(url)) =
             (payload.get("name").and_then(Value::as_str), payload.get("url").and_then(Value::as_str))
         else {
-            return json!({ "query": query, "decision": decision_json(decision), "matched": [] });
+            return json!({ "query": query, "decision": decision_json(decision), "matched": [], "why": why });
         };
         let mut matched = Vec::new();
         if let Some(i) = self.secrets().iter().position(|s| s == name) {
@@ -188,7 +218,7 @@ impl PermissionPolicy {
                 None => matched.push(json!({ "pointer": format!("/secrets/{i}"), "readable": true })),
             }
         }
-        json!({ "query": query, "decision": decision_json(decision), "matched": matched, "fetch": self.explain_fetch(url) })
+        json!({ "query": query, "decision": decision_json(decision), "matched": matched, "why": why, "fetch": self.explain_fetch(url) })
     }
 }
 

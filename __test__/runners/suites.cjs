@@ -12,16 +12,30 @@ const pkg = require(root)
 
 const silentMeter = Object.freeze({ createCounter: () => ({ add() {} }) })
 
-/** Adapters: the package's own, one without checkFetchAddress, one that records no metric. */
+/** Adapters: the package's own, one without checkFetchAddress (sync and async), one that records no metric, one whose checks all throw. */
 function adapter(kind) {
   const good = testing.packageChecker(pkg)
   switch (kind) {
     case 'package':
       return good
     case 'no-address':
-      return async (manifest, context) => {
-        const { checkFetchAddress, assertFetchAddress, ...rest } = await good(manifest, context)
+      return (manifest, context) => {
+        const { checkFetchAddress, assertFetchAddress, ...rest } = good(manifest, context)
         return rest
+      }
+    case 'no-address-async':
+      return async (manifest, context) => {
+        const { checkFetchAddress, assertFetchAddress, ...rest } = good(manifest, context)
+        return rest
+      }
+    case 'broken':
+      // Every check throws: what a half-written adapter does.
+      return (manifest, context) => {
+        const c = good(manifest, context)
+        const broken = () => {
+          throw new Error('adapter not finished\n' + 'a long line of context '.repeat(200) + '\nmore\nand more')
+        }
+        return { ...c, checkFs: broken, checkFetch: broken, checkCapability: broken, checkFetchAddress: broken }
       }
     case 'silent-metrics':
       return (manifest, context) => good(manifest, { ...context, meter: silentMeter })
