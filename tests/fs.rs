@@ -201,3 +201,39 @@ fn glob_engine_agrees_with_globset() {
     });
     assert!(compared > 50_000, "{compared}");
 }
+
+/// The posix deny fold is skipped only where it is the identity on both
+/// sides (an ASCII path without upper case, deny globs the fold leaves as
+/// they are): a deny written in upper case or with a class still denies
+/// every case of what it reads, and `fs_denied` (explain, lint) agrees.
+#[test]
+fn posix_deny_fold_is_skipped_only_where_it_changes_nothing() {
+    let with_deny = |deny: &str| {
+        PermissionPolicy::from_manifest(
+            &json!({ "fs": [{ "path": "/srv/**", "mode": "readwrite" }], "deny": { "fs": [deny] } }),
+            PolicyOptions::new("t").platform(Platform::Posix),
+        )
+        .unwrap()
+    };
+    let denied = Some(DenyReason::ExplicitlyDenied);
+    for (deny, path) in [
+        ("/srv/OUT/**", "/srv/out/x"),
+        ("/SRV/out/**", "/srv/out/x"),
+        ("/srv/[A-C]x/**", "/srv/bx/y"),
+        ("/srv/a.KEY", "/srv/a.key"),
+        ("/srv/out/**", "/srv/OUT/x"),
+        ("/srv/out/**", "/srv/out/x"),
+    ] {
+        let p = with_deny(deny);
+        assert_eq!(reason(p.check_fs(path, FsMode::Read)), denied, "{deny} {path}");
+        assert_eq!(reason(p.check_fs(path, FsMode::Write)), denied, "{deny} {path}");
+        assert!(p.fs_denied(path), "{deny} {path}");
+    }
+    let p = with_deny("/srv/out/**");
+    assert_eq!(reason(p.check_fs("/srv/in/x", FsMode::Read)), None);
+    assert!(!p.fs_denied("/srv/in/x"));
+    assert!(!p.fs_denied("/srv/outer/x"));
+    let p = with_deny("/srv/OUT/**");
+    assert_eq!(reason(p.check_fs("/srv/in/x", FsMode::Read)), None);
+    assert!(!p.fs_denied("/srv/in/x"));
+}
