@@ -33,6 +33,12 @@
 
 use std::collections::HashMap;
 
+/// The maps a check looks up by path text (directory prefixes, last names):
+/// a fixed fast hash. Their keys come from the manifest (trusted); a path a
+/// plugin chooses only looks up, which costs at most the probe length of a
+/// table the manifest built, so a seeded hash buys no safety here.
+type PathMap<V> = HashMap<String, V, rustc_hash::FxBuildHasher>;
+
 use crate::ntfs_upcase;
 use crate::posix_fold;
 
@@ -821,7 +827,7 @@ struct Entry {
 #[derive(Debug, Clone, Default)]
 struct Deep {
     /// Multi-segment patterns whose last segment is a literal name, by that name.
-    by_last: HashMap<String, HashMap<Vec<Seg>, Modes>>,
+    by_last: PathMap<HashMap<Vec<Seg>, Modes>>,
     /// `**/name-pattern` (a wildcard name at any depth below): matched on
     /// the last path segment alone, without splitting the path.
     below: HashMap<Vec<Seg>, Modes>,
@@ -838,7 +844,7 @@ pub struct GlobIndex {
     /// win32: NTFS upper-casing and the 8.3 short-name rule.
     fold: bool,
     root_len: usize,
-    by_prefix: HashMap<String, Entry>,
+    by_prefix: PathMap<Entry>,
     /// Bit `d` set when some key of `by_prefix` has `d` separators (bit 127: 127 or more),
     /// so a check looks up only the ancestors at depths that can match.
     depths: u128,
