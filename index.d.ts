@@ -604,6 +604,8 @@ export interface LockdownReport {
   readonly tsync: true
   /** `PR_SET_NO_NEW_PRIVS` is set. */
   readonly noNewPrivs: true
+  /** `'landlock'`: the process may open files itself, inside the launcher's ruleset (the calls Landlock mediates are allowed). */
+  readonly fs: 'none' | 'landlock'
   /** Syscalls allowed whatever their arguments (docs/process-tier.md says why each is there). */
   readonly allowed: readonly string[]
   /** Syscalls allowed only with some arguments (`clone` threads only, `futex` wait/wake, `kill` this process, ...). */
@@ -630,6 +632,8 @@ export interface LockdownOptions {
   onDenied?: 'eperm' | 'kill'
   /** `'strict'`: refuse (`LOCKDOWN_REFUSED`) unless started through `asp-landlock` with every rule enforced. Default `'report'`. */
   landlock?: 'report' | 'strict'
+  /** `'landlock'`: keep opening, listing, making and removing files, walled by the launcher's Landlock ruleset (implies `landlock: 'strict'`). Default `'none'`. */
+  fs?: 'none' | 'landlock'
 }
 /**
  * Process tier (Linux x64/arm64): a default-deny TSYNC seccomp allow-list, so

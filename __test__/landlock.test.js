@@ -35,37 +35,50 @@ function tree(t) {
   return dir
 }
 
-test('under the launcher, every grant opens and the path beside it is EACCES on every thread, checker bypassed', { skip, timeout: 60_000 }, async (t) => {
-  const dir = tree(t)
-  const l = landlockCommand({ fs: [`${dir}/granted/**`] }, { strict: true })
-  const child = fork(path.join(__dirname, 'fixtures', 'landlock-child.js'), [], {
-    execPath: l.command,
-    execArgv: [...l.args, process.execPath],
-    env: { UV_USE_IO_URING: '0', GRANTED: path.join(dir, 'granted', 'a.txt'), BESIDE: path.join(dir, 'beside', 'b.txt') },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+for (const fsMode of ['none', 'landlock']) {
+  const after = fsMode === 'landlock'
+    ? { 'after lockdown: granted': 'ok', 'after lockdown: beside': 'EACCES', 'after lockdown: list granted dir': 'ok', 'after lockdown: write granted': 'EACCES', 'after lockdown: socket': 'EPERM' }
+    : { 'after lockdown: granted': 'EPERM', 'after lockdown: beside': 'EPERM', 'after lockdown: list granted dir': 'EPERM', 'after lockdown: write granted': 'EPERM', 'after lockdown: socket': 'EPERM' }
+  test(`under the launcher, every grant opens and the path beside it is EACCES on every thread, checker bypassed (lockdown fs: ${fsMode})`, { skip, timeout: 60_000 }, async (t) => {
+    const dir = tree(t)
+    const l = landlockCommand({ fs: [`${dir}/granted/**`] }, { strict: true })
+    const child = fork(path.join(__dirname, 'fixtures', 'landlock-child.js'), [], {
+      execPath: l.command,
+      execArgv: [...l.args, process.execPath],
+      env: { UV_USE_IO_URING: '0', FS_MODE: fsMode, GRANTED: path.join(dir, 'granted', 'a.txt'), BESIDE: path.join(dir, 'beside', 'b.txt') },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    const m = await new Promise((resolve, reject) => child.once('message', resolve).once('exit', (c) => reject(new Error(`exited ${c}: ${stderr}`))))
+    assert.equal(m.error, undefined, m.message)
+    assert.deepEqual(m.results, {
+      'granted readFileSync': 'ok',
+      'beside readFileSync': 'EACCES',
+      'granted writeFileSync': 'EACCES',
+      '/etc/hostname': 'EACCES',
+      'kill parent': 'EPERM',
+      'beside fs.promises': 'EACCES',
+      'granted fs.promises': 'ok',
+      'beside from a Worker': 'EACCES',
+      ...after,
+    })
+    assert.equal(m.landlock.abi, abi)
+    assert.equal(m.landlock.fullyEnforced, true)
+    assert.deepEqual(m.landlock.scoped, ['signal', 'abstract_unix_socket'])
+    assert.equal(m.landlock.bindDenied, true)
+    assert.ok(m.landlock.rules.some((r) => r.path === fs.realpathSync(`${dir}/granted`) && r.rights === 'read' && r.skipped === null))
+    child.send('bye')
+    assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0)
   })
-  let stderr = ''
-  child.stderr.on('data', (d) => (stderr += d))
-  const m = await new Promise((resolve, reject) => child.once('message', resolve).once('exit', (c) => reject(new Error(`exited ${c}: ${stderr}`))))
-  assert.equal(m.error, undefined, m.message)
-  assert.deepEqual(m.results, {
-    'granted readFileSync': 'ok',
-    'beside readFileSync': 'EACCES',
-    'granted writeFileSync': 'EACCES',
-    '/etc/hostname': 'EACCES',
-    'kill parent': 'EPERM',
-    'beside fs.promises': 'EACCES',
-    'granted fs.promises': 'ok',
-    'beside from a Worker': 'EACCES',
-    'after lockdown: granted': 'EPERM',
+}
+
+test("lockdown({ fs: 'landlock' }) refuses without the launcher's ruleset", { skip: !linux && 'Linux only' }, () => {
+  const r = spawnSync(process.execPath, ['-e', `try { require(${JSON.stringify(path.join(__dirname, '..'))}).lockdown({ fs: 'landlock' }); console.log('locked') } catch (e) { console.log(e.code) }`], {
+    encoding: 'utf8',
+    env: { UV_USE_IO_URING: '0' },
   })
-  assert.equal(m.landlock.abi, abi)
-  assert.equal(m.landlock.fullyEnforced, true)
-  assert.deepEqual(m.landlock.scoped, ['signal', 'abstract_unix_socket'])
-  assert.equal(m.landlock.bindDenied, true)
-  assert.ok(m.landlock.rules.some((r) => r.path === `${dir}/granted` && r.rights === 'read' && r.skipped === null))
-  child.send('bye')
-  assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0)
+  assert.equal(r.stdout.trim(), 'LOCKDOWN_REFUSED')
 })
 
 test("lockdown({ landlock: 'strict' }) refuses in a process the launcher did not start", { skip: !linux && 'Linux only' }, () => {

@@ -31,16 +31,20 @@ function oneOf(options, key, values, what) {
  * Refuses (LOCKDOWN_REFUSED) unless the process was started with
  * UV_USE_IO_URING=0 and no io_uring is open, or, with `landlock: 'strict'`,
  * unless the asp-landlock launcher started it and the kernel enforced every
- * rule; fails closed (LOCKDOWN_FAILED) when seccomp or TSYNC is unavailable;
+ * rule. `fs: 'landlock'` lets the process open files itself, inside the
+ * launcher's ruleset (implies a strict Landlock requirement): the calls
+ * Landlock mediates join the allow-list. Fails closed (LOCKDOWN_FAILED) when
+ * seccomp or TSYNC is unavailable;
  * throws ERR_UNSUPPORTED_PLATFORM elsewhere. Returns what was installed and
  * what the launcher's Landlock ruleset enforced (`landlock`, or null).
  */
 function lockdown(options) {
-  options = securityOptions(options, 'options', ['onDenied', 'landlock']) || {}
+  options = securityOptions(options, 'options', ['onDenied', 'landlock', 'fs']) || {}
   const onDenied = oneOf(options, 'onDenied', ['eperm', 'kill'], 'options')
   const landlock = oneOf(options, 'landlock', ['report', 'strict'], 'options')
+  const fsAccess = oneOf(options, 'fs', ['none', 'landlock'], 'options')
   linuxOrThrow('lockdown')
-  return native.deepFreeze(JSON.parse(native.call(native.binding.lockdown, onDenied, landlock)))
+  return native.deepFreeze(JSON.parse(native.call(native.binding.lockdown, onDenied, landlock, fsAccess)))
 }
 
 /** Where the launcher is: ASP_LANDLOCK_LAUNCHER, next to the package, or cargo's target dir. */

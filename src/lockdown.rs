@@ -58,6 +58,23 @@ pub enum LandlockRequirement {
     Strict,
 }
 
+/// Whether the locked process may use the file system itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FsAccess {
+    /// No: `openat` and every other path call stay denied (the default); the
+    /// parent performs every file operation after checking it.
+    #[default]
+    None,
+    /// Yes, inside the launcher's Landlock ruleset: the calls Landlock
+    /// mediates ([`landlock_fs_calls`]) join the allow-list, and the kernel's
+    /// ruleset is the wall. Refused unless the launcher's ruleset was fully
+    /// enforced. Metadata reads Node needs (`stat`, `access`, `readlink`) are
+    /// allowed too, and Landlock does not wall them: a path's metadata outside
+    /// the ruleset is visible, never its contents. Metadata *changes* Landlock
+    /// does not see (`chmod`, `chown`, `utimensat`, xattrs) stay denied.
+    Landlock,
+}
+
 /// Options of [`lockdown_with`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LockdownOptions {
@@ -65,6 +82,8 @@ pub struct LockdownOptions {
     pub on_denied: OnDenied,
     /// Whether a fully enforced Landlock ruleset is required.
     pub landlock: LandlockRequirement,
+    /// Whether the process may open files itself (inside Landlock).
+    pub fs: FsAccess,
 }
 
 /// What was installed.
@@ -74,6 +93,8 @@ pub struct LockdownReport {
     pub arch: &'static str,
     /// What any other syscall does.
     pub on_denied: OnDenied,
+    /// Whether the process may open files itself (inside Landlock).
+    pub fs: FsAccess,
     /// Syscalls allowed whatever their arguments.
     pub allowed: Vec<&'static str>,
     /// Syscalls allowed only with these arguments (name, condition); any other
@@ -131,6 +152,9 @@ enum Check {
 /// One allowed syscall: its name, number, argument check and why it is there
 /// (the reason is the docs' table; keep them in step).
 type Allowed = (&'static str, i64, Check, &'static str);
+
+/// A call answering a fixed errno: name, number, errno, errno name.
+type Fixed = (&'static str, i64, i32, &'static str);
 
 // glibc's pthread_create: CLONE_VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|SETTLS|PARENT_SETTID|CHILD_CLEARTID.
 const CLONE_PTHREAD_GLIBC: u64 = 0x003d_0f00;
@@ -254,11 +278,80 @@ fn allow_list() -> &'static [Allowed] {
     })
 }
 
+/// The file-system calls Landlock mediates, allowed with [`FsAccess::Landlock`]:
+/// opening, listing, reading and writing what was opened, making, removing,
+/// renaming and linking (each checked by the kernel against the ruleset).
+fn landlock_fs_list() -> &'static [Allowed] {
+    use Check::Any;
+    static LIST: std::sync::OnceLock<Vec<Allowed>> = std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        let mut v: Vec<Allowed> = vec![
+            ("openat", nr!(SYS_openat), Any, "open (Landlock: read_file, write_file, read_dir, truncate, make_reg)"),
+            ("getdents64", nr!(SYS_getdents64), Any, "list an opened directory"),
+            ("lseek", nr!(SYS_lseek), Any, "seek in an opened file"),
+            ("pread64", nr!(SYS_pread64), Any, "read an opened file at an offset"),
+            ("pwrite64", nr!(SYS_pwrite64), Any, "write an opened file at an offset"),
+            ("fsync", nr!(SYS_fsync), Any, "flush an opened file"),
+            ("fdatasync", nr!(SYS_fdatasync), Any, "flush an opened file"),
+            ("ftruncate", nr!(SYS_ftruncate), Any, "truncate an opened file (Landlock: truncate, ABI 3)"),
+            ("mkdirat", nr!(SYS_mkdirat), Any, "Landlock: make_dir"),
+            ("unlinkat", nr!(SYS_unlinkat), Any, "Landlock: remove_file, remove_dir"),
+            ("renameat", nr!(SYS_renameat), Any, "Landlock: refer, make_*, remove_*"),
+            ("renameat2", nr!(SYS_renameat2), Any, "Landlock: refer, make_*, remove_*"),
+            ("symlinkat", nr!(SYS_symlinkat), Any, "Landlock: make_sym"),
+            ("linkat", nr!(SYS_linkat), Any, "Landlock: refer, make_*"),
+            // Metadata: not Landlock's (ABI <= 7). Node needs them to list a
+            // directory (glibc's opendir fstat's via newfstatat), stat, exists and
+            // realpath; they show a path's metadata and a link's target, never contents.
+            (
+                "newfstatat",
+                nr!(SYS_newfstatat),
+                Any,
+                "stat, and glibc's fstat of an opened directory (metadata, not walled)",
+            ),
+            ("statx", nr!(SYS_statx), Any, "libuv's stat (metadata, not walled)"),
+            ("readlinkat", nr!(SYS_readlinkat), Any, "fs.realpath (a link's target, not walled)"),
+            ("faccessat", nr!(SYS_faccessat), Any, "fs.existsSync, fs.access (not walled)"),
+            ("faccessat2", nr!(SYS_faccessat2), Any, "fs.access (not walled)"),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        v.extend_from_slice(&[
+            ("open", nr!(SYS_open), Any, "open (legacy x86_64 number)"),
+            ("mkdir", nr!(SYS_mkdir), Any, "glibc's mkdir on x86_64"),
+            ("rmdir", nr!(SYS_rmdir), Any, "glibc's rmdir on x86_64"),
+            ("unlink", nr!(SYS_unlink), Any, "glibc's unlink on x86_64"),
+            ("rename", nr!(SYS_rename), Any, "glibc's rename on x86_64"),
+            ("symlink", nr!(SYS_symlink), Any, "glibc's symlink on x86_64"),
+            ("link", nr!(SYS_link), Any, "glibc's link on x86_64"),
+            ("stat", nr!(SYS_stat), Any, "glibc's stat on x86_64 (metadata, not walled)"),
+            ("lstat", nr!(SYS_lstat), Any, "glibc's lstat on x86_64 (metadata, not walled)"),
+            ("readlink", nr!(SYS_readlink), Any, "glibc's readlink on x86_64 (not walled)"),
+            ("access", nr!(SYS_access), Any, "glibc's access on x86_64 (not walled)"),
+        ]);
+        v
+    })
+}
+
+/// The names of the calls [`FsAccess::Landlock`] adds, with why.
+pub fn landlock_fs_calls() -> Vec<(&'static str, &'static str)> {
+    landlock_fs_list().iter().map(|a| (a.0, a.3)).collect()
+}
+
+/// The allow-list in force for `fs`, and the fixed-errno calls left.
+fn lists(fs: FsAccess) -> (Vec<Allowed>, Vec<Fixed>) {
+    let mut allow = allow_list().to_vec();
+    if fs == FsAccess::Landlock {
+        allow.extend_from_slice(landlock_fs_list());
+    }
+    let errno = errno_always().iter().filter(|e| !allow.iter().any(|a| a.1 == e.1)).copied().collect();
+    (allow, errno)
+}
+
 /// Calls that always answer an errno (name, number, errno, errno name): on the
 /// allow-list's pass-through so an earlier filter answers them even when the
 /// default kills. Node makes them and tolerates a failure.
-fn errno_always() -> &'static [(&'static str, i64, i32, &'static str)] {
-    static LIST: std::sync::OnceLock<Vec<(&'static str, i64, i32, &'static str)>> = std::sync::OnceLock::new();
+fn errno_always() -> &'static [Fixed] {
+    static LIST: std::sync::OnceLock<Vec<Fixed>> = std::sync::OnceLock::new();
     LIST.get_or_init(|| {
         let mut v = vec![
             ("clone3", nr!(SYS_clone3), libc::ENOSYS, "ENOSYS"),
@@ -354,18 +447,19 @@ fn compile(filter: SeccompFilter) -> Result<BpfProgram, LockdownError> {
 /// then the allow-list. `pid` is this process's id: the only target the
 /// self-only calls accept. The allow-list must be installed last: it denies
 /// `seccomp` and `prctl(PR_SET_SECCOMP)` themselves.
-pub(crate) fn filters(pid: u32, on_denied: OnDenied) -> Result<Vec<BpfProgram>, LockdownError> {
+pub(crate) fn filters(pid: u32, on_denied: OnDenied, fs: FsAccess) -> Result<Vec<BpfProgram>, LockdownError> {
+    let (allow_list, errno_always) = lists(fs);
     #[cfg(target_arch = "x86_64")]
     let arch = TargetArch::x86_64;
     #[cfg(target_arch = "aarch64")]
     let arch = TargetArch::aarch64;
     let mut allow: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for &(_, nr, check, _) in allow_list() {
+    for &(_, nr, check, _) in &allow_list {
         allow.insert(nr, allow_rules(check, pid)?);
     }
     // Passed through to the errno filter: with the same action class the
     // kernel keeps the earlier-ordered errno, so these never reach the default.
-    for &(_, nr, _, _) in errno_always() {
+    for &(_, nr, _, _) in &errno_always {
         allow.insert(nr, vec![]);
     }
     let default = match on_denied {
@@ -376,7 +470,7 @@ pub(crate) fn filters(pid: u32, on_denied: OnDenied) -> Result<Vec<BpfProgram>, 
     // One filter per errno value (seccompiler gives a filter one match action);
     // no call is in two of them.
     let mut fixed: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
-    for &(_, nr, errno, _) in errno_always() {
+    for &(_, nr, errno, _) in &errno_always {
         fixed.entry(errno).or_default().insert(nr, vec![]);
     }
     let mut progs = fixed
@@ -417,8 +511,9 @@ pub fn lockdown() -> Result<LockdownReport, LockdownError> {
 ///
 /// Refuses (before installing anything) when an io_uring instance is open
 /// (io_uring operations bypass seccomp), when `UV_USE_IO_URING` is not `0`
-/// (libuv could create one later), or when `options.landlock` is strict and
-/// the launcher's ruleset is missing or was not fully enforced. Fails closed
+/// (libuv could create one later), or when `options.landlock` is strict (or
+/// `options.fs` is [`FsAccess::Landlock`]) and the launcher's ruleset is
+/// missing or was not fully enforced. Fails closed
 /// when seccomp, TSYNC or no-new-privs is unavailable.
 pub fn lockdown_with(options: LockdownOptions) -> Result<LockdownReport, LockdownError> {
     let fds = open_fds();
@@ -432,9 +527,11 @@ pub fn lockdown_with(options: LockdownOptions) -> Result<LockdownReport, Lockdow
             "UV_USE_IO_URING is not 0: libuv may use io_uring, which seccomp cannot filter; start the process with UV_USE_IO_URING=0".into(),
         ));
     }
-    let landlock = landlock_report(options.landlock)?;
+    let strict = if options.fs == FsAccess::Landlock { LandlockRequirement::Strict } else { options.landlock };
+    let landlock = landlock_report(strict)?;
     // This process, as its pid namespace (the one its syscalls read pids in) numbers it.
-    let progs = filters(std::process::id(), options.on_denied)?;
+    let progs = filters(std::process::id(), options.on_denied, options.fs)?;
+    let (allow_list, errno_always) = lists(options.fs);
     // In order: the allow-list last (it denies `seccomp` itself).
     for prog in &progs {
         seccompiler::apply_filter_all_threads(prog).map_err(install_err)?;
@@ -442,9 +539,10 @@ pub fn lockdown_with(options: LockdownOptions) -> Result<LockdownReport, Lockdow
     Ok(LockdownReport {
         arch: if cfg!(target_arch = "x86_64") { "x86_64" } else { "aarch64" },
         on_denied: options.on_denied,
-        allowed: allow_list().iter().filter(|a| matches!(a.2, Check::Any)).map(|a| a.0).collect(),
-        conditional: allow_list().iter().filter(|a| !matches!(a.2, Check::Any)).map(|a| (a.0, describe(a.2))).collect(),
-        errno_always: errno_always().iter().map(|e| (e.0, e.3)).collect(),
+        fs: options.fs,
+        allowed: allow_list.iter().filter(|a| matches!(a.2, Check::Any)).map(|a| a.0).collect(),
+        conditional: allow_list.iter().filter(|a| !matches!(a.2, Check::Any)).map(|a| (a.0, describe(a.2))).collect(),
+        errno_always: errno_always.iter().map(|e| (e.0, e.3)).collect(),
         open_fds: fds,
         landlock,
     })
@@ -462,8 +560,10 @@ mod tests {
     #[test]
     fn filters_compile_for_this_arch() {
         for mode in [OnDenied::Eperm, OnDenied::Kill] {
-            let progs = filters(std::process::id(), mode).unwrap();
+            let progs = filters(std::process::id(), mode, FsAccess::None).unwrap();
             assert_eq!(progs.len(), 3);
+            // With fs, openat leaves the EPERM filter (clone3's ENOSYS stays).
+            assert_eq!(filters(std::process::id(), mode, FsAccess::Landlock).unwrap().len(), 3);
             let allow = progs.last().unwrap();
             assert!(allow.len() > 60 && allow.len() < 1024, "{}", allow.len());
         }
@@ -476,5 +576,10 @@ mod tests {
         for e in errno_always() {
             assert!(!allowed.contains(&e.1), "{}", e.0);
         }
+        let (with_fs, errno) = lists(FsAccess::Landlock);
+        let nrs: std::collections::BTreeSet<i64> = with_fs.iter().map(|a| a.1).collect();
+        assert_eq!(nrs.len(), with_fs.len(), "a call listed twice with fs");
+        assert!(errno.iter().all(|e| !nrs.contains(&e.1)));
+        assert!(errno.iter().any(|e| e.0 == "clone3") && !errno.iter().any(|e| e.0 == "openat"));
     }
 }

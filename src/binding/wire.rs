@@ -504,15 +504,16 @@ pub fn policy_check_capability(
     Ok(Verdict { code, url: canonical, target: if code == 0 && node.is_none() { None } else { origin } })
 }
 
-/// `lockdown(onDenied, landlock)`: the JSON report, or a thrown
+/// `lockdown(onDenied, landlock, fs)`: the JSON report, or a thrown
 /// `LOCKDOWN_REFUSED`, `LOCKDOWN_FAILED` or `ERR_UNSUPPORTED_PLATFORM` error.
-/// `on_denied` is `"eperm"` or `"kill"`, `landlock` `"report"` or `"strict"`
+/// `on_denied` is `"eperm"` or `"kill"`, `landlock` `"report"` or `"strict"`,
+/// `fs` `"none"` or `"landlock"`
 /// (lib/lockdown.js validates them; anything else is refused here too).
 #[napi(catch_unwind)]
-pub fn lockdown(env: Env, on_denied: String, landlock: String) -> Result<String> {
+pub fn lockdown(env: Env, on_denied: String, landlock: String, fs: String) -> Result<String> {
     #[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
-        use crate::lockdown::{LandlockRequirement, LockdownError, LockdownOptions, OnDenied};
+        use crate::lockdown::{FsAccess, LandlockRequirement, LockdownError, LockdownOptions, OnDenied};
         let on_denied = match on_denied.as_str() {
             "eperm" => OnDenied::Eperm,
             "kill" => OnDenied::Kill,
@@ -531,7 +532,12 @@ pub fn lockdown(env: Env, on_denied: String, landlock: String) -> Result<String>
                 )
             }
         };
-        match crate::lockdown::lockdown_with(LockdownOptions { on_denied, landlock }) {
+        let fs = match fs.as_str() {
+            "none" => FsAccess::None,
+            "landlock" => FsAccess::Landlock,
+            _ => return Err(WireError::Lockdown("LOCKDOWN_REFUSED", format!("unknown fs {fs:?}")).throw(&env)),
+        };
+        match crate::lockdown::lockdown_with(LockdownOptions { on_denied, landlock, fs }) {
             Ok(r) => {
                 let self_only: Vec<&str> =
                     r.conditional.iter().filter(|(_, c)| c.contains("this process")).map(|(n, _)| *n).collect();
@@ -541,6 +547,7 @@ pub fn lockdown(env: Env, on_denied: String, landlock: String) -> Result<String>
                     "action": match r.on_denied { OnDenied::Eperm => "EPERM", OnDenied::Kill => "kill" },
                     "tsync": true,
                     "noNewPrivs": true,
+                    "fs": match r.fs { FsAccess::None => "none", FsAccess::Landlock => "landlock" },
                     "allowed": r.allowed,
                     "conditional": r.conditional.iter().map(|(n, c)| json!({ "name": n, "only": c })).collect::<Vec<_>>(),
                     "selfOnly": self_only,
@@ -562,7 +569,7 @@ pub fn lockdown(env: Env, on_denied: String, landlock: String) -> Result<String>
     }
     #[cfg(not(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64"))))]
     {
-        let _ = (on_denied, landlock);
+        let _ = (on_denied, landlock, fs);
         Err(WireError::Unsupported("lockdown").throw(&env))
     }
 }
