@@ -91,3 +91,20 @@ test('after lockdown, the child cannot signal, reprioritise or watch other proce
   assert.equal(after.mtimeMs, before.mtimeMs, "the file's mtime is unchanged")
   assert.equal(after.atimeMs, before.atimeMs, "the file's atime is unchanged")
 })
+
+test("lockdown({ onDenied: 'kill' }): a plugin's work and IPC run, and the first call outside the allow-list kills the process", { skip: !linux && 'Linux only', timeout: 60_000 }, async () => {
+  const child = fork(path.join(__dirname, 'fixtures', 'lockdown-kill-child.js'), { env: { UV_USE_IO_URING: '0' }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const first = await Promise.race([new Promise((resolve) => child.once('message', resolve)), exited.then((e) => ({ exited: e, stderr }))])
+  assert.equal(first.action, 'kill', JSON.stringify(first))
+  assert.deepEqual(first.still, { timers: true, uuid: true, sha256: true, wasm: true, gc: true, worker: 42 })
+  for (let i = 0; i < 1000; i++) {
+    child.send({ i })
+    const back = await new Promise((resolve) => child.once('message', resolve))
+    assert.equal(back.i, i)
+  }
+  child.send('escape')
+  assert.deepEqual(await exited, { code: null, signal: 'SIGSYS' })
+})

@@ -143,6 +143,8 @@ enum Check {
     Masked { arg: u8, mask: u32, any_of: &'static [u32] },
     /// Argument `arg` (a pid, 32-bit) is this process's pid.
     Pid { arg: u8 },
+    /// Two 32-bit arguments with these exact values.
+    Both { a: (u8, u32), b: (u8, u32) },
     /// `(which, who)`: `which == PRIO_PROCESS` and `who` is this process or `0`.
     PrioSelf,
     /// `prlimit64(pid, resource, new, old)`: `pid` is this process or `0`, and `new` is NULL.
@@ -234,6 +236,18 @@ fn allow_list() -> &'static [Allowed] {
             ("readv", nr!(SYS_readv), Any, "IPC"),
             ("writev", nr!(SYS_writev), Any, "IPC (libuv writes a message in pieces)"),
             ("recvmsg", nr!(SYS_recvmsg), Any, "Node's IPC channel reads with recvmsg"),
+            (
+                "getsockname",
+                nr!(SYS_getsockname),
+                Any,
+                "libuv's uv_guess_handle on a socket it holds (process.stderr when fork's stdio is a socketpair)",
+            ),
+            (
+                "getsockopt",
+                nr!(SYS_getsockopt),
+                Both { a: (1, 1), b: (2, 3) },
+                "SOL_SOCKET/SO_TYPE only (uv_guess_handle); never SO_PEERCRED or SO_PEERPIDFD",
+            ),
             ("close", nr!(SYS_close), Any, "descriptors it holds"),
             ("fstat", nr!(SYS_fstat), Any, "a held descriptor (exit path)"),
             (
@@ -403,6 +417,9 @@ fn allow_rules(check: Check, pid: u32) -> Result<Vec<SeccompRule>, LockdownError
             .map(|&v| rule(vec![cond(arg, D, MaskedEq(u64::from(mask)), u64::from(v))?]))
             .collect::<Result<_, _>>()?,
         Check::Pid { arg } => vec![rule(vec![cond(arg, D, Eq, u64::from(pid))?])?],
+        Check::Both { a, b } => {
+            vec![rule(vec![cond(a.0, D, Eq, u64::from(a.1))?, cond(b.0, D, Eq, u64::from(b.1))?])?]
+        }
         Check::PrioSelf => vec![
             rule(vec![cond(0, D, Eq, 0)?, cond(1, D, Eq, u64::from(pid))?])?,
             rule(vec![cond(0, D, Eq, 0)?, cond(1, D, Eq, 0)?])?,
@@ -419,6 +436,7 @@ fn describe(check: Check) -> &'static str {
         Check::Any => "any",
         Check::Qword { .. } | Check::Dword { .. } | Check::Masked { .. } => "listed values only",
         Check::Pid { .. } => "this process's pid only",
+        Check::Both { .. } => "listed values only",
         Check::PrioSelf => "PRIO_PROCESS of this process only",
         Check::PrlimitRead => "read this process's limits only (new limit NULL)",
     }

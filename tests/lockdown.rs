@@ -343,6 +343,8 @@ const X86_64_ALLOWED: &[(&str, i64)] = &[
     ("nanosleep", 35),
     ("getpid", 39),
     ("recvmsg", 47),
+    ("getsockname", 51),
+    ("getsockopt", 55),
     ("clone", 56),
     ("exit", 60),
     ("kill", 62),
