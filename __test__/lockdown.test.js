@@ -42,6 +42,11 @@ test('after lockdown, escaped code cannot open files, connect, spawn or start wo
   assert.ok(first.report.allowed.length > 30 && first.report.allowed.length < 80, String(first.report.allowed.length))
   for (const name of ['openat', 'socket', 'connect', 'execve', 'sendmsg', 'utimensat', 'inotify_add_watch', 'io_uring_setup']) assert.ok(!first.report.allowed.includes(name), name)
   assert.equal(first.report.landlock, null, 'not started through asp-landlock')
+  // docs/process-tier.md lists exactly this allow-list (x86_64 rows marked).
+  const doc = require('node:fs').readFileSync(path.join(__dirname, '..', 'docs', 'process-tier.md'), 'utf8')
+  const section = doc.slice(doc.indexOf('### The allow-list'), doc.indexOf('### `fs:'))
+  const documented = [...section.matchAll(/^\| `(\w+)`( \(x86_64\))? \|/gm)].filter((m) => process.arch === 'x64' || !m[2]).map((m) => m[1])
+  assert.deepEqual([...documented].sort(), [...first.report.allowed].sort())
   // 1000 IPC round trips after lockdown.
   for (let i = 0; i < 1000; i++) {
     child.send({ i })
