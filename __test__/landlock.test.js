@@ -89,6 +89,15 @@ test("lockdown({ landlock: 'strict' }) refuses in a process the launcher did not
   assert.equal(r.stdout.trim(), 'LOCKDOWN_REFUSED')
 })
 
+test("lockdown({ landlock: 'strict' }) checks the kernel, not only the report: a forged ASP_LANDLOCK_REPORT is refused", { skip: !linux && 'Linux only' }, () => {
+  const forged = JSON.stringify({ abi: 7, fullyEnforced: true, rules: [], scoped: ['signal', 'abstract_unix_socket'] })
+  const r = spawnSync(process.execPath, ['-e', `try { require(${JSON.stringify(path.join(__dirname, '..'))}).lockdown({ landlock: 'strict' }); console.log('locked') } catch (e) { console.log(e.code, e.message) }`], {
+    encoding: 'utf8',
+    env: { UV_USE_IO_URING: '0', ASP_LANDLOCK_REPORT: forged },
+  })
+  assert.match(r.stdout.trim(), /^LOCKDOWN_REFUSED .*not in that Landlock domain/)
+})
+
 test('the strict launcher exits 126 without starting the child when a rule cannot be enforced', { skip, timeout: 30_000 }, () => {
   const l = landlockCommand({ fs: ['/nonexistent-asp-landlock/**'] }, { strict: true })
   const r = spawnSync(l.command, [...l.args, process.execPath, '-e', 'console.log("ran")'], { encoding: 'utf8' })

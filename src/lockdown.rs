@@ -174,6 +174,7 @@ fn allow_list() -> &'static [Allowed] {
     use Check::*;
     static LIST: std::sync::OnceLock<Vec<Allowed>> = std::sync::OnceLock::new();
     LIST.get_or_init(|| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))] // x86_64 adds its legacy calls
         let mut v: Vec<Allowed> = vec![
             // Memory: the allocator, V8's heap and GC, JIT and WebAssembly code space.
             ("brk", nr!(SYS_brk), Any, "glibc malloc's main arena"),
@@ -299,6 +300,7 @@ fn landlock_fs_list() -> &'static [Allowed] {
     use Check::Any;
     static LIST: std::sync::OnceLock<Vec<Allowed>> = std::sync::OnceLock::new();
     LIST.get_or_init(|| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))] // x86_64 adds its legacy calls
         let mut v: Vec<Allowed> = vec![
             ("openat", nr!(SYS_openat), Any, "open (Landlock: read_file, write_file, read_dir, truncate, make_reg)"),
             ("getdents64", nr!(SYS_getdents64), Any, "list an opened directory"),
@@ -367,6 +369,7 @@ fn lists(fs: FsAccess) -> (Vec<Allowed>, Vec<Fixed>) {
 fn errno_always() -> &'static [Fixed] {
     static LIST: std::sync::OnceLock<Vec<Fixed>> = std::sync::OnceLock::new();
     LIST.get_or_init(|| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))] // x86_64 adds its legacy calls
         let mut v = vec![
             ("clone3", nr!(SYS_clone3), libc::ENOSYS, "ENOSYS"),
             ("openat", nr!(SYS_openat), libc::EPERM, "EPERM"),
@@ -515,6 +518,18 @@ fn landlock_report(requirement: LandlockRequirement) -> Result<Option<String>, L
                 None => "strict Landlock asked for, but the process was not started through asp-landlock".into(),
                 Some(r) => format!("strict Landlock asked for, but the kernel did not enforce every rule: {r}"),
             }));
+        }
+        // The report is an environment variable; check the kernel agrees. A
+        // domain with the signal scope (ABI 6, part of "fully enforced") cannot
+        // signal its parent, which the launcher left outside it: signal 0 only
+        // checks permission.
+        // SAFETY: kill with signal 0 sends nothing; getppid takes no argument.
+        let rc = unsafe { libc::kill(libc::getppid(), 0) };
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        if rc == 0 || errno != Some(libc::EPERM) {
+            return Err(LockdownError::UnsafeState(
+                "strict Landlock asked for and the report says enforced, but this process can signal its parent: it is not in that Landlock domain".into(),
+            ));
         }
     }
     Ok(report)

@@ -124,9 +124,7 @@ impl LandlockSpec {
                 (PortRule::Default, Some(Scheme::Https)) => &[443],
                 (PortRule::Default, _) => &[80, 443],
             };
-            if let (Some(v), PortRule::Exact(n)) = (ports.as_mut(), p.port()) {
-                v.push(n);
-            } else if let Some(v) = ports.as_mut() {
+            if let Some(v) = ports.as_mut() {
                 v.extend_from_slice(add);
             }
         }
@@ -373,6 +371,44 @@ pub fn apply(spec: &LandlockSpec, strict: bool) -> Result<LandlockReport, Landlo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spec_from_a_manifest() {
+        let json = r#"{
+            "fs": ["/srv/app/**", { "path": "/var/out/*.log", "mode": "write" }, { "path": "/data/x.json", "mode": "readwrite" }],
+            "fetch": ["https://api.example.com", "http://a.example:8080/v1/*", "b.example"]
+        }"#;
+        let policy =
+            PermissionPolicy::from_json(json, crate::PolicyOptions::new("p").platform(crate::Platform::Posix)).unwrap();
+        let spec = LandlockSpec::from_policy(&policy);
+        assert_eq!(
+            spec.paths,
+            vec![
+                (PathBuf::from("/data/x.json"), Rights::Read),
+                (PathBuf::from("/data/x.json"), Rights::Write),
+                (PathBuf::from("/srv/app"), Rights::Read),
+                (PathBuf::from("/var/out"), Rights::Write),
+            ]
+        );
+        assert_eq!(spec.connect_tcp, Some(vec![80, 443, 8080]));
+        // A `:*` grant: no port rule can say "every port", so connect is not handled.
+        let any =
+            PermissionPolicy::from_json(r#"{ "fetch": ["https://a.example:*"] }"#, crate::PolicyOptions::new("p"))
+                .unwrap();
+        assert_eq!(LandlockSpec::from_policy(&any).connect_tcp, None);
+        // No fetch grant: connect handled with no port.
+        let none = PermissionPolicy::from_json("{}", crate::PolicyOptions::new("p")).unwrap();
+        assert_eq!(LandlockSpec::from_policy(&none).connect_tcp, Some(vec![]));
+    }
+
+    #[test]
+    fn fully_enforced_reads_only_a_whole_report() {
+        assert!(report_fully_enforced(r#"{"abi":7,"rules":[{"path":"/a","rights":"read","skipped":null}]}"#));
+        assert!(!report_fully_enforced(r#"{"abi":5,"rules":[]}"#));
+        assert!(!report_fully_enforced(r#"{"abi":7,"rules":[{"path":"/a","rights":"read","skipped":"cannot open"}]}"#));
+        assert!(!report_fully_enforced(r#"{"abi":"7","rules":[]}"#));
+        assert!(!report_fully_enforced("not json"));
+    }
 
     #[test]
     fn literal_prefixes() {
