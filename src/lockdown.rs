@@ -10,9 +10,9 @@
 //! A few calls are allowed only with arguments seccomp can see (registers,
 //! never memory): `clone` only with the exact flags of `pthread_create`,
 //! `futex` only wait/wake, `madvise`, `fcntl`, `ioctl` and `prctl` only
-//! a few harmless commands, `kill`/`tgkill` only to this process,
-//! `setpriority`/`getpriority`/`sched_getaffinity` only on itself, `prlimit64`
-//! only to read its own limits. `clone3` answers `ENOSYS` (its flags live in
+//! a few harmless commands, `getsockopt` only `SO_TYPE`, `kill`/`tgkill`
+//! only to this process, `setpriority`/`getpriority` only on itself,
+//! `prlimit64` only to read its own limits. `clone3` answers `ENOSYS` (its flags live in
 //! memory), so libc falls back to `clone`. A few calls Node makes and
 //! tolerates failing (`openat` and friends, `readlink`, `capget`, `sysinfo`)
 //! answer `EPERM` even with [`OnDenied::Kill`]. A syscall of a foreign
@@ -478,8 +478,9 @@ pub(crate) fn filters(pid: u32, on_denied: OnDenied, fs: FsAccess) -> Result<Vec
     for &(_, nr, check, _) in &allow_list {
         allow.insert(nr, allow_rules(check, pid)?);
     }
-    // Passed through to the errno filter: with the same action class the
-    // kernel keeps the earlier-ordered errno, so these never reach the default.
+    // Allowed here so the earlier errno filter answers them: the kernel runs
+    // every filter and the strictest action wins (ERRNO over ALLOW), while the
+    // default here would win over it with the kill action.
     for &(_, nr, _, _) in &errno_always {
         allow.insert(nr, vec![]);
     }
