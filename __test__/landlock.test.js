@@ -110,6 +110,7 @@ test('lockdown and landlockCommand options are checked strictly', () => {
   assert.throws(() => lockdown({ onDenied: 'log' }), TypeError)
   assert.throws(() => lockdown({ ondenied: 'kill' }), TypeError)
   assert.throws(() => landlockCommand({}, { read: ['relative'] }), linux ? TypeError : (e) => e.code === 'ERR_UNSUPPORTED_PLATFORM')
+  if (linux) assert.throws(() => landlockCommand({ fs: 'not a list' }), (e) => e.code === 'INVALID_MANIFEST')
 })
 
 test('the example process tier runs a plugin in both modes: seccomp only, and under the launcher', { skip, timeout: 60_000 }, async () => {

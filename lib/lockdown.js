@@ -74,17 +74,23 @@ function landlockCommand(manifest, options) {
   const list = (key) => {
     const v = securityOption(options, key, 'options')
     if (v === undefined) return []
-    if (!Array.isArray(v) || !v.every((p) => typeof p === 'string' && path.isAbsolute(p))) throw new TypeError(`options.${key} must be an array of absolute paths`)
+    if (!Array.isArray(v) || !v.every((p) => typeof p === 'string' && path.isAbsolute(p) && !p.includes('\0'))) throw new TypeError(`options.${key} must be an array of absolute paths`)
     return v
   }
   const strict = securityOption(options, 'strict', 'options')
   if (strict !== undefined && typeof strict !== 'boolean') throw new TypeError('options.strict must be a boolean')
   const args = []
   if (strict) args.push('--strict')
-  args.push('--manifest', typeof manifest === 'string' ? manifest : JSON.stringify(manifest))
+  // Validated here (INVALID_MANIFEST now, not a launcher exiting 2 later),
+  // then passed in its normalised form.
+  const { PermissionPolicy } = require('./policy.js')
+  const parsed = typeof manifest === 'string' ? JSON.parse(manifest) : manifest
+  const policy = PermissionPolicy.fromManifest(parsed, { plugin: 'landlock', platform: 'posix' })
+  args.push('--manifest', JSON.stringify(policy.toJSON()))
   // What Node 20 reads to start (measured with strace -e %file): its binary,
-  // the loader (which the kernel opens for execution) and libraries, OpenSSL's config, /proc and cgroup limits, and
-  // this package (napi-rs reads /usr/bin/ldd to tell glibc from musl).
+  // the loader (which the kernel opens for execution) and libraries,
+  // OpenSSL's config, /proc and cgroup limits, and this package (napi-rs
+  // reads /usr/bin/ldd to tell glibc from musl).
   const node = fs.realpathSync(process.execPath)
   const runtime = [['--exec', node], ['--exec', '/lib'], ['--exec', '/lib64'], ['--read', '/usr/lib'], ['--read', '/etc/ld.so.cache'], ['--read', '/etc/ssl'], ['--read', '/proc/self'], ['--read', '/proc/meminfo'], ['--read', '/proc/sys/vm/overcommit_memory'], ['--read', '/sys/fs/cgroup'], ['--read', '/usr/bin/ldd'], ['--read', path.join(__dirname, '..')]]
   // Its one runtime dependency, wherever require finds it (a hoisted or linked node_modules).
