@@ -37,15 +37,18 @@ function tree(t) {
 
 for (const fsMode of ['none', 'landlock']) {
   const after = fsMode === 'landlock'
-    ? { 'after lockdown: granted': 'ok', 'after lockdown: beside': 'EACCES', 'after lockdown: list granted dir': 'ok', 'after lockdown: write granted': 'EACCES', 'after lockdown: socket': 'EPERM' }
+    ? { 'after lockdown: granted': 'ok', 'after lockdown: beside': 'EACCES', 'after lockdown: list granted dir': 'ok', 'after lockdown: write granted': 'EACCES', 'after lockdown: out mkdir, copy, list, rename, remove': 'ok', 'after lockdown: copy beside into out': 'EACCES', 'after lockdown: socket': 'EPERM' }
     : { 'after lockdown: granted': 'EPERM', 'after lockdown: beside': 'EPERM', 'after lockdown: list granted dir': 'EPERM', 'after lockdown: write granted': 'EPERM', 'after lockdown: socket': 'EPERM' }
   test(`under the launcher, every grant opens and the path beside it is EACCES on every thread, checker bypassed (lockdown fs: ${fsMode})`, { skip, timeout: 60_000 }, async (t) => {
     const dir = tree(t)
-    const l = landlockCommand({ fs: [`${dir}/granted/**`] }, { strict: true })
+    fs.mkdirSync(path.join(dir, 'out'))
+    const grants = [`${dir}/granted/**`]
+    if (fsMode === 'landlock') grants.push({ path: `${dir}/out/**`, mode: 'readwrite' })
+    const l = landlockCommand({ fs: grants }, { strict: true })
     const child = fork(path.join(__dirname, 'fixtures', 'landlock-child.js'), [], {
       execPath: l.command,
       execArgv: [...l.args, process.execPath],
-      env: { UV_USE_IO_URING: '0', FS_MODE: fsMode, GRANTED: path.join(dir, 'granted', 'a.txt'), BESIDE: path.join(dir, 'beside', 'b.txt') },
+      env: { UV_USE_IO_URING: '0', FS_MODE: fsMode, GRANTED: path.join(dir, 'granted', 'a.txt'), BESIDE: path.join(dir, 'beside', 'b.txt'), ...(fsMode === 'landlock' && { OUT: path.join(dir, 'out') }) },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     })
     let stderr = ''

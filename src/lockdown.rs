@@ -70,8 +70,9 @@ pub enum FsAccess {
     /// ruleset is the wall. Refused unless the launcher's ruleset was fully
     /// enforced. Metadata reads Node needs (`stat`, `access`, `readlink`) are
     /// allowed too, and Landlock does not wall them: a path's metadata outside
-    /// the ruleset is visible, never its contents. Metadata *changes* Landlock
-    /// does not see (`chmod`, `chown`, `utimensat`, xattrs) stay denied.
+    /// the ruleset is visible, never its contents. Metadata *changes* by path,
+    /// which Landlock does not see (`chmod`, `chown`, `utimensat`, xattrs),
+    /// stay denied; `fchmod` on a descriptor it opened is allowed.
     Landlock,
 }
 
@@ -293,9 +294,10 @@ fn allow_list() -> &'static [Allowed] {
     })
 }
 
-/// The file-system calls Landlock mediates, allowed with [`FsAccess::Landlock`]:
-/// opening, listing, reading and writing what was opened, making, removing,
-/// renaming and linking (each checked by the kernel against the ruleset).
+/// The file-system calls allowed with [`FsAccess::Landlock`]: the ones
+/// Landlock mediates (opening, making, removing, renaming, linking), the ones
+/// on descriptors it let the process open (reading, writing, listing, copying,
+/// `fchmod`), and the metadata reads Node needs (`stat`, `access`, `readlink`).
 fn landlock_fs_list() -> &'static [Allowed] {
     use Check::Any;
     static LIST: std::sync::OnceLock<Vec<Allowed>> = std::sync::OnceLock::new();
@@ -309,6 +311,14 @@ fn landlock_fs_list() -> &'static [Allowed] {
             ("pwrite64", nr!(SYS_pwrite64), Any, "write an opened file at an offset"),
             ("fsync", nr!(SYS_fsync), Any, "flush an opened file"),
             ("fdatasync", nr!(SYS_fdatasync), Any, "flush an opened file"),
+            ("copy_file_range", nr!(SYS_copy_file_range), Any, "fs.copyFile between files it opened"),
+            ("sendfile", nr!(SYS_sendfile), Any, "fs.copyFile's fallback between files it opened"),
+            (
+                "fchmod",
+                nr!(SYS_fchmod),
+                Any,
+                "fs.copyFile gives the copy the source's mode: on a descriptor, i.e. a file Landlock let it open (never by path)",
+            ),
             ("ftruncate", nr!(SYS_ftruncate), Any, "truncate an opened file (Landlock: truncate, ABI 3)"),
             ("mkdirat", nr!(SYS_mkdirat), Any, "Landlock: make_dir"),
             ("unlinkat", nr!(SYS_unlinkat), Any, "Landlock: remove_file, remove_dir"),
