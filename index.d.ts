@@ -575,34 +575,49 @@ export declare class PermissionChecker {
 /** The check and assert methods (`PermissionChecks`). */
 export interface PermissionChecker extends PermissionChecks {}
 
+/** What the `asp-landlock` launcher's Landlock ruleset enforced (the kernel's answer, not the request). */
+export interface LandlockReport {
+  /** The kernel's Landlock ABI (0: unavailable, nothing enforced). */
+  readonly abi: number
+  /** The ABI the kernel answered (the same as `abi` today; the crate may know fewer). */
+  readonly kernelAbi: number | null
+  /** Every part was enforced: ABI >= 6 and no rule skipped. */
+  readonly fullyEnforced: boolean
+  /** File-system rights the domain handles: denied outside the rules. */
+  readonly fsHandled: readonly string[]
+  /** Path-beneath rules: the grants' literal prefixes and the runtime paths; `skipped` says why one was not added. */
+  readonly rules: readonly { readonly path: string; readonly rights: 'read' | 'write' | 'exec'; readonly skipped: string | null }[]
+  /** TCP ports `connect` may reach; `null` when connect is not restricted (ABI < 4, or a `:*` fetch grant). */
+  readonly connectTcp: readonly number[] | null
+  /** `bind` is denied (ABI 4+). */
+  readonly bindDenied: boolean
+  /** Scopes in force (ABI 6+): `signal`, `abstract_unix_socket`. */
+  readonly scoped: readonly string[]
+  /** What this kernel could not enforce, with the ABI that has it. */
+  readonly unavailable: readonly string[]
+}
+
 /** What `lockdown()` installed. */
 export interface LockdownReport {
   /** The syscall table the filter was built for. */
   readonly arch: 'x86_64' | 'aarch64'
-  /** What a denied syscall returns. */
-  readonly action: 'EPERM'
+  /** What a syscall outside the allow-list does: fails with `EPERM`, or kills the process. */
+  readonly action: 'EPERM' | 'kill'
   /** The filter is on every thread (`SECCOMP_FILTER_FLAG_TSYNC`). */
   readonly tsync: true
   /** `PR_SET_NO_NEW_PRIVS` is set. */
   readonly noNewPrivs: true
-  /** Denied syscall names. */
-  readonly denied: readonly string[]
-  /**
-   * Syscalls that name a target process (`kill`, `tgkill`, `setpriority`,
-   * `sched_setaffinity`, `prlimit64`, ...), allowed only on this process (its
-   * pid, or `0` where the kernel reads `0` as the caller): `EPERM` for any
-   * other pid, a process group or every process.
-   */
+  /** `'landlock'`: the process may open files itself, inside the launcher's ruleset (the calls Landlock mediates are allowed). */
+  readonly fs: 'none' | 'landlock'
+  /** Syscalls allowed whatever their arguments (docs/process-tier.md says why each is there). */
+  readonly allowed: readonly string[]
+  /** Syscalls allowed only with some arguments (`clone` threads only, `futex` wait/wake, `kill` this process, ...). */
+  readonly conditional: readonly { readonly name: string; readonly only: string }[]
+  /** The conditional calls limited to this process (`kill`, `tgkill`, `setpriority`, `prlimit64`, ...). */
   readonly selfOnly: readonly string[]
-  /**
-   * `fcntl` and `ioctl` commands denied on every descriptor (`F_SETOWN`,
-   * `F_SETOWN_EX`, `F_SETSIG`, `F_SETLEASE`, `F_NOTIFY`, `FIOSETOWN`,
-   * `SIOCSPGRP`, `TIOCSPGRP`, `TIOCSCTTY`, `TIOCSTI`, `TIOCLINUX`,
-   * `TIOCCONS`): the ones that let the kernel signal, block or feed input to
-   * another process.
-   */
-  readonly deniedCommands: readonly string[]
-  /** How `clone` is filtered (threads only). */
+  /** Calls that always answer this errno, even with `onDenied: 'kill'` (`clone3`: `ENOSYS`; `openat` and the calls Node tolerates failing: `EPERM`). */
+  readonly errnoAlways: readonly { readonly name: string; readonly errno: string }[]
+  /** How `clone` is filtered (pthread_create's flags only). */
   readonly clone: string
   /** How `clone3` is filtered (`ENOSYS`). */
   readonly clone3: string
@@ -610,14 +625,45 @@ export interface LockdownReport {
   readonly foreignArch: string
   /** Descriptors open at lockdown (they stay usable). */
   readonly openFds: readonly { readonly fd: number; readonly target: string }[]
+  /** What the launcher's Landlock ruleset enforced, or `null` when the process was not started through `asp-landlock`. */
+  readonly landlock: LandlockReport | null
+}
+
+/** Options of `lockdown()`. */
+export interface LockdownOptions {
+  /** A syscall outside the allow-list: `'eperm'` (default) fails it, `'kill'` kills the process. */
+  onDenied?: 'eperm' | 'kill'
+  /** `'strict'`: refuse (`LOCKDOWN_REFUSED`) unless started through `asp-landlock` with every rule enforced. Default `'report'`. */
+  landlock?: 'report' | 'strict'
+  /** `'landlock'`: keep opening, listing, making and removing files, walled by the launcher's Landlock ruleset (implies `landlock: 'strict'`). Default `'none'`. */
+  fs?: 'none' | 'landlock'
 }
 /**
- * Process tier (Linux x64/arm64): a TSYNC seccomp filter so this process can no
- * longer open files, create sockets or start processes. Irreversible. Throws
- * `LOCKDOWN_REFUSED` unless started with `UV_USE_IO_URING=0`, `LOCKDOWN_FAILED`
- * when seccomp/TSYNC is unavailable, `ERR_UNSUPPORTED_PLATFORM` elsewhere.
+ * Process tier (Linux x64/arm64): a default-deny TSYNC seccomp allow-list, so
+ * this process can no longer open files, create sockets, start processes or
+ * reach another process. Irreversible. Throws `LOCKDOWN_REFUSED` unless started
+ * with `UV_USE_IO_URING=0` (or a strict Landlock requirement is unmet),
+ * `LOCKDOWN_FAILED` when seccomp/TSYNC is unavailable, `ERR_UNSUPPORTED_PLATFORM` elsewhere.
  */
-export declare function lockdown(options?: Record<string, never>): LockdownReport
+export declare function lockdown(options?: LockdownOptions): LockdownReport
+
+/** Options of `landlockCommand()`. */
+export interface LandlockCommandOptions {
+  /** The launcher exits 126 without starting the child unless every rule was enforced. */
+  strict?: boolean
+  /** More absolute paths the child reads (its script, data it loads before `lockdown()`). */
+  read?: readonly string[]
+  /** More absolute paths the child executes. */
+  exec?: readonly string[]
+}
+/**
+ * The `asp-landlock` launcher's command for a child under the manifest's
+ * Landlock ruleset (fs grants at their literal prefixes, fetch ports, signal and
+ * abstract-socket scoping) plus Node's runtime paths. `args` ends with `--`:
+ * append the program and its arguments. Linux only; `ERR_UNSUPPORTED_PLATFORM`
+ * when the launcher is not built.
+ */
+export declare function landlockCommand(manifest: object | string, options?: LandlockCommandOptions): { command: string; args: string[] }
 
 /** One request and its verdict, as `serveDenoBroker` reports it to `onDecision` (and `deno --audit` writes it). */
 export interface DenoBrokerDecision {

@@ -8,7 +8,7 @@
 //   lib/policy.js      PermissionPolicy
 //   lib/checker.js     PermissionChecker
 //   lib/tracker.js     BudgetTracker
-//   lib/lockdown.js    lockdown()
+//   lib/lockdown.js    lockdown(), landlockCommand()
 
 const native = require('./lib/native.js')
 const errors = require('./lib/errors.js')
@@ -17,7 +17,7 @@ const { VERSION, securityOption, securityOptions } = require('./lib/options.js')
 const { PermissionPolicy } = require('./lib/policy.js')
 const { PermissionChecker, CHECKER_OPTION_KEYS } = require('./lib/checker.js')
 const { BudgetTracker } = require('./lib/tracker.js')
-const { lockdown } = require('./lib/lockdown.js')
+const { lockdown, landlockCommand } = require('./lib/lockdown.js')
 
 const { PermissionDeniedError, BudgetExceededError, InvalidManifestError, InvalidSampleError } = errors
 
@@ -58,6 +58,7 @@ module.exports = {
   createChecker,
   learnManifest,
   lockdown,
+  landlockCommand,
   serveDenoBroker,
   ERROR_REGISTRY: native.ERROR_REGISTRY,
   ErrorCode: native.ErrorCode,

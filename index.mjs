@@ -9,6 +9,7 @@ export const {
   createChecker,
   learnManifest,
   lockdown,
+  landlockCommand,
   serveDenoBroker,
   ERROR_REGISTRY,
   ErrorCode,

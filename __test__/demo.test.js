@@ -53,7 +53,7 @@ test('npm run demo: exit code, expected denials and metrics', { timeout: 60_000,
   if (process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch)) {
     // The process tier: an escape that reaches `process` still gets EPERM everywhere.
     assert.equal(report.escape.code, 'BUDGET_EXCEEDED')
-    assert.ok(report.escape.locked.denied > 40)
+    assert.ok(report.escape.locked.allowed > 30)
     for (const line of ['reached process pid', 'read /etc/passwd: EPERM', 'write /tmp/pwned: EPERM', 'spawn /bin/sh: EPERM', 'connect 127.0.0.1:9: EPERM']) {
       assert.ok(report.lines.some((l) => l.includes(`[escape] log: ${line}`)), line)
     }

@@ -31,10 +31,12 @@ test('Cargo runtime dependencies are the design-card crates only', () => {
   // psl: the full Public Suffix List for `lint` (no_std, no dependencies of its own but psl-types).
   // unicode-normalization (unicode-rs; tinyvec its only dependency): NFC for posix `deny.fs`
   // matching on case- and normalisation-insensitive volumes (SPEC §10, src/posix_fold.rs).
-  assert.deepEqual(cargoDeps('dependencies'), ['napi', 'napi-derive', 'opentelemetry', 'opentelemetry_sdk', 'psl', 'serde_json', 'thiserror', 'unicode-normalization', 'url'])
+  // rustc-hash (rust-lang's FxHash; no dependencies): the glob index's path-keyed maps (napi depends on it too).
+  assert.deepEqual(cargoDeps('dependencies'), ['napi', 'napi-derive', 'opentelemetry', 'opentelemetry_sdk', 'psl', 'rustc-hash', 'serde_json', 'thiserror', 'unicode-normalization', 'url'])
   assert.deepEqual(cargoDeps('build-dependencies'), ['napi-build'])
-  // lockdown (Linux only, feature `lockdown`): seccompiler builds the seccomp filter, libc names the syscalls.
-  assert.deepEqual(cargoDeps(`target.'cfg(target_os = "linux")'.dependencies`), ['libc', 'seccompiler'])
+  // lockdown (Linux only, feature `lockdown`): seccompiler builds the seccomp filter, libc names the syscalls,
+  // landlock (landlock-lsm's crate) builds the launcher's ruleset.
+  assert.deepEqual(cargoDeps(`target.'cfg(target_os = "linux")'.dependencies`), ['landlock', 'libc', 'seccompiler'])
 })
 
 test('npm runtime dependencies are @opentelemetry/api and the platform packages only', () => {

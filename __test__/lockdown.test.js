@@ -37,7 +37,16 @@ test('after lockdown, escaped code cannot open files, connect, spawn or start wo
   assert.notEqual(results['new Worker']?.startsWith('succeeded'), true, `new Worker: ${results['new Worker']}`)
   assert.deepEqual(first.probe, [1, 1, 1], 'raw openat, socket and execve fail with EPERM')
   assert.deepEqual(first.still, { timers: true, promises: true, crypto: true, wasm: true, bigAlloc: true, checker: true })
-  assert.ok(first.report.denied > 40)
+  // Default deny: a short allow-list without any call that opens, connects or executes.
+  assert.equal(first.report.action, 'EPERM')
+  assert.ok(first.report.allowed.length > 30 && first.report.allowed.length < 80, String(first.report.allowed.length))
+  for (const name of ['openat', 'socket', 'connect', 'execve', 'sendmsg', 'utimensat', 'inotify_add_watch', 'io_uring_setup']) assert.ok(!first.report.allowed.includes(name), name)
+  assert.equal(first.report.landlock, null, 'not started through asp-landlock')
+  // docs/process-tier.md lists exactly this allow-list (x86_64 rows marked).
+  const doc = require('node:fs').readFileSync(path.join(__dirname, '..', 'docs', 'process-tier.md'), 'utf8')
+  const section = doc.slice(doc.indexOf('### The allow-list'), doc.indexOf('### `fs:'))
+  const documented = [...section.matchAll(/^\| `(\w+)`( \(x86_64\))? \|/gm)].filter((m) => process.arch === 'x64' || !m[2]).map((m) => m[1])
+  assert.deepEqual([...documented].sort(), [...first.report.allowed].sort())
   // 1000 IPC round trips after lockdown.
   for (let i = 0; i < 1000; i++) {
     child.send({ i })
@@ -66,11 +75,12 @@ test('after lockdown, the child cannot signal, reprioritise or watch other proce
   let stderr = ''
   child.stderr.on('data', (d) => (stderr += d))
   const m = await new Promise((resolve, reject) => child.once('message', resolve).once('exit', (c) => reject(new Error(`exited ${c}: ${stderr}`))))
-  for (const name of ['kill', 'tkill', 'tgkill', 'rt_sigqueueinfo', 'rt_tgsigqueueinfo', 'setpriority', 'ioprio_set', 'sched_setattr', 'sched_setaffinity', 'prlimit64']) {
+  for (const name of ['kill', 'tgkill', 'setpriority', 'getpriority', 'prlimit64']) {
     assert.ok(m.selfOnly.includes(name), `selfOnly has ${name}`)
   }
-  for (const name of ['utimensat', 'inotify_init1', 'inotify_add_watch', 'fanotify_init', 'pidfd_send_signal', 'ptrace', 'process_vm_writev', 'kcmp', 'shmget', 'mq_open']) {
-    assert.ok(m.denied.includes(name), `denied has ${name}`)
+  // Default deny: none of these is on the allow-list.
+  for (const name of ['tkill', 'rt_sigqueueinfo', 'ioprio_set', 'sched_setattr', 'sched_setaffinity', 'utimensat', 'inotify_init1', 'inotify_add_watch', 'fanotify_init', 'pidfd_send_signal', 'ptrace', 'process_vm_writev', 'kcmp', 'shmget', 'mq_open']) {
+    assert.ok(!m.allowed.includes(name), `${name} is not allowed`)
   }
   for (const [name, outcome] of Object.entries(m.results)) {
     assert.equal(outcome, name.startsWith('self:') ? 'ok' : 'EPERM', name)
@@ -85,4 +95,21 @@ test('after lockdown, the child cannot signal, reprioritise or watch other proce
   const after = fs.statSync(file)
   assert.equal(after.mtimeMs, before.mtimeMs, "the file's mtime is unchanged")
   assert.equal(after.atimeMs, before.atimeMs, "the file's atime is unchanged")
+})
+
+test("lockdown({ onDenied: 'kill' }): a plugin's work and IPC run, and the first call outside the allow-list kills the process", { skip: !linux && 'Linux only', timeout: 60_000 }, async () => {
+  const child = fork(path.join(__dirname, 'fixtures', 'lockdown-kill-child.js'), { env: { UV_USE_IO_URING: '0' }, stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  let stderr = ''
+  child.stderr.on('data', (d) => (stderr += d))
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+  const first = await Promise.race([new Promise((resolve) => child.once('message', resolve)), exited.then((e) => ({ exited: e, stderr }))])
+  assert.equal(first.action, 'kill', JSON.stringify(first))
+  assert.deepEqual(first.still, { timers: true, uuid: true, sha256: true, wasm: true, gc: true, worker: 42 })
+  for (let i = 0; i < 1000; i++) {
+    child.send({ i })
+    const back = await new Promise((resolve) => child.once('message', resolve))
+    assert.equal(back.i, i)
+  }
+  child.send('escape')
+  assert.deepEqual(await exited, { code: null, signal: 'SIGSYS' })
 })

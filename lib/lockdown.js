@@ -1,27 +1,113 @@
 'use strict'
-// lockdown(): the process tier (SPEC, README "Process tier"). Its errors come
+// lockdown(): the process tier (SPEC, docs/process-tier.md). Its errors come
 // from Rust with `code` and `details` set (wire.rs `WireError`), decoded by
-// lib/native.js: no message is parsed.
+// lib/native.js: no message is parsed. landlockCommand(): the argv of the
+// asp-landlock launcher, which applies the manifest's Landlock ruleset before
+// exec (Landlock ABI <= 7 cannot confine a Node process that already runs threads).
 
+const fs = require('node:fs')
+const path = require('node:path')
 const native = require('./native.js')
 const errors = require('./errors.js')
-const { optionsObject } = require('./options.js')
+const { securityOptions, securityOption } = require('./options.js')
 
-/**
- * Process tier (Linux x64/arm64): installs a TSYNC seccomp filter on every
- * thread so this process can no longer open files, create sockets, start
- * processes, trace, mount, load BPF, use io_uring or enter namespaces; open
- * descriptors keep working. Irreversible. Refuses (LOCKDOWN_REFUSED) unless
- * the process was started with UV_USE_IO_URING=0 and no io_uring is open;
- * fails closed (LOCKDOWN_FAILED) when seccomp or TSYNC is unavailable; throws
- * ERR_UNSUPPORTED_PLATFORM elsewhere. Returns what was installed.
- */
-function lockdown(options) {
-  optionsObject(options, 'options')
+function linuxOrThrow(feature) {
   if (process.platform !== 'linux' || (process.arch !== 'x64' && process.arch !== 'arm64')) {
-    throw new errors.UnsupportedPlatformError({ feature: 'lockdown', platform: `${process.platform}-${process.arch}` })
+    throw new errors.UnsupportedPlatformError({ feature, platform: `${process.platform}-${process.arch}` })
   }
-  return native.deepFreeze(JSON.parse(native.call(native.binding.lockdown)))
 }
 
-module.exports = { lockdown }
+function oneOf(options, key, values, what) {
+  const v = securityOption(options, key, what)
+  if (v === undefined) return values[0]
+  if (!values.includes(v)) throw new TypeError(`${what}.${key} must be one of ${values.map((x) => `'${x}'`).join(', ')}, got ${typeof v === 'string' ? `'${v}'` : typeof v}`)
+  return v
+}
+
+/**
+ * Process tier (Linux x64/arm64): installs a default-deny seccomp allow-list
+ * (TSYNC, on every thread): only the calls a locked Node needs run, everything
+ * else fails with EPERM (`onDenied: 'kill'`: kills the process). Irreversible.
+ * Refuses (LOCKDOWN_REFUSED) unless the process was started with
+ * UV_USE_IO_URING=0 and no io_uring is open, or, with `landlock: 'strict'`,
+ * unless the asp-landlock launcher started it and the kernel enforced every
+ * rule. `fs: 'landlock'` lets the process open files itself, inside the
+ * launcher's ruleset (implies a strict Landlock requirement): the calls
+ * Landlock mediates join the allow-list. Fails closed (LOCKDOWN_FAILED) when
+ * seccomp or TSYNC is unavailable;
+ * throws ERR_UNSUPPORTED_PLATFORM elsewhere. Returns what was installed and
+ * what the launcher's Landlock ruleset enforced (`landlock`, or null).
+ */
+function lockdown(options) {
+  options = securityOptions(options, 'options', ['onDenied', 'landlock', 'fs']) || {}
+  const onDenied = oneOf(options, 'onDenied', ['eperm', 'kill'], 'options')
+  const landlock = oneOf(options, 'landlock', ['report', 'strict'], 'options')
+  const fsAccess = oneOf(options, 'fs', ['none', 'landlock'], 'options')
+  linuxOrThrow('lockdown')
+  return native.deepFreeze(JSON.parse(native.call(native.binding.lockdown, onDenied, landlock, fsAccess)))
+}
+
+/** Where the launcher is: ASP_LANDLOCK_LAUNCHER, next to the package, or cargo's target dir. */
+function landlockLauncherPath() {
+  const root = path.join(__dirname, '..')
+  const candidates = [process.env.ASP_LANDLOCK_LAUNCHER, path.join(root, 'asp-landlock'), path.join(root, 'target', 'release', 'asp-landlock'), path.join(root, 'target', 'debug', 'asp-landlock')]
+  for (const c of candidates) {
+    if (c && fs.existsSync(c)) return c
+  }
+  return null
+}
+
+/**
+ * The launcher's argv for a process tier child under the manifest's Landlock
+ * ruleset: `{ command, args }` where `args` ends with `--` and the caller
+ * appends the program (`process.execPath`) and its arguments, e.g. as
+ * `fork(script, { execPath: command, execArgv: [...args, process.execPath] })`.
+ * `read`/`exec` add the runtime paths the child needs beyond Node's own (the
+ * package, the child script, data it reads before lockdown()). `strict`: the
+ * launcher exits 126 without starting the child unless every rule was enforced.
+ */
+function landlockCommand(manifest, options) {
+  options = securityOptions(options, 'options', ['strict', 'read', 'exec']) || {}
+  linuxOrThrow('landlock')
+  const command = landlockLauncherPath()
+  if (command === null) throw new errors.UnsupportedPlatformError({ feature: 'landlock', platform: `${process.platform}-${process.arch}` })
+  const list = (key) => {
+    const v = securityOption(options, key, 'options')
+    if (v === undefined) return []
+    if (!Array.isArray(v) || !v.every((p) => typeof p === 'string' && path.isAbsolute(p) && !p.includes('\0'))) throw new TypeError(`options.${key} must be an array of absolute paths`)
+    return v
+  }
+  const strict = securityOption(options, 'strict', 'options')
+  if (strict !== undefined && typeof strict !== 'boolean') throw new TypeError('options.strict must be a boolean')
+  const args = []
+  if (strict) args.push('--strict')
+  // Validated here (INVALID_MANIFEST now, not a launcher exiting 2 later),
+  // then passed in its normalised form.
+  const { PermissionPolicy } = require('./policy.js')
+  const parsed = typeof manifest === 'string' ? JSON.parse(manifest) : manifest
+  const policy = PermissionPolicy.fromManifest(parsed, { plugin: 'landlock', platform: 'posix' })
+  args.push('--manifest', JSON.stringify(policy.toJSON()))
+  // What Node 20 reads to start (measured with strace -e %file): its binary,
+  // the loader (which the kernel opens for execution) and libraries,
+  // OpenSSL's config, /proc and cgroup limits, and this package (napi-rs
+  // reads /usr/bin/ldd to tell glibc from musl).
+  const node = fs.realpathSync(process.execPath)
+  const runtime = [['--exec', node], ['--exec', '/lib'], ['--exec', '/lib64'], ['--read', '/usr/lib'], ['--read', '/etc/ld.so.cache'], ['--read', '/etc/ssl'], ['--read', '/proc/self'], ['--read', '/proc/meminfo'], ['--read', '/proc/sys/vm/overcommit_memory'], ['--read', '/sys/fs/cgroup'], ['--read', '/usr/bin/ldd'], ['--read', path.join(__dirname, '..')]]
+  // Its one runtime dependency, wherever require finds it (a hoisted or linked node_modules).
+  try {
+    const main = require.resolve('@opentelemetry/api')
+    const at = main.lastIndexOf(`${path.sep}node_modules${path.sep}`)
+    if (at >= 0) runtime.push(['--read', path.join(main.slice(0, at), 'node_modules', '@opentelemetry', 'api')])
+  } catch {}
+  for (const [flag, p] of runtime) {
+    // Landlock rules bind the real directory: a symlinked path is added as
+    // where it leads (but /proc/self must stay /proc/self: the child's own).
+    if (fs.existsSync(p)) args.push(flag, p.startsWith('/proc/') ? p : fs.realpathSync(p))
+  }
+  for (const p of list('read')) args.push('--read', p)
+  for (const p of list('exec')) args.push('--exec', p)
+  args.push('--')
+  return { command, args }
+}
+
+module.exports = { lockdown, landlockCommand, landlockLauncherPath }

@@ -17,7 +17,8 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `napi` | on | the Node-API binding of the npm package. Rust hosts turn it off: `default-features = false`. |
-//! | `lockdown` | on | `lockdown::lockdown()` (Linux x86_64/aarch64): a seccomp filter, synchronised across threads, for the process tier. |
+//! | `lockdown` | on | `lockdown::lockdown()` (Linux x86_64/aarch64): a default-deny seccomp allow-list, synchronised across threads, for the process tier; `lockdown::landlock`, the manifest's Landlock ruleset. |
+//! | `launcher` | off | the `asp-landlock` binary, which applies that ruleset and execs the child (implies `lockdown`; without `napi`). |
 //! | `testing` | off | `testing::run_permissions_conformance`, the conformance runner for Rust hosts, with an in-memory OpenTelemetry SDK meter. |
 //! | `test-hooks` | off | test-only exports of the addon (implies `napi`); never in a shipped build. |
 //!

@@ -1,28 +1,33 @@
-//! Process tier: `lockdown()` installs a default-allow, deny-listed seccomp-bpf
-//! filter on every thread of the process (`SECCOMP_FILTER_FLAG_TSYNC`), after
-//! `PR_SET_NO_NEW_PRIVS`, so code that escapes the `vm.Context` still cannot
-//! open files, create sockets, start processes, trace, mount, load BPF, use
-//! io_uring or enter namespaces, nor reach another process or the file tree
-//! (signals, scheduling, priorities, limits, pages of another pid; file times,
-//! extended attributes, watches; System V and POSIX IPC objects; the clock,
-//! host name and kernel log). Already-open file descriptors (the IPC channel)
-//! keep working: reads, writes, `sendmsg`/`recvmsg` are allowed.
+//! Process tier: `lockdown()` installs a **default-deny** seccomp-bpf
+//! allow-list on every thread of the process (`SECCOMP_FILTER_FLAG_TSYNC`),
+//! after `PR_SET_NO_NEW_PRIVS`. Only the calls a locked Node child needs run
+//! (memory, threads, futexes, signals to itself, clocks, the event loop, and
+//! I/O on the descriptors it already holds); every other syscall, including
+//! every number newer than this table, fails with `EPERM`, or kills the process
+//! with [`OnDenied::Kill`]. The list was measured on Node 20 (x86_64) under
+//! `strace -f` and a SIGSYS logger; `docs/process-tier.md` gives each call's reason.
 //!
-//! Calls that take a target pid and that a locked Node may still make on
-//! itself (`kill`, `tgkill`, `setpriority`, `sched_setaffinity`,
-//! `prlimit64`, ...) are allowed only when the target is this process: the pid
-//! captured at lockdown, or `0` where the kernel reads `0` as the caller
-//! itself. Every other target, a process group and `-1` (every process) is
-//! `EPERM`.
+//! A few calls are allowed only with arguments seccomp can see (registers,
+//! never memory): `clone` only with the exact flags of `pthread_create`,
+//! `futex` only wait/wake, `madvise`, `fcntl`, `ioctl` and `prctl` only
+//! a few harmless commands, `getsockopt` only `SO_TYPE`, `kill`/`tgkill`
+//! only to this process, `setpriority`/`getpriority` only on itself,
+//! `prlimit64` only to read its own limits. `clone3` answers `ENOSYS` (its flags live in
+//! memory), so libc falls back to `clone`. A few calls Node makes and
+//! tolerates failing (`openat` and friends, `readlink`, `capget`, `sysinfo`)
+//! answer `EPERM` even with [`OnDenied::Kill`]. A syscall of a foreign
+//! architecture kills the process; x32 numbers are never on the list.
 //!
-//! Denied calls fail with `EPERM` (`clone3` with `ENOSYS`, so glibc falls back
-//! to `clone`, whose flags the filter *can* inspect: `clone` without
-//! `CLONE_THREAD` is denied, thread creation is not). A syscall from a foreign
-//! architecture kills the process; x32 syscall numbers are denied.
+//! Landlock (the manifest's fs grants, fetch ports and scoping) cannot be
+//! applied here: on Landlock ABI < 8 it binds only the calling thread and the
+//! threads it starts later, and a Node process already runs threads. The
+//! `asp-landlock` launcher ([`landlock`]) applies it before `exec`; its report
+//! reaches this process in the environment and [`lockdown_with`] returns it.
 //!
-//! Limits: seccomp sees syscall numbers and register arguments, never memory
-//! (it cannot read `clone3`'s flags or a path), and it does not stop
+//! Limits: seccomp cannot read paths or `clone3`'s flags, and it does not stop
 //! operations on descriptors opened before the lockdown.
+
+pub mod landlock;
 
 use std::collections::BTreeMap;
 
@@ -30,24 +35,81 @@ use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
 };
 
+/// What a syscall outside the allow-list does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnDenied {
+    /// Fails with `EPERM` (the default): escaped code sees an error.
+    #[default]
+    Eperm,
+    /// Kills the whole process (`SECCOMP_RET_KILL_PROCESS`), as Chromium's
+    /// baseline and OpenSSH's sandbox do. The tolerated calls
+    /// ([`LockdownReport::errno_always`]) still answer an errno.
+    Kill,
+}
+
+/// How much of the launcher's Landlock ruleset `lockdown` requires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LandlockRequirement {
+    /// Report whatever the launcher enforced, or that none ran (the default).
+    #[default]
+    Report,
+    /// Refuse (`UnsafeState`, nothing installed) unless the `asp-landlock`
+    /// launcher ran and the kernel enforced every rule it asked for.
+    Strict,
+}
+
+/// Whether the locked process may use the file system itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FsAccess {
+    /// No: `openat` and every other path call stay denied (the default); the
+    /// parent performs every file operation after checking it.
+    #[default]
+    None,
+    /// Yes, inside the launcher's Landlock ruleset: the calls Landlock
+    /// mediates ([`landlock_fs_calls`]) join the allow-list, and the kernel's
+    /// ruleset is the wall. Refused unless the launcher's ruleset was fully
+    /// enforced. Metadata reads Node needs (`stat`, `access`, `readlink`) are
+    /// allowed too, and Landlock does not wall them: a path's metadata outside
+    /// the ruleset is visible, never its contents. Metadata *changes* by path,
+    /// which Landlock does not see (`chmod`, `chown`, `utimensat`, xattrs),
+    /// stay denied; `fchmod` on a descriptor it opened is allowed.
+    Landlock,
+}
+
+/// Options of [`lockdown_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LockdownOptions {
+    /// What a call outside the allow-list does.
+    pub on_denied: OnDenied,
+    /// Whether a fully enforced Landlock ruleset is required.
+    pub landlock: LandlockRequirement,
+    /// Whether the process may open files itself (inside Landlock).
+    pub fs: FsAccess,
+}
+
 /// What was installed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockdownReport {
     /// The architecture the filter was built for (`x86_64`, `aarch64`).
     pub arch: &'static str,
-    /// Names of the denied syscalls (native numbering).
-    pub denied: Vec<&'static str>,
-    /// Names of the syscalls allowed only with this process as their target
-    /// (its pid, or `0` where the kernel reads `0` as the caller); `EPERM`
-    /// for any other pid, a process group or every process.
-    pub self_only: Vec<&'static str>,
-    /// `fcntl` and `ioctl` commands denied whatever their descriptor
-    /// (`F_SETOWN`, `TIOCSTI`, ...): the ones that make the kernel signal, block
-    /// or feed input to another process (an fd's owner, leases, dnotify, a
-    /// terminal's foreground group and input queue).
-    pub denied_commands: Vec<&'static str>,
+    /// What any other syscall does.
+    pub on_denied: OnDenied,
+    /// Whether the process may open files itself (inside Landlock).
+    pub fs: FsAccess,
+    /// Syscalls allowed whatever their arguments.
+    pub allowed: Vec<&'static str>,
+    /// Syscalls allowed only with these arguments (name, condition); any other
+    /// argument is denied like an unlisted call.
+    pub conditional: Vec<(&'static str, &'static str)>,
+    /// Syscalls that always answer this errno (name, errno name), even with
+    /// [`OnDenied::Kill`]: `clone3` (`ENOSYS`) and the calls Node tolerates failing.
+    pub errno_always: Vec<(&'static str, &'static str)>,
     /// File descriptors open at lockdown (they stay usable), with what they point at.
     pub open_fds: Vec<(i32, String)>,
+    /// What the `asp-landlock` launcher reported the kernel enforced, as JSON
+    /// (see [`landlock::LandlockReport::to_json`]); `None` when the process was
+    /// not started through it.
+    pub landlock: Option<String>,
 }
 
 /// Why `lockdown()` refused or failed. It never leaves the process half-locked
@@ -58,8 +120,9 @@ pub enum LockdownError {
     /// The platform has no filter (`LOCKDOWN_REFUSED`, or `ERR_UNSUPPORTED_PLATFORM` in JS).
     #[error("lockdown is not supported on {0}")]
     Unsupported(&'static str),
-    /// The process is in a state a filter would not make safe, e.g. other
-    /// threads it cannot synchronise (`LOCKDOWN_REFUSED`); nothing was installed.
+    /// The process is in a state a filter would not make safe, e.g. an open
+    /// io_uring, or a strict Landlock requirement the launcher did not meet
+    /// (`LOCKDOWN_REFUSED`); nothing was installed.
     #[error("refusing to lock down: {0}")]
     UnsafeState(String),
     /// The kernel refused the filter (`LOCKDOWN_FAILED`).
@@ -67,261 +130,329 @@ pub enum LockdownError {
     Install(String),
 }
 
-macro_rules! syscalls {
-    ($($name:ident),* $(,)?) => {
-        &[$((stringify!($name), libc::$name as i64)),*]
-    };
-}
-
-/// The denied syscalls present on this architecture: the ones both
-/// architectures have, plus the legacy x86_64 ones aarch64 never had.
-fn denied() -> &'static [(&'static str, i64)] {
-    static DENIED: std::sync::OnceLock<Vec<(&'static str, i64)>> = std::sync::OnceLock::new();
-    DENIED.get_or_init(|| {
-        let common: &[(&'static str, i64)] = syscalls![
-            SYS_openat,
-            SYS_openat2,
-            SYS_open_by_handle_at,
-            SYS_name_to_handle_at,
-            SYS_mknodat,
-            SYS_linkat,
-            SYS_symlinkat,
-            SYS_unlinkat,
-            SYS_renameat,
-            SYS_renameat2,
-            SYS_mkdirat,
-            SYS_truncate,
-            SYS_fchmodat,
-            SYS_fchownat,
-            SYS_execve,
-            SYS_execveat,
-            SYS_socket,
-            SYS_socketpair,
-            SYS_connect,
-            SYS_bind,
-            SYS_listen,
-            SYS_accept,
-            SYS_accept4,
-            SYS_ptrace,
-            SYS_process_vm_readv,
-            SYS_process_vm_writev,
-            SYS_mount,
-            SYS_umount2,
-            SYS_pivot_root,
-            SYS_chroot,
-            SYS_unshare,
-            SYS_setns,
-            SYS_bpf,
-            SYS_io_uring_setup,
-            SYS_io_uring_enter,
-            SYS_io_uring_register,
-            SYS_perf_event_open,
-            SYS_keyctl,
-            SYS_add_key,
-            SYS_request_key,
-            SYS_init_module,
-            SYS_finit_module,
-            SYS_delete_module,
-            SYS_kexec_load,
-            SYS_kexec_file_load,
-            SYS_reboot,
-            SYS_swapon,
-            SYS_swapoff,
-            SYS_acct,
-            SYS_userfaultfd,
-            SYS_fsopen,
-            SYS_fsmount,
-            SYS_move_mount,
-            SYS_open_tree,
-            SYS_pidfd_open,
-            SYS_pidfd_getfd,
-            // Reaching another process: a pidfd's signal, its memory advice,
-            // comparing its kernel objects, its robust futex list.
-            SYS_pidfd_send_signal,
-            SYS_process_madvise,
-            SYS_process_mrelease,
-            SYS_kcmp,
-            SYS_get_robust_list,
-            // Reaching the tree: file times, extended attributes, watches,
-            // quotas, and the mount API's remaining entry points.
-            SYS_utimensat,
-            SYS_setxattr,
-            SYS_lsetxattr,
-            SYS_removexattr,
-            SYS_lremovexattr,
-            SYS_fsetxattr,
-            SYS_fremovexattr,
-            SYS_inotify_init1,
-            SYS_inotify_add_watch,
-            SYS_fanotify_init,
-            SYS_fanotify_mark,
-            SYS_quotactl,
-            SYS_quotactl_fd,
-            SYS_fsconfig,
-            SYS_fspick,
-            SYS_mount_setattr,
-            // System V and POSIX IPC objects are shared with other processes.
-            SYS_shmget,
-            SYS_shmat,
-            SYS_shmctl,
-            SYS_msgget,
-            SYS_msgsnd,
-            SYS_msgrcv,
-            SYS_msgctl,
-            SYS_semget,
-            SYS_semop,
-            SYS_semtimedop,
-            SYS_semctl,
-            SYS_mq_open,
-            SYS_mq_unlink,
-            SYS_mq_timedsend,
-            SYS_mq_timedreceive,
-            SYS_mq_notify,
-            SYS_mq_getsetattr,
-            // Machine-wide state (as root, the host's).
-            SYS_settimeofday,
-            SYS_clock_settime,
-            SYS_clock_adjtime,
-            SYS_adjtimex,
-            SYS_sethostname,
-            SYS_setdomainname,
-            SYS_syslog,
-            SYS_vhangup,
-            SYS_lookup_dcookie
-        ];
-        // Newer than the libc crate's tables; the same number on x86_64 and
-        // aarch64 (the generic table from 424 on).
-        let recent: &[(&'static str, i64)] =
-            &[("SYS_fchmodat2", 452), ("SYS_setxattrat", 463), ("SYS_removexattrat", 466), ("SYS_open_tree_attr", 467)];
-        #[cfg(target_arch = "x86_64")]
-        let legacy: &[(&'static str, i64)] = syscalls![
-            SYS_open,
-            SYS_creat,
-            SYS_mknod,
-            SYS_link,
-            SYS_symlink,
-            SYS_unlink,
-            SYS_rename,
-            SYS_mkdir,
-            SYS_rmdir,
-            SYS_chmod,
-            SYS_chown,
-            SYS_lchown,
-            SYS_fork,
-            SYS_vfork,
-            SYS_utime,
-            SYS_utimes,
-            SYS_futimesat,
-            SYS_inotify_init,
-            SYS_uselib,
-            SYS_iopl,
-            SYS_ioperm
-        ];
-        #[cfg(target_arch = "aarch64")]
-        let legacy: &[(&'static str, i64)] = &[];
-        common.iter().chain(recent).chain(legacy).copied().collect()
-    })
-}
-
-/// How a call that names a target process is limited to this process.
+/// How one allowed call's arguments are checked. Every comparison is on the
+/// width the kernel reads (`Dword` for C `int`s, `Qword` for `unsigned long`).
 #[derive(Debug, Clone, Copy)]
-enum SelfOnly {
-    /// Argument `arg` is a pid that must be this process's pid (`kill`,
-    /// `tgkill`, `rt_sigqueueinfo`, `rt_tgsigqueueinfo`, `tkill`): `0` and
-    /// negative values name process groups or every process.
+enum Check {
+    /// Any arguments.
+    Any,
+    /// Argument `arg` (64-bit) is one of these values.
+    Qword { arg: u8, any_of: &'static [u64] },
+    /// Argument `arg` (32-bit) is one of these values.
+    Dword { arg: u8, any_of: &'static [u32] },
+    /// `(arg & mask)` (32-bit) is one of these values.
+    Masked { arg: u8, mask: u32, any_of: &'static [u32] },
+    /// Argument `arg` (a pid, 32-bit) is this process's pid.
     Pid { arg: u8 },
-    /// Argument `arg` is a pid (or tid) where `0` means the caller (`sched_*`,
-    /// `prlimit64`, `migrate_pages`, `move_pages`).
-    PidOrZero { arg: u8 },
-    /// `(which, who)` of `setpriority` / `ioprio_set`: `which` must be the
-    /// per-process kind and `who` this process or `0`.
-    WhichWho { process: u32 },
+    /// Two 32-bit arguments with these exact values.
+    Both { a: (u8, u32), b: (u8, u32) },
+    /// `(which, who)`: `which == PRIO_PROCESS` and `who` is this process or `0`.
+    PrioSelf,
+    /// `prlimit64(pid, resource, new, old)`: `pid` is this process or `0`, and `new` is NULL.
+    PrlimitRead,
 }
 
-/// The calls allowed only on this process, by how their target is read.
-fn self_only() -> &'static [(&'static str, i64, SelfOnly)] {
-    use SelfOnly::*;
-    const PRIO_PROCESS: u32 = 0;
-    const IOPRIO_WHO_PROCESS: u32 = 1;
-    &[
-        ("kill", libc::SYS_kill, Pid { arg: 0 }),
-        ("tkill", libc::SYS_tkill, Pid { arg: 0 }),
-        ("tgkill", libc::SYS_tgkill, Pid { arg: 0 }),
-        ("rt_sigqueueinfo", libc::SYS_rt_sigqueueinfo, Pid { arg: 0 }),
-        ("rt_tgsigqueueinfo", libc::SYS_rt_tgsigqueueinfo, Pid { arg: 0 }),
-        ("setpriority", libc::SYS_setpriority, WhichWho { process: PRIO_PROCESS }),
-        ("ioprio_set", libc::SYS_ioprio_set, WhichWho { process: IOPRIO_WHO_PROCESS }),
-        ("sched_setattr", libc::SYS_sched_setattr, PidOrZero { arg: 0 }),
-        ("sched_setscheduler", libc::SYS_sched_setscheduler, PidOrZero { arg: 0 }),
-        ("sched_setparam", libc::SYS_sched_setparam, PidOrZero { arg: 0 }),
-        ("sched_setaffinity", libc::SYS_sched_setaffinity, PidOrZero { arg: 0 }),
-        ("prlimit64", libc::SYS_prlimit64, PidOrZero { arg: 0 }),
-        ("migrate_pages", libc::SYS_migrate_pages, PidOrZero { arg: 0 }),
-        ("move_pages", libc::SYS_move_pages, PidOrZero { arg: 0 }),
-    ]
-}
+/// One allowed syscall: its name, number, argument check and why it is there
+/// (the reason is the docs' table; keep them in step).
+type Allowed = (&'static str, i64, Check, &'static str);
 
-/// Named command values of one call (its second argument).
-type Commands = &'static [(&'static str, u32)];
+/// A call answering a fixed errno: name, number, errno, errno name.
+type Fixed = (&'static str, i64, i32, &'static str);
 
-/// `fcntl` / `ioctl` commands that reach another process through a
-/// descriptor: an owner (`F_SETOWN`, `F_SETOWN_EX`, `FIOSETOWN`,
-/// `SIOCSPGRP`) makes the kernel send SIGIO/SIGURG (or, after `F_SETSIG`,
-/// any signal) to that pid or group when the peer writes; a lease
-/// (`F_SETLEASE`) blocks another process's `open` for the lease-break time;
-/// dnotify (`F_NOTIFY`) watches the tree as inotify does; the terminal ones
-/// set a foreground group (`TIOCSPGRP`), take a controlling terminal
-/// (`TIOCSCTTY`, `TIOCCONS`) or push input into another process's terminal
-/// (`TIOCSTI`, `TIOCLINUX`). A command is an `unsigned int` to the kernel:
-/// compared on its low 32 bits, so high bits cannot hide it.
-fn denied_commands() -> &'static [(&'static str, i64, Commands)] {
-    &[
-        (
-            "fcntl",
-            libc::SYS_fcntl,
-            &[("F_SETOWN", 8), ("F_SETSIG", 10), ("F_SETOWN_EX", 15), ("F_SETLEASE", 1024), ("F_NOTIFY", 1026)],
-        ),
-        (
-            "ioctl",
-            libc::SYS_ioctl,
-            &[
-                ("FIOSETOWN", 0x8901),
-                ("SIOCSPGRP", 0x8902),
-                ("TIOCSPGRP", 0x5410),
-                ("TIOCSCTTY", 0x540E),
-                ("TIOCSTI", 0x5412),
-                ("TIOCLINUX", 0x541C),
-                ("TIOCCONS", 0x541D),
-            ],
-        ),
-    ]
-}
+// glibc's pthread_create: CLONE_VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|SETTLS|PARENT_SETTID|CHILD_CLEARTID.
+const CLONE_PTHREAD_GLIBC: u64 = 0x003d_0f00;
+// musl's adds CLONE_DETACHED.
+const CLONE_PTHREAD_MUSL: u64 = 0x007d_0f00;
 
-/// One rule per denied command of a call: any of them matches (and so denies).
-fn command_rules(commands: &[(&'static str, u32)]) -> Result<Vec<SeccompRule>, LockdownError> {
-    commands
-        .iter()
-        .map(|&(_, cmd)| {
-            let eq = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, u64::from(cmd))
-                .map_err(|e| LockdownError::Install(e.to_string()))?;
-            SeccompRule::new(vec![eq]).map_err(|e| LockdownError::Install(e.to_string()))
-        })
-        .collect()
-}
-
-/// The rules that match (and so deny) a self-only call aimed anywhere but at
-/// `pid`. Pids are C `int`s: compared as 32-bit values, as the kernel reads them.
-fn self_only_rules(how: SelfOnly, pid: u32) -> Result<Vec<SeccompRule>, LockdownError> {
-    let ne = |arg: u8, v: u32| {
-        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, u64::from(v))
-            .map_err(|e| LockdownError::Install(e.to_string()))
+macro_rules! nr {
+    ($name:ident) => {
+        libc::$name as i64
     };
-    let rule = |c: Vec<SeccompCondition>| SeccompRule::new(c).map_err(|e| LockdownError::Install(e.to_string()));
-    Ok(match how {
-        SelfOnly::Pid { arg } => vec![rule(vec![ne(arg, pid)?])?],
-        SelfOnly::PidOrZero { arg } => vec![rule(vec![ne(arg, pid)?, ne(arg, 0)?])?],
-        SelfOnly::WhichWho { process } => vec![rule(vec![ne(0, process)?])?, rule(vec![ne(1, pid)?, ne(1, 0)?])?],
+}
+
+/// The allow-list for this architecture.
+fn allow_list() -> &'static [Allowed] {
+    use Check::*;
+    static LIST: std::sync::OnceLock<Vec<Allowed>> = std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))] // x86_64 adds its legacy calls
+        let mut v: Vec<Allowed> = vec![
+            // Memory: the allocator, V8's heap and GC, JIT and WebAssembly code space.
+            ("brk", nr!(SYS_brk), Any, "glibc malloc's main arena"),
+            ("mmap", nr!(SYS_mmap), Any, "V8 heap pages, malloc arenas, thread stacks"),
+            ("munmap", nr!(SYS_munmap), Any, "GC releases pages"),
+            ("mremap", nr!(SYS_mremap), Any, "glibc realloc of large blocks"),
+            ("mprotect", nr!(SYS_mprotect), Any, "V8 JIT and wasm code (RX and RWX), guard pages"),
+            ("pkey_mprotect", nr!(SYS_pkey_mprotect), Any, "V8 write-protects JIT code with a protection key (PKU)"),
+            (
+                "madvise",
+                nr!(SYS_madvise),
+                Dword { arg: 2, any_of: &[0, 3, 4, 8, 10, 16] },
+                "GC and malloc give pages back: NORMAL, WILLNEED, DONTNEED, FREE, DONTFORK, DONTDUMP",
+            ),
+            // Threads: the libuv pool, V8 platform workers, Workers.
+            (
+                "clone",
+                nr!(SYS_clone),
+                Qword { arg: 0, any_of: &[CLONE_PTHREAD_GLIBC, CLONE_PTHREAD_MUSL] },
+                "pthread_create's exact flags (a thread, never a process)",
+            ),
+            (
+                "futex",
+                nr!(SYS_futex),
+                // Without FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME (256): WAIT, WAKE, WAIT_BITSET, WAKE_BITSET.
+                Masked { arg: 1, mask: !0x180, any_of: &[0, 1, 9, 10] },
+                "locks and condition variables: wait and wake only (no requeue, no PI)",
+            ),
+            ("set_robust_list", nr!(SYS_set_robust_list), Any, "a new thread registers its robust futex list"),
+            ("rseq", nr!(SYS_rseq), Any, "glibc registers restartable sequences in a new thread"),
+            ("gettid", nr!(SYS_gettid), Any, "thread ids (V8, libuv)"),
+            ("sched_yield", nr!(SYS_sched_yield), Any, "V8 spin locks (never seen under strace; a SIGSYS logger saw it)"),
+            ("exit", nr!(SYS_exit), Any, "a thread ends"),
+            ("exit_group", nr!(SYS_exit_group), Any, "the process ends"),
+            ("membarrier", nr!(SYS_membarrier), Any, "V8 flushes instruction caches across threads after patching code"),
+            // Signals, to itself only.
+            ("rt_sigprocmask", nr!(SYS_rt_sigprocmask), Any, "threads block signals"),
+            ("rt_sigaction", nr!(SYS_rt_sigaction), Any, "handlers (process.on('SIGTERM'), V8's trap handler)"),
+            ("rt_sigreturn", nr!(SYS_rt_sigreturn), Any, "return from a handler (the wasm out-of-bounds trap)"),
+            ("sigaltstack", nr!(SYS_sigaltstack), Any, "a thread's signal stack"),
+            ("restart_syscall", nr!(SYS_restart_syscall), Any, "the kernel restarts an interrupted sleep"),
+            ("kill", nr!(SYS_kill), Pid { arg: 0 }, "process.kill(process.pid, sig): this process only"),
+            ("tgkill", nr!(SYS_tgkill), Pid { arg: 0 }, "signals to a thread of this process only"),
+            // Clocks and sleeping (usually the vDSO).
+            ("clock_gettime", nr!(SYS_clock_gettime), Any, "Date.now, performance.now, timers (without a vDSO)"),
+            ("clock_getres", nr!(SYS_clock_getres), Any, "timer resolution"),
+            ("gettimeofday", nr!(SYS_gettimeofday), Any, "the clock (without a vDSO)"),
+            ("nanosleep", nr!(SYS_nanosleep), Any, "sleeps"),
+            ("clock_nanosleep", nr!(SYS_clock_nanosleep), Any, "sleeps"),
+            ("getrandom", nr!(SYS_getrandom), Any, "OpenSSL reseeds, crypto.randomUUID, Math.random's seed"),
+            // The event loop and I/O on the descriptors the process already holds.
+            ("epoll_create1", nr!(SYS_epoll_create1), Any, "a Worker's event loop"),
+            ("epoll_ctl", nr!(SYS_epoll_ctl), Any, "watch a descriptor"),
+            ("epoll_pwait", nr!(SYS_epoll_pwait), Any, "the event loop waits"),
+            ("epoll_pwait2", nr!(SYS_epoll_pwait2), Any, "the event loop waits (newer libuv)"),
+            ("eventfd2", nr!(SYS_eventfd2), Any, "a Worker's loop wake-up"),
+            ("pipe2", nr!(SYS_pipe2), Any, "a Worker's loop signal pipe"),
+            ("read", nr!(SYS_read), Any, "IPC and held descriptors"),
+            ("write", nr!(SYS_write), Any, "IPC, stdout/stderr"),
+            ("readv", nr!(SYS_readv), Any, "IPC"),
+            ("writev", nr!(SYS_writev), Any, "IPC (libuv writes a message in pieces)"),
+            ("recvmsg", nr!(SYS_recvmsg), Any, "Node's IPC channel reads with recvmsg"),
+            (
+                "getsockname",
+                nr!(SYS_getsockname),
+                Any,
+                "libuv's uv_guess_handle on a socket it holds (process.stderr when fork's stdio is a socketpair)",
+            ),
+            (
+                "getsockopt",
+                nr!(SYS_getsockopt),
+                Both { a: (1, 1), b: (2, 3) },
+                "SOL_SOCKET/SO_TYPE only (uv_guess_handle); never SO_PEERCRED or SO_PEERPIDFD",
+            ),
+            ("close", nr!(SYS_close), Any, "descriptors it holds"),
+            ("fstat", nr!(SYS_fstat), Any, "a held descriptor (exit path)"),
+            (
+                "fcntl",
+                nr!(SYS_fcntl),
+                Dword { arg: 1, any_of: &[1, 2, 3, 4] },
+                "F_GETFD, F_SETFD, F_GETFL, F_SETFL: close-on-exec and non-blocking flags only",
+            ),
+            (
+                "ioctl",
+                nr!(SYS_ioctl),
+                Dword { arg: 1, any_of: &[0x5421, 0x5451, 0x5450, 0x541B, 0x5401] },
+                "FIONBIO, FIOCLEX, FIONCLEX, FIONREAD, TCGETS (isatty): no owner, terminal input or group",
+            ),
+            ("prctl", nr!(SYS_prctl), Dword { arg: 0, any_of: &[15, 16] }, "PR_SET_NAME, PR_GET_NAME: thread names"),
+            // Its own identity and state.
+            ("getpid", nr!(SYS_getpid), Any, "process.pid"),
+            ("getppid", nr!(SYS_getppid), Any, "process.ppid"),
+            ("getuid", nr!(SYS_getuid), Any, "ids (a Worker's start-up)"),
+            ("geteuid", nr!(SYS_geteuid), Any, "ids"),
+            ("getgid", nr!(SYS_getgid), Any, "ids"),
+            ("getegid", nr!(SYS_getegid), Any, "ids"),
+            ("getcwd", nr!(SYS_getcwd), Any, "a Worker's start-up dies on uv_cwd EPERM"),
+            ("uname", nr!(SYS_uname), Any, "os.release, V8's CPU feature probe"),
+            ("getrusage", nr!(SYS_getrusage), Dword { arg: 0, any_of: &[0, 1] }, "process.resourceUsage: RUSAGE_SELF, RUSAGE_THREAD"),
+            ("getpriority", nr!(SYS_getpriority), PrioSelf, "os.getPriority() of itself"),
+            ("setpriority", nr!(SYS_setpriority), PrioSelf, "os.setPriority() of itself"),
+            (
+                "sched_getaffinity",
+                nr!(SYS_sched_getaffinity),
+                Any,
+                "pthread_getattr_np reads a thread's CPU mask by tid (V8 and Rust find their stacks so); os.availableParallelism. Information only",
+            ),
+            ("prlimit64", nr!(SYS_prlimit64), PrlimitRead, "reading its own limits (stack size)"),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        v.extend_from_slice(&[
+            ("epoll_wait", nr!(SYS_epoll_wait), Any, "the event loop waits (older libuv)"),
+            ("time", nr!(SYS_time), Any, "the clock (without a vDSO)"),
+        ]);
+        v
     })
+}
+
+/// The file-system calls allowed with [`FsAccess::Landlock`]: the ones
+/// Landlock mediates (opening, making, removing, renaming, linking), the ones
+/// on descriptors it let the process open (reading, writing, listing, copying,
+/// `fchmod`), and the metadata reads Node needs (`stat`, `access`, `readlink`).
+fn landlock_fs_list() -> &'static [Allowed] {
+    use Check::Any;
+    static LIST: std::sync::OnceLock<Vec<Allowed>> = std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))] // x86_64 adds its legacy calls
+        let mut v: Vec<Allowed> = vec![
+            ("openat", nr!(SYS_openat), Any, "open (Landlock: read_file, write_file, read_dir, truncate, make_reg)"),
+            ("getdents64", nr!(SYS_getdents64), Any, "list an opened directory"),
+            ("lseek", nr!(SYS_lseek), Any, "seek in an opened file"),
+            ("pread64", nr!(SYS_pread64), Any, "read an opened file at an offset"),
+            ("pwrite64", nr!(SYS_pwrite64), Any, "write an opened file at an offset"),
+            ("fsync", nr!(SYS_fsync), Any, "flush an opened file"),
+            ("fdatasync", nr!(SYS_fdatasync), Any, "flush an opened file"),
+            ("copy_file_range", nr!(SYS_copy_file_range), Any, "fs.copyFile between files it opened"),
+            ("sendfile", nr!(SYS_sendfile), Any, "fs.copyFile's fallback between files it opened"),
+            (
+                "fchmod",
+                nr!(SYS_fchmod),
+                Any,
+                "fs.copyFile gives the copy the source's mode: on a descriptor, i.e. a file Landlock let it open (never by path)",
+            ),
+            ("ftruncate", nr!(SYS_ftruncate), Any, "truncate an opened file (Landlock: truncate, ABI 3)"),
+            ("mkdirat", nr!(SYS_mkdirat), Any, "Landlock: make_dir"),
+            ("unlinkat", nr!(SYS_unlinkat), Any, "Landlock: remove_file, remove_dir"),
+            ("renameat", nr!(SYS_renameat), Any, "Landlock: refer, make_*, remove_*"),
+            ("renameat2", nr!(SYS_renameat2), Any, "Landlock: refer, make_*, remove_*"),
+            ("symlinkat", nr!(SYS_symlinkat), Any, "Landlock: make_sym"),
+            ("linkat", nr!(SYS_linkat), Any, "Landlock: refer, make_*"),
+            // Metadata: not Landlock's (ABI <= 7). Node needs them to list a
+            // directory (glibc's opendir fstat's via newfstatat), stat, exists and
+            // realpath; they show a path's metadata and a link's target, never contents.
+            (
+                "newfstatat",
+                nr!(SYS_newfstatat),
+                Any,
+                "stat, and glibc's fstat of an opened directory (metadata, not walled)",
+            ),
+            ("statx", nr!(SYS_statx), Any, "libuv's stat (metadata, not walled)"),
+            ("readlinkat", nr!(SYS_readlinkat), Any, "fs.realpath (a link's target, not walled)"),
+            ("faccessat", nr!(SYS_faccessat), Any, "fs.existsSync, fs.access (not walled)"),
+            ("faccessat2", nr!(SYS_faccessat2), Any, "fs.access (not walled)"),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        v.extend_from_slice(&[
+            ("open", nr!(SYS_open), Any, "open (legacy x86_64 number)"),
+            ("mkdir", nr!(SYS_mkdir), Any, "glibc's mkdir on x86_64"),
+            ("rmdir", nr!(SYS_rmdir), Any, "glibc's rmdir on x86_64"),
+            ("unlink", nr!(SYS_unlink), Any, "glibc's unlink on x86_64"),
+            ("rename", nr!(SYS_rename), Any, "glibc's rename on x86_64"),
+            ("symlink", nr!(SYS_symlink), Any, "glibc's symlink on x86_64"),
+            ("link", nr!(SYS_link), Any, "glibc's link on x86_64"),
+            ("stat", nr!(SYS_stat), Any, "glibc's stat on x86_64 (metadata, not walled)"),
+            ("lstat", nr!(SYS_lstat), Any, "glibc's lstat on x86_64 (metadata, not walled)"),
+            ("readlink", nr!(SYS_readlink), Any, "glibc's readlink on x86_64 (not walled)"),
+            ("access", nr!(SYS_access), Any, "glibc's access on x86_64 (not walled)"),
+        ]);
+        v
+    })
+}
+
+/// The names of the calls [`FsAccess::Landlock`] adds, with why.
+pub fn landlock_fs_calls() -> Vec<(&'static str, &'static str)> {
+    landlock_fs_list().iter().map(|a| (a.0, a.3)).collect()
+}
+
+/// The allow-list in force for `fs`, and the fixed-errno calls left.
+fn lists(fs: FsAccess) -> (Vec<Allowed>, Vec<Fixed>) {
+    let mut allow = allow_list().to_vec();
+    if fs == FsAccess::Landlock {
+        allow.extend_from_slice(landlock_fs_list());
+    }
+    let errno = errno_always().iter().filter(|e| !allow.iter().any(|a| a.1 == e.1)).copied().collect();
+    (allow, errno)
+}
+
+/// Calls that always answer an errno (name, number, errno, errno name): on the
+/// allow-list's pass-through so an earlier filter answers them even when the
+/// default kills. Node makes them and tolerates a failure.
+fn errno_always() -> &'static [Fixed] {
+    static LIST: std::sync::OnceLock<Vec<Fixed>> = std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))] // x86_64 adds its legacy calls
+        let mut v = vec![
+            ("clone3", nr!(SYS_clone3), libc::ENOSYS, "ENOSYS"),
+            ("openat", nr!(SYS_openat), libc::EPERM, "EPERM"),
+            ("readlinkat", nr!(SYS_readlinkat), libc::EPERM, "EPERM"),
+            ("newfstatat", nr!(SYS_newfstatat), libc::EPERM, "EPERM"),
+            ("statx", nr!(SYS_statx), libc::EPERM, "EPERM"),
+            ("capget", nr!(SYS_capget), libc::EPERM, "EPERM"),
+            ("sysinfo", nr!(SYS_sysinfo), libc::EPERM, "EPERM"),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        v.extend_from_slice(&[
+            ("open", nr!(SYS_open), libc::EPERM, "EPERM"),
+            ("readlink", nr!(SYS_readlink), libc::EPERM, "EPERM"),
+            ("stat", nr!(SYS_stat), libc::EPERM, "EPERM"),
+            ("lstat", nr!(SYS_lstat), libc::EPERM, "EPERM"),
+        ]);
+        v
+    })
+}
+
+fn install_err(e: impl std::fmt::Display) -> LockdownError {
+    LockdownError::Install(e.to_string())
+}
+
+fn cond(arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, v: u64) -> Result<SeccompCondition, LockdownError> {
+    SeccompCondition::new(arg, len, op, v).map_err(install_err)
+}
+
+fn rule(c: Vec<SeccompCondition>) -> Result<SeccompRule, LockdownError> {
+    SeccompRule::new(c).map_err(install_err)
+}
+
+/// The rules under which an allowed call matches (any rule: allowed). An empty
+/// vector allows every argument. Pids are C `int`s, compared as 32-bit values.
+fn allow_rules(check: Check, pid: u32) -> Result<Vec<SeccompRule>, LockdownError> {
+    use SeccompCmpArgLen::{Dword as D, Qword as Q};
+    use SeccompCmpOp::{Eq, MaskedEq};
+    Ok(match check {
+        Check::Any => vec![],
+        Check::Qword { arg, any_of } => {
+            any_of.iter().map(|&v| rule(vec![cond(arg, Q, Eq, v)?])).collect::<Result<_, _>>()?
+        }
+        Check::Dword { arg, any_of } => {
+            any_of.iter().map(|&v| rule(vec![cond(arg, D, Eq, u64::from(v))?])).collect::<Result<_, _>>()?
+        }
+        Check::Masked { arg, mask, any_of } => any_of
+            .iter()
+            .map(|&v| rule(vec![cond(arg, D, MaskedEq(u64::from(mask)), u64::from(v))?]))
+            .collect::<Result<_, _>>()?,
+        Check::Pid { arg } => vec![rule(vec![cond(arg, D, Eq, u64::from(pid))?])?],
+        Check::Both { a, b } => {
+            vec![rule(vec![cond(a.0, D, Eq, u64::from(a.1))?, cond(b.0, D, Eq, u64::from(b.1))?])?]
+        }
+        Check::PrioSelf => vec![
+            rule(vec![cond(0, D, Eq, 0)?, cond(1, D, Eq, u64::from(pid))?])?,
+            rule(vec![cond(0, D, Eq, 0)?, cond(1, D, Eq, 0)?])?,
+        ],
+        Check::PrlimitRead => vec![
+            rule(vec![cond(0, D, Eq, u64::from(pid))?, cond(2, Q, Eq, 0)?])?,
+            rule(vec![cond(0, D, Eq, 0)?, cond(2, Q, Eq, 0)?])?,
+        ],
+    })
+}
+
+fn describe(check: Check) -> &'static str {
+    match check {
+        Check::Any => "any",
+        Check::Qword { .. } | Check::Dword { .. } | Check::Masked { .. } => "listed values only",
+        Check::Pid { .. } => "this process's pid only",
+        Check::Both { .. } => "listed values only",
+        Check::PrioSelf => "PRIO_PROCESS of this process only",
+        Check::PrlimitRead => "read this process's limits only (new limit NULL)",
+    }
 }
 
 fn open_fds() -> Vec<(i32, String)> {
@@ -338,69 +469,97 @@ fn open_fds() -> Vec<(i32, String)> {
     out
 }
 
-/// Builds the BPF programs for this architecture: the deny list, and the
-/// `clone3` filter.
-/// `pid` is this process's id: the only target the self-only calls accept.
-pub(crate) fn filters(pid: u32) -> Result<(BpfProgram, BpfProgram), LockdownError> {
+fn compile(filter: SeccompFilter) -> Result<BpfProgram, LockdownError> {
+    filter.try_into().map_err(|e: seccompiler::BackendError| install_err(e))
+}
+
+/// Builds the BPF programs for this architecture, in installation order: the
+/// fixed-errno filter (`clone3` → `ENOSYS`, the tolerated calls → `EPERM`),
+/// then the allow-list. `pid` is this process's id: the only target the
+/// self-only calls accept. The allow-list must be installed last: it denies
+/// `seccomp` and `prctl(PR_SET_SECCOMP)` themselves.
+pub(crate) fn filters(pid: u32, on_denied: OnDenied, fs: FsAccess) -> Result<Vec<BpfProgram>, LockdownError> {
+    let (allow_list, errno_always) = lists(fs);
     #[cfg(target_arch = "x86_64")]
     let arch = TargetArch::x86_64;
     #[cfg(target_arch = "aarch64")]
     let arch = TargetArch::aarch64;
-    let eperm = SeccompAction::Errno(libc::EPERM as u32);
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for &(_, nr) in denied() {
-        rules.insert(nr, vec![]);
-        #[cfg(target_arch = "x86_64")]
-        rules.insert(nr | 0x4000_0000, vec![]);
+    let mut allow: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for &(_, nr, check, _) in &allow_list {
+        allow.insert(nr, allow_rules(check, pid)?);
     }
-    // The x32 ABI's own numbers (512-547), whatever they are.
-    #[cfg(target_arch = "x86_64")]
-    for nr in 512..=547i64 {
-        rules.insert(nr | 0x4000_0000, vec![]);
+    // Allowed here so the earlier errno filter answers them: the kernel runs
+    // every filter and the strictest action wins (ERRNO over ALLOW), while the
+    // default here would win over it with the kill action.
+    for &(_, nr, _, _) in &errno_always {
+        allow.insert(nr, vec![]);
     }
-    for &(_, nr, how) in self_only() {
-        rules.insert(nr, self_only_rules(how, pid)?);
-        #[cfg(target_arch = "x86_64")]
-        rules.insert(nr | 0x4000_0000, vec![]);
+    let default = match on_denied {
+        OnDenied::Eperm => SeccompAction::Errno(libc::EPERM as u32),
+        OnDenied::Kill => SeccompAction::KillProcess,
+    };
+    let allow = compile(SeccompFilter::new(allow, default, SeccompAction::Allow, arch).map_err(install_err)?)?;
+    // One filter per errno value (seccompiler gives a filter one match action);
+    // no call is in two of them.
+    let mut fixed: BTreeMap<i32, BTreeMap<i64, Vec<SeccompRule>>> = BTreeMap::new();
+    for &(_, nr, errno, _) in &errno_always {
+        fixed.entry(errno).or_default().insert(nr, vec![]);
     }
-    for &(_, nr, commands) in denied_commands() {
-        rules.insert(nr, command_rules(commands)?);
-        #[cfg(target_arch = "x86_64")]
-        rules.insert(nr | 0x4000_0000, vec![]);
-    }
-    // clone without CLONE_THREAD creates a process.
-    let not_thread =
-        SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(libc::CLONE_THREAD as u64), 0)
-            .map_err(|e| LockdownError::Install(e.to_string()))?;
-    rules.insert(
-        libc::SYS_clone,
-        vec![SeccompRule::new(vec![not_thread]).map_err(|e| LockdownError::Install(e.to_string()))?],
-    );
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch)
-        .map_err(|e| LockdownError::Install(e.to_string()))?;
-    let prog: BpfProgram =
-        filter.try_into().map_err(|e: seccompiler::BackendError| LockdownError::Install(e.to_string()))?;
-    // clone3: flags live in memory, out of seccomp's reach. ENOSYS makes libc fall back to clone.
-    let clone3 = SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_clone3, vec![])]),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )
-    .map_err(|e| LockdownError::Install(e.to_string()))?;
-    let clone3: BpfProgram =
-        clone3.try_into().map_err(|e: seccompiler::BackendError| LockdownError::Install(e.to_string()))?;
-    // Both programs are installed (seccomp runs every filter, the strictest result wins).
-    Ok((prog, clone3))
+    let mut progs = fixed
+        .into_iter()
+        .map(|(errno, rules)| {
+            compile(
+                SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(errno as u32), arch)
+                    .map_err(install_err)?,
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    progs.push(allow);
+    Ok(progs)
 }
 
-/// Checks the process state, then installs the filter on every thread.
+/// The Landlock report the `asp-landlock` launcher left in the environment,
+/// checked against `requirement` before anything is installed.
+fn landlock_report(requirement: LandlockRequirement) -> Result<Option<String>, LockdownError> {
+    let report = std::env::var(landlock::REPORT_ENV).ok();
+    if requirement == LandlockRequirement::Strict {
+        let full = report.as_deref().is_some_and(landlock::report_fully_enforced);
+        if !full {
+            return Err(LockdownError::UnsafeState(match &report {
+                None => "strict Landlock asked for, but the process was not started through asp-landlock".into(),
+                Some(r) => format!("strict Landlock asked for, but the kernel did not enforce every rule: {r}"),
+            }));
+        }
+        // The report is an environment variable; check the kernel agrees. A
+        // domain with the signal scope (ABI 6, part of "fully enforced") cannot
+        // signal its parent, which the launcher left outside it: signal 0 only
+        // checks permission.
+        // SAFETY: kill with signal 0 sends nothing; getppid takes no argument.
+        let rc = unsafe { libc::kill(libc::getppid(), 0) };
+        let errno = std::io::Error::last_os_error().raw_os_error();
+        if rc == 0 || errno != Some(libc::EPERM) {
+            return Err(LockdownError::UnsafeState(
+                "strict Landlock asked for and the report says enforced, but this process can signal its parent: it is not in that Landlock domain".into(),
+            ));
+        }
+    }
+    Ok(report)
+}
+
+/// [`lockdown_with`] with the default options (`EPERM`, Landlock reported).
+pub fn lockdown() -> Result<LockdownReport, LockdownError> {
+    lockdown_with(LockdownOptions::default())
+}
+
+/// Checks the process state, then installs the filters on every thread.
 ///
 /// Refuses (before installing anything) when an io_uring instance is open
-/// (io_uring operations bypass seccomp) or when `UV_USE_IO_URING` is not `0`
-/// (libuv could create one later). Fails closed when seccomp, TSYNC or
-/// no-new-privs is unavailable.
-pub fn lockdown() -> Result<LockdownReport, LockdownError> {
+/// (io_uring operations bypass seccomp), when `UV_USE_IO_URING` is not `0`
+/// (libuv could create one later), or when `options.landlock` is strict (or
+/// `options.fs` is [`FsAccess::Landlock`]) and the launcher's ruleset is
+/// missing or was not fully enforced. Fails closed
+/// when seccomp, TSYNC or no-new-privs is unavailable.
+pub fn lockdown_with(options: LockdownOptions) -> Result<LockdownReport, LockdownError> {
     let fds = open_fds();
     if fds.iter().any(|(_, t)| t.contains("io_uring")) {
         return Err(LockdownError::UnsafeState(
@@ -412,25 +571,59 @@ pub fn lockdown() -> Result<LockdownReport, LockdownError> {
             "UV_USE_IO_URING is not 0: libuv may use io_uring, which seccomp cannot filter; start the process with UV_USE_IO_URING=0".into(),
         ));
     }
+    let strict = if options.fs == FsAccess::Landlock { LandlockRequirement::Strict } else { options.landlock };
+    let landlock = landlock_report(strict)?;
     // This process, as its pid namespace (the one its syscalls read pids in) numbers it.
-    let (prog, clone3) = filters(std::process::id())?;
-    seccompiler::apply_filter_all_threads(&clone3).map_err(|e| LockdownError::Install(e.to_string()))?;
-    seccompiler::apply_filter_all_threads(&prog).map_err(|e| LockdownError::Install(e.to_string()))?;
+    let progs = filters(std::process::id(), options.on_denied, options.fs)?;
+    let (allow_list, errno_always) = lists(options.fs);
+    // In order: the allow-list last (it denies `seccomp` itself).
+    for prog in &progs {
+        seccompiler::apply_filter_all_threads(prog).map_err(install_err)?;
+    }
     Ok(LockdownReport {
         arch: if cfg!(target_arch = "x86_64") { "x86_64" } else { "aarch64" },
-        denied: denied().iter().map(|(n, _)| n.trim_start_matches("SYS_")).collect(),
-        self_only: self_only().iter().map(|(n, _, _)| *n).collect(),
-        denied_commands: denied_commands().iter().flat_map(|(_, _, c)| c.iter().map(|(n, _)| *n)).collect(),
+        on_denied: options.on_denied,
+        fs: options.fs,
+        allowed: allow_list.iter().filter(|a| matches!(a.2, Check::Any)).map(|a| a.0).collect(),
+        conditional: allow_list.iter().filter(|a| !matches!(a.2, Check::Any)).map(|a| (a.0, describe(a.2))).collect(),
+        errno_always: errno_always.iter().map(|e| (e.0, e.3)).collect(),
         open_fds: fds,
+        landlock,
     })
+}
+
+/// The allow-list's names and reasons (for the docs' table and tests).
+pub fn allow_list_reasons() -> Vec<(&'static str, &'static str)> {
+    allow_list().iter().map(|a| (a.0, a.3)).collect()
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn filters_compile_for_this_arch() {
-        let (deny, clone3) = super::filters(std::process::id()).unwrap();
-        assert!(deny.len() > 100 && deny.len() < 4096, "{}", deny.len());
-        assert!(!clone3.is_empty());
+        for mode in [OnDenied::Eperm, OnDenied::Kill] {
+            let progs = filters(std::process::id(), mode, FsAccess::None).unwrap();
+            assert_eq!(progs.len(), 3);
+            // With fs, openat leaves the EPERM filter (clone3's ENOSYS stays).
+            assert_eq!(filters(std::process::id(), mode, FsAccess::Landlock).unwrap().len(), 3);
+            let allow = progs.last().unwrap();
+            assert!(allow.len() > 60 && allow.len() < 1024, "{}", allow.len());
+        }
+    }
+
+    #[test]
+    fn no_call_is_both_allowed_and_errno() {
+        let allowed: std::collections::BTreeSet<i64> = allow_list().iter().map(|a| a.1).collect();
+        assert_eq!(allowed.len(), allow_list().len(), "a call listed twice");
+        for e in errno_always() {
+            assert!(!allowed.contains(&e.1), "{}", e.0);
+        }
+        let (with_fs, errno) = lists(FsAccess::Landlock);
+        let nrs: std::collections::BTreeSet<i64> = with_fs.iter().map(|a| a.1).collect();
+        assert_eq!(nrs.len(), with_fs.len(), "a call listed twice with fs");
+        assert!(errno.iter().all(|e| !nrs.contains(&e.1)));
+        assert!(errno.iter().any(|e| e.0 == "clone3") && !errno.iter().any(|e| e.0 == "openat"));
     }
 }

@@ -1,5 +1,8 @@
 //! `lockdown()` from Rust: the test re-executes itself as a child that locks
-//! down and then tries raw `openat`, `socket` and `execve`.
+//! down and then tries raw syscalls: `openat`, `socket`, `execve`, calls that
+//! reach other processes or the tree, and every syscall number of x86_64
+//! against an allow-list written out here by number (from the kernel's
+//! `syscall_64.tbl`, not from the filter's code).
 #![cfg(all(target_os = "linux", feature = "lockdown", any(target_arch = "x86_64", target_arch = "aarch64")))]
 
 use std::process::Command;
@@ -8,7 +11,8 @@ const CHILD: &str = "ASP_LOCKDOWN_CHILD";
 
 fn child() {
     let report = api_sandbox_permissions::lockdown::lockdown().expect("lockdown");
-    assert!(report.denied.contains(&"openat") && report.denied.contains(&"execve"));
+    assert!(!report.allowed.contains(&"openat") && !report.allowed.contains(&"execve"));
+    assert!(report.errno_always.contains(&("openat", "EPERM")) && report.errno_always.contains(&("clone3", "ENOSYS")));
     let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
     unsafe {
         let fd = libc::openat(libc::AT_FDCWD, c"/etc/hostname".as_ptr(), libc::O_RDONLY);
@@ -105,8 +109,8 @@ fn reach_child() {
     let me = std::process::id() as libc::pid_t;
     let parent = unsafe { libc::getppid() };
     let report = api_sandbox_permissions::lockdown::lockdown().expect("lockdown");
-    assert!(report.self_only.contains(&"kill") && report.denied.contains(&"utimensat"));
-    assert!(report.denied_commands.contains(&"F_SETOWN") && report.denied_commands.contains(&"TIOCSTI"));
+    assert!(report.conditional.iter().any(|(n, c)| *n == "kill" && c.contains("this process")));
+    assert!(!report.allowed.contains(&"utimensat") && !report.allowed.contains(&"inotify_add_watch"));
     let errno = || std::io::Error::last_os_error().raw_os_error().unwrap_or(-1);
     let mut out = Vec::new();
     let mut r = |name: &str, rc: libc::c_long| out.push(format!("{name}={}", if rc < 0 { errno() } else { 0 }));
@@ -239,11 +243,22 @@ fn reach_child() {
         r("self:setpriority", libc::syscall(libc::SYS_setpriority, libc::PRIO_PROCESS, 0, 0));
         r("self:setpriority_pid", libc::syscall(libc::SYS_setpriority, libc::PRIO_PROCESS, me, 0));
         r("self:prlimit64", libc::syscall(libc::SYS_prlimit64, 0, libc::RLIMIT_NOFILE, 0, &mut old));
+        // Not on the allow-list even for itself.
         r(
-            "self:sched_setaffinity",
+            "own:sched_setaffinity",
             libc::syscall(libc::SYS_sched_setaffinity, 0, std::mem::size_of::<libc::cpu_set_t>(), &mask),
         );
-        r("self:sched_setscheduler", libc::syscall(libc::SYS_sched_setscheduler, me, libc::SCHED_OTHER, &param));
+        r("own:sched_setscheduler", libc::syscall(libc::SYS_sched_setscheduler, me, libc::SCHED_OTHER, &param));
+        r(
+            "self:sched_getaffinity",
+            libc::syscall(libc::SYS_sched_getaffinity, 0, std::mem::size_of::<libc::cpu_set_t>(), &mut mask),
+        );
+        // Allowed on any pid (pthread_getattr_np asks by tid): a CPU mask, information only.
+        r(
+            "info:sched_getaffinity_sibling",
+            libc::syscall(libc::SYS_sched_getaffinity, sibling, std::mem::size_of::<libc::cpu_set_t>(), &mut mask),
+        );
+        r("own:prlimit64_set", libc::syscall(libc::SYS_prlimit64, 0, libc::RLIMIT_NOFILE, &old, 0));
         let mut byte = [0u8; 1];
         r("self:read", libc::syscall(libc::SYS_read, pipe[0], byte.as_mut_ptr(), 1));
     }
@@ -293,11 +308,246 @@ fn lockdown_denies_reaching_other_processes_and_the_tree() {
         .collect();
     assert!(results.len() > 40, "{line}");
     for (name, errno) in &results {
-        let want = if name.starts_with("self:") { 0 } else { libc::EPERM };
+        // `self:` on the allow-list for this process; `own:` aimed at itself but not on it.
+        let want = if name.starts_with("self:") || name.starts_with("info:") { 0 } else { libc::EPERM };
         assert_eq!(*errno, want, "{name}: errno {errno}, want {want}\n{line}");
     }
     assert!(alive, "the sibling survived");
     assert_eq!(nice_before, nice_after, "the sibling's priority is unchanged");
     assert_eq!(before.modified().unwrap(), after.modified().unwrap(), "the file's mtime is unchanged");
     assert_eq!(before.permissions(), after.permissions(), "the file's mode is unchanged");
+}
+
+/// The x86_64 allow-list, written out by number from the kernel's
+/// `arch/x86/entry/syscalls/syscall_64.tbl` (an oracle independent of the
+/// filter's code, which names calls through the libc crate).
+#[cfg(target_arch = "x86_64")]
+const X86_64_ALLOWED: &[(&str, i64)] = &[
+    ("read", 0),
+    ("write", 1),
+    ("close", 3),
+    ("fstat", 5),
+    ("mmap", 9),
+    ("mprotect", 10),
+    ("munmap", 11),
+    ("brk", 12),
+    ("rt_sigaction", 13),
+    ("rt_sigprocmask", 14),
+    ("rt_sigreturn", 15),
+    ("ioctl", 16),
+    ("readv", 19),
+    ("writev", 20),
+    ("sched_yield", 24),
+    ("mremap", 25),
+    ("madvise", 28),
+    ("nanosleep", 35),
+    ("getpid", 39),
+    ("recvmsg", 47),
+    ("getsockname", 51),
+    ("getsockopt", 55),
+    ("clone", 56),
+    ("exit", 60),
+    ("kill", 62),
+    ("uname", 63),
+    ("fcntl", 72),
+    ("getcwd", 79),
+    ("gettimeofday", 96),
+    ("getrusage", 98),
+    ("getuid", 102),
+    ("getgid", 104),
+    ("geteuid", 107),
+    ("getegid", 108),
+    ("getppid", 110),
+    ("sigaltstack", 131),
+    ("getpriority", 140),
+    ("setpriority", 141),
+    ("prctl", 157),
+    ("gettid", 186),
+    ("time", 201),
+    ("futex", 202),
+    ("sched_getaffinity", 204),
+    ("restart_syscall", 219),
+    ("clock_gettime", 228),
+    ("clock_getres", 229),
+    ("clock_nanosleep", 230),
+    ("exit_group", 231),
+    ("epoll_wait", 232),
+    ("epoll_ctl", 233),
+    ("tgkill", 234),
+    ("set_robust_list", 273),
+    ("epoll_pwait", 281),
+    ("eventfd2", 290),
+    ("epoll_create1", 291),
+    ("pipe2", 293),
+    ("prlimit64", 302),
+    ("getrandom", 318),
+    ("membarrier", 324),
+    ("pkey_mprotect", 329),
+    ("rseq", 334),
+    ("epoll_pwait2", 441),
+];
+
+/// Calls that answer a fixed errno whatever the mode (x86_64 numbers).
+#[cfg(target_arch = "x86_64")]
+const X86_64_ERRNO: &[(&str, i64, i32)] = &[
+    ("open", 2, libc::EPERM),
+    ("stat", 4, libc::EPERM),
+    ("lstat", 6, libc::EPERM),
+    ("readlink", 89, libc::EPERM),
+    ("sysinfo", 99, libc::EPERM),
+    ("capget", 125, libc::EPERM),
+    ("openat", 257, libc::EPERM),
+    ("newfstatat", 262, libc::EPERM),
+    ("readlinkat", 267, libc::EPERM),
+    ("statx", 332, libc::EPERM),
+    ("clone3", 435, libc::ENOSYS),
+];
+
+const SWEEP_CHILD: &str = "ASP_LOCKDOWN_SWEEP_CHILD";
+
+/// `uretprobe` (335) and `uprobe` (336) bypass seccomp by the kernel's design
+/// (since 6.11 / 6.16) and answer any call from outside the kernel's uprobe
+/// trampoline with SIGILL: nothing to deny. The sweep skips them;
+/// `lockdown_uprobe_calls_only_kill_the_caller` checks they do no more.
+#[cfg(target_arch = "x86_64")]
+const KERNEL_SIGILL: &[i64] = &[335, 336];
+
+/// In the locked child: every syscall number 0..=1023, its x32 twin, and a few
+/// far numbers, except the allowed ones, with every argument -1 (so a call the
+/// filter wrongly let through fails in the kernel rather than acting).
+/// Prints `SWEEP nr=errno ...`.
+#[cfg(target_arch = "x86_64")]
+fn sweep_child() {
+    let report = api_sandbox_permissions::lockdown::lockdown().expect("lockdown");
+    // The report names exactly the oracle's calls.
+    let mut named: Vec<&str> = report.allowed.iter().copied().chain(report.conditional.iter().map(|c| c.0)).collect();
+    named.sort_unstable();
+    let mut oracle: Vec<&str> = X86_64_ALLOWED.iter().map(|a| a.0).collect();
+    oracle.sort_unstable();
+    assert_eq!(named, oracle, "the report's allow-list is the oracle's");
+    let mut errno_named: Vec<&str> = report.errno_always.iter().map(|e| e.0).collect();
+    errno_named.sort_unstable();
+    let mut errno_oracle: Vec<&str> = X86_64_ERRNO.iter().map(|e| e.0).collect();
+    errno_oracle.sort_unstable();
+    assert_eq!(errno_named, errno_oracle);
+    let allowed: std::collections::BTreeSet<i64> = X86_64_ALLOWED.iter().map(|a| a.1).collect();
+    let mut numbers: Vec<i64> = (0..1024).filter(|n| !allowed.contains(n) && !KERNEL_SIGILL.contains(n)).collect();
+    numbers.extend((0..1024).map(|n| n | 0x4000_0000));
+    numbers.extend([0x7fff_ffff, 0x8000_0000, 0xffff_fffe]);
+    let mut out = Vec::with_capacity(numbers.len());
+    for nr in numbers {
+        // SAFETY: a raw syscall with integer arguments; the filter answers it
+        // before the kernel acts (every argument -1 makes any slip fail).
+        let rc = unsafe { libc::syscall(nr, -1i64, -1i64, -1i64, -1i64, -1i64, -1i64) };
+        let errno = if rc < 0 { std::io::Error::last_os_error().raw_os_error().unwrap_or(-1) } else { 0 };
+        out.push(format!("{nr}={errno}"));
+    }
+    println!("SWEEP {}", out.join(" "));
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn lockdown_denies_every_syscall_number_not_on_the_allow_list() {
+    if std::env::var(SWEEP_CHILD).is_ok() {
+        sweep_child();
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "lockdown_denies_every_syscall_number_not_on_the_allow_list",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SWEEP_CHILD, "1")
+        .env("UV_USE_IO_URING", "0")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let line =
+        stdout.lines().find_map(|l| l.split_once("SWEEP ").map(|(_, r)| r)).unwrap_or_else(|| panic!("{stdout}"));
+    let mut tried = 0;
+    for kv in line.split(' ') {
+        let (nr, errno) = kv.split_once('=').unwrap();
+        let (nr, errno): (i64, i32) = (nr.parse().unwrap(), errno.parse().unwrap());
+        let want = X86_64_ERRNO.iter().find(|e| e.1 == nr).map_or(libc::EPERM, |e| e.2);
+        assert_eq!(errno, want, "syscall {nr:#x}: errno {errno}, want {want}");
+        tried += 1;
+    }
+    assert_eq!(tried, 1024 - X86_64_ALLOWED.len() - KERNEL_SIGILL.len() + 1024 + 3);
+}
+
+const KILL_CHILD: &str = "ASP_LOCKDOWN_KILL_CHILD";
+
+#[test]
+fn lockdown_kill_mode_kills_on_a_denied_call_and_answers_the_tolerated_ones() {
+    use std::os::unix::process::ExitStatusExt;
+    if std::env::var(KILL_CHILD).is_ok() {
+        let opts = api_sandbox_permissions::lockdown::LockdownOptions {
+            on_denied: api_sandbox_permissions::lockdown::OnDenied::Kill,
+            ..Default::default()
+        };
+        api_sandbox_permissions::lockdown::lockdown_with(opts).expect("lockdown");
+        // SAFETY: raw syscalls with valid arguments.
+        unsafe {
+            let fd = libc::openat(libc::AT_FDCWD, c"/etc/hostname".as_ptr(), libc::O_RDONLY);
+            let open = if fd < 0 { std::io::Error::last_os_error().raw_os_error().unwrap_or(0) } else { 0 };
+            let clone3 = libc::syscall(libc::SYS_clone3, 0, 0);
+            let c3 = if clone3 < 0 { std::io::Error::last_os_error().raw_os_error().unwrap_or(0) } else { 0 };
+            let thread_ok = std::thread::spawn(|| 1).join().unwrap() == 1;
+            println!("ALIVE openat={open} clone3={c3} thread={thread_ok}");
+            use std::io::Write;
+            std::io::stdout().flush().unwrap();
+            libc::syscall(libc::SYS_socket, libc::AF_INET, libc::SOCK_STREAM, 0);
+        }
+        println!("SURVIVED socket");
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "lockdown_kill_mode_kills_on_a_denied_call_and_answers_the_tolerated_ones",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(KILL_CHILD, "1")
+        .env("UV_USE_IO_URING", "0")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("ALIVE openat={} clone3={} thread=true", libc::EPERM, libc::ENOSYS)), "{stdout}");
+    assert!(!stdout.contains("SURVIVED"), "{stdout}");
+    assert_eq!(out.status.signal(), Some(libc::SIGSYS), "{:?}", out.status);
+}
+
+const UPROBE_CHILD: &str = "ASP_LOCKDOWN_UPROBE_CHILD";
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn lockdown_uprobe_calls_only_kill_the_caller() {
+    use std::os::unix::process::ExitStatusExt;
+    if let Ok(nr) = std::env::var(UPROBE_CHILD) {
+        api_sandbox_permissions::lockdown::lockdown().expect("lockdown");
+        println!("LOCKED");
+        use std::io::Write;
+        std::io::stdout().flush().unwrap();
+        // SAFETY: a raw syscall with no pointer the kernel would follow.
+        let rc = unsafe { libc::syscall(nr.parse::<i64>().unwrap(), 0, 0, 0, 0, 0, 0) };
+        println!("RETURNED {rc}");
+        return;
+    }
+    for nr in KERNEL_SIGILL {
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "lockdown_uprobe_calls_only_kill_the_caller", "--nocapture", "--test-threads=1"])
+            .env(UPROBE_CHILD, nr.to_string())
+            .env("UV_USE_IO_URING", "0")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("LOCKED"), "{stdout}");
+        // Either the kernel has it (SIGILL outside the trampoline) or it does not (the filter's EPERM).
+        let returned_eperm = stdout.contains("RETURNED -1") && out.status.success();
+        assert!(out.status.signal() == Some(libc::SIGILL) || returned_eperm, "{nr}: {:?} {stdout}", out.status);
+    }
 }

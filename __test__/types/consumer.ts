@@ -87,7 +87,7 @@ async function denoBroker(policy: PermissionPolicy): Promise<string> {
   await broker.close()
   return `${broker.env.DENO_PERMISSION_BROKER_PATH}${denied}`
 }
-const lockdownFn: () => { denied: readonly string[] } = lockdown
+const lockdownFn: (o?: { onDenied?: 'eperm' | 'kill'; landlock?: 'report' | 'strict' }) => { allowed: readonly string[]; landlock: { abi: number } | null } = lockdown
 const learned: PermissionsManifest = learnManifest([{ capability: 'fs.read', payload: { path: '/x' } }], { platform: 'posix' }).manifest
 
 const tracker = new BudgetTracker(policy, { hooks: { now: () => 0, cpuTimeMs: () => 0, rssMb: () => 1 }, capability: 'request', cpuGraceMs: 100 })

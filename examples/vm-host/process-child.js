@@ -69,6 +69,6 @@ onMessage = (first) => {
     send({ done: true, ok: false, code: typeof e.code === 'string' ? e.code : null, message: String(e.message) })
     return
   }
-  send({ locked: { arch: report.arch, denied: report.denied.length } })
+  send({ locked: { arch: report.arch, allowed: report.allowed.length + report.conditional.length, landlock: report.landlock && report.landlock.abi } })
   runPluginCode(context, start.code, `${start.name}.js`, (r) => send(r))
 }

@@ -5,7 +5,8 @@
 // one). The parent frames what the child sends with lib/ipc-frame.js and
 // accepts only these messages, in this order:
 //
-//   {"locked":{"arch":"x86_64"|"aarch64","denied":N}}        once, first
+//   {"locked":{"arch":"x86_64"|"aarch64","allowed":N,"landlock":ABI|null}}
+//                                                              once, first
 //   {"call":"<the bridge's JSON text>"}                         any number, after locked
 //   {"done":true,"ok":true,"value":string|null}                once, last
 //   {"done":true,"ok":false,"code":string|null,"message":string|null}
@@ -47,7 +48,7 @@ function childMessageValidator(state) {
     if (hasExactKeys(m, ['locked'])) {
       if (now !== 'starting') return `locked while ${now}`
       const l = m.locked
-      if (!hasExactKeys(l, ['arch', 'denied']) || (l.arch !== 'x86_64' && l.arch !== 'aarch64') || !Number.isSafeInteger(l.denied) || l.denied < 0) return 'a locked message of the wrong shape'
+      if (!hasExactKeys(l, ['arch', 'allowed', 'landlock']) || (l.arch !== 'x86_64' && l.arch !== 'aarch64') || !Number.isSafeInteger(l.allowed) || l.allowed < 0 || !(l.landlock === null || (Number.isSafeInteger(l.landlock) && l.landlock >= 0))) return 'a locked message of the wrong shape'
       return null
     }
     if (hasExactKeys(m, ['call'])) {

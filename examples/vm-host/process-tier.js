@@ -15,7 +15,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
-const { PermissionChecker, BudgetTracker, isBudgetExceeded } = require('../..')
+const { PermissionChecker, BudgetTracker, isBudgetExceeded, landlockCommand } = require('../..')
 const { JsonLineDecoder } = require('../../lib/ipc-frame.js')
 const { callHandler, performers } = require('./host.js')
 const { CHANNEL_FD, MAX_CHILD_LINE_BYTES, MAX_CALLS_IN_FLIGHT, MAX_UNREAD_REPLY_BYTES, childMessageValidator } = require('./process-protocol.js')
@@ -52,7 +52,18 @@ function runPluginProcess(options) {
   // A clean environment, no inherited handles but the channel, libuv without io_uring.
   const stdio = ['ignore', 'ignore', 'ignore']
   stdio[CHANNEL_FD] = 'pipe'
-  const child = spawn(process.execPath, [path.join(__dirname, 'process-child.js')], { env: { UV_USE_IO_URING: '0' }, stdio })
+  // Two modes: the plain child (seccomp only), or `landlock: true`: the
+  // asp-landlock launcher applies the manifest's Landlock ruleset before it
+  // execs Node, so the kernel walls the child in on every thread it starts.
+  const childScript = path.join(__dirname, 'process-child.js')
+  let command = process.execPath
+  let args = [childScript]
+  if (options.landlock) {
+    const l = landlockCommand(policy.toJSON(), { strict: options.landlock === 'strict', read: [path.join(__dirname)] })
+    command = l.command
+    args = [...l.args, process.execPath, childScript]
+  }
+  const child = spawn(command, args, { env: { UV_USE_IO_URING: '0' }, stdio })
   const channel = child.stdio[CHANNEL_FD]
   return new Promise((resolve) => {
     let finished = false
@@ -116,7 +127,7 @@ function runPluginProcess(options) {
       if (Object.hasOwn(m, 'locked')) {
         state = 'running'
         locked = m.locked
-        log(`[${name}] child ${child.pid} locked down (${m.locked.denied} syscalls denied, ${m.locked.arch})`)
+        log(`[${name}] child ${child.pid} locked down (${m.locked.allowed} syscalls allowed, the rest denied, ${m.locked.arch}; Landlock ${m.locked.landlock === null ? 'off' : `ABI ${m.locked.landlock}`})`)
         startBudget()
       } else if (Object.hasOwn(m, 'call')) {
         if (++inFlight > MAX_CALLS_IN_FLIGHT) return violation('unexpected', `more than ${MAX_CALLS_IN_FLIGHT} calls in flight`)

@@ -501,28 +501,62 @@ pub fn policy_check_capability(
     Ok(Verdict { code, url: canonical, target: if code == 0 && node.is_none() { None } else { origin } })
 }
 
-/// `lockdown()`: the JSON report, or a thrown `LOCKDOWN_REFUSED`,
-/// `LOCKDOWN_FAILED` or `ERR_UNSUPPORTED_PLATFORM` error.
+/// `lockdown(onDenied, landlock, fs)`: the JSON report, or a thrown
+/// `LOCKDOWN_REFUSED`, `LOCKDOWN_FAILED` or `ERR_UNSUPPORTED_PLATFORM` error.
+/// `on_denied` is `"eperm"` or `"kill"`, `landlock` `"report"` or `"strict"`,
+/// `fs` `"none"` or `"landlock"`
+/// (lib/lockdown.js validates them; anything else is refused here too).
 #[napi(catch_unwind)]
-pub fn lockdown(env: Env) -> Result<String> {
+pub fn lockdown(env: Env, on_denied: String, landlock: String, fs: String) -> Result<String> {
     #[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
-        use crate::lockdown::LockdownError;
-        match crate::lockdown::lockdown() {
-            Ok(r) => Ok(json!({
-                "arch": r.arch,
-                "action": "EPERM",
-                "tsync": true,
-                "noNewPrivs": true,
-                "denied": r.denied,
-                "selfOnly": r.self_only,
-                "deniedCommands": r.denied_commands,
-                "clone": "denied without CLONE_THREAD",
-                "clone3": "ENOSYS",
-                "foreignArch": "kill process",
-                "openFds": r.open_fds.iter().map(|(fd, t)| json!({ "fd": fd, "target": t })).collect::<Vec<_>>(),
-            })
-            .to_string()),
+        use crate::lockdown::{FsAccess, LandlockRequirement, LockdownError, LockdownOptions, OnDenied};
+        let on_denied = match on_denied.as_str() {
+            "eperm" => OnDenied::Eperm,
+            "kill" => OnDenied::Kill,
+            _ => {
+                return Err(
+                    WireError::Lockdown("LOCKDOWN_REFUSED", format!("unknown onDenied {on_denied:?}")).throw(&env)
+                )
+            }
+        };
+        let landlock = match landlock.as_str() {
+            "report" => LandlockRequirement::Report,
+            "strict" => LandlockRequirement::Strict,
+            _ => {
+                return Err(
+                    WireError::Lockdown("LOCKDOWN_REFUSED", format!("unknown landlock {landlock:?}")).throw(&env)
+                )
+            }
+        };
+        let fs = match fs.as_str() {
+            "none" => FsAccess::None,
+            "landlock" => FsAccess::Landlock,
+            _ => return Err(WireError::Lockdown("LOCKDOWN_REFUSED", format!("unknown fs {fs:?}")).throw(&env)),
+        };
+        match crate::lockdown::lockdown_with(LockdownOptions { on_denied, landlock, fs }) {
+            Ok(r) => {
+                let self_only: Vec<&str> =
+                    r.conditional.iter().filter(|(_, c)| c.contains("this process")).map(|(n, _)| *n).collect();
+                let landlock = r.landlock.as_deref().and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok());
+                Ok(json!({
+                    "arch": r.arch,
+                    "action": match r.on_denied { OnDenied::Eperm => "EPERM", OnDenied::Kill => "kill" },
+                    "tsync": true,
+                    "noNewPrivs": true,
+                    "fs": match r.fs { FsAccess::None => "none", FsAccess::Landlock => "landlock" },
+                    "allowed": r.allowed,
+                    "conditional": r.conditional.iter().map(|(n, c)| json!({ "name": n, "only": c })).collect::<Vec<_>>(),
+                    "selfOnly": self_only,
+                    "errnoAlways": r.errno_always.iter().map(|(n, e)| json!({ "name": n, "errno": e })).collect::<Vec<_>>(),
+                    "clone": "pthread_create's flags only",
+                    "clone3": "ENOSYS",
+                    "foreignArch": "kill process",
+                    "openFds": r.open_fds.iter().map(|(fd, t)| json!({ "fd": fd, "target": t })).collect::<Vec<_>>(),
+                    "landlock": landlock,
+                })
+                .to_string())
+            }
             Err(LockdownError::Unsupported(_)) => Err(WireError::Unsupported("lockdown").throw(&env)),
             Err(e @ LockdownError::UnsafeState(_)) => {
                 Err(WireError::Lockdown("LOCKDOWN_REFUSED", e.to_string()).throw(&env))
@@ -532,6 +566,7 @@ pub fn lockdown(env: Env) -> Result<String> {
     }
     #[cfg(not(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64"))))]
     {
+        let _ = (on_denied, landlock, fs);
         Err(WireError::Unsupported("lockdown").throw(&env))
     }
 }
