@@ -221,8 +221,8 @@ impl DiffReport {
 /// ```
 #[must_use]
 pub fn diff_policies(old: &PermissionPolicy, new: &PermissionPolicy) -> DiffReport {
-    let forward = widenings(old, new);
-    let backward = widenings(new, old);
+    let forward = widenings(old, new, true);
+    let backward = widenings(new, old, false);
     DiffReport { widens: forward.found, narrows: backward.found, unknown: forward.unknown }
 }
 
@@ -236,10 +236,21 @@ struct Findings {
 struct Ctx<'a> {
     old: &'a PermissionPolicy,
     new: &'a PermissionPolicy,
+    /// Asked the widening question (else the narrowing one, old and new swapped).
+    forward: bool,
     out: Findings,
 }
 
 impl Ctx<'_> {
+    /// The words of a change: as a widening, or (asked backwards) as a narrowing.
+    fn say(&self, widening: String, narrowing: String) -> String {
+        if self.forward {
+            widening
+        } else {
+            narrowing
+        }
+    }
+
     /// Whether `w` is a widening: the new policy allows it, the old denies it.
     fn confirms(&self, w: &Witness) -> bool {
         w.allowed_by(self.new) && !w.allowed_by(self.old)
@@ -267,8 +278,8 @@ impl Ctx<'_> {
     }
 }
 
-fn widenings(old: &PermissionPolicy, new: &PermissionPolicy) -> Findings {
-    let mut cx = Ctx { old, new, out: Findings::default() };
+fn widenings(old: &PermissionPolicy, new: &PermissionPolicy, forward: bool) -> Findings {
+    let mut cx = Ctx { old, new, forward, out: Findings::default() };
     fs_widenings(&mut cx);
     fetch_widenings(&mut cx);
     secret_widenings(&mut cx);
@@ -495,6 +506,8 @@ fn alphabet<'a>(pats: impl IntoIterator<Item = &'a [Atom]>) -> Vec<char> {
             out.push(c);
         }
     }
+    // Readable witnesses first: the walk is breadth-first in this order.
+    out.sort_by_key(|c| NICE.find(*c).unwrap_or(usize::MAX));
     out
 }
 
@@ -864,7 +877,10 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
         let pointer = format!("/fs/{i}");
         let nv = variants(g.glob());
         for &mode in grant_modes(g.mode()) {
-            let what = format!("{} granted on {}", mode_name(mode), g.glob());
+            let what = cx.say(
+                format!("{} granted on {}", mode_name(mode), g.glob()),
+                format!("{} no longer granted on all of {}", mode_name(mode), g.glob()),
+            );
             let cover: Vec<glob::ParsedGlob> = old
                 .fs_grants()
                 .iter()
@@ -911,7 +927,7 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
             continue;
         }
         let pointer = format!("/deny/fs/{j}");
-        let what = format!("deny.fs rule removed: {d}");
+        let what = cx.say(format!("deny.fs rule removed: {d}"), format!("deny.fs rule added: {d}"));
         let dv: Vec<glob::ParsedGlob> = variants(d).into_iter().flat_map(glob::deny_variants).collect();
         let Some(dflat) = flat(&dv) else {
             cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
@@ -1038,6 +1054,25 @@ fn fetch_covered(old: &[FetchPattern], n: &FetchPattern, s: Scheme) -> bool {
     })
 }
 
+/// Whether two fetch patterns may grant one URL (scheme, host and port;
+/// paths are not compared: an over-approximation).
+fn fetch_may_meet(a: &FetchPattern, b: &FetchPattern) -> bool {
+    let schemes = schemes_of(a).into_iter().any(|s| b.scheme_ok(s));
+    let hosts = host_covers(a.host(), b.host()) || host_covers(b.host(), a.host());
+    let ports = schemes_of(a).into_iter().filter(|s| b.scheme_ok(*s)).any(|s| {
+        let of = |p: &FetchPattern| match p.port() {
+            PortRule::Default => Some(s.default_port()),
+            PortRule::Exact(n) => Some(n),
+            PortRule::Any => None,
+        };
+        match (of(a), of(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => true,
+        }
+    });
+    schemes && hosts && ports
+}
+
 /// URL path candidates for a path scope: its wildcards as `w` (and `w/w`).
 fn path_candidates(p: Option<&crate::urlpath::PathPattern>) -> Vec<String> {
     match p {
@@ -1115,7 +1150,10 @@ fn fetch_widenings(cx: &mut Ctx<'_>) {
             if fetch_covered(old.fetch_patterns(), n, s) {
                 continue;
             }
-            let what = format!("fetch grant {n} ({} URLs) not within one old pattern", s.as_str());
+            let what = cx.say(
+                format!("fetch grant {n} ({} URLs) not within one old pattern", s.as_str()),
+                format!("fetch grant {n} ({} URLs) removed or narrowed", s.as_str()),
+            );
             let cands: Vec<Witness> = fetch_urls(n, s, old.fetch_patterns())
                 .into_iter()
                 .map(|url| Witness::Fetch { url, resolved_ip: None })
@@ -1131,7 +1169,7 @@ fn fetch_widenings(cx: &mut Ctx<'_>) {
             continue;
         }
         let pointer = format!("/deny/fetch/{j}");
-        let what = format!("deny.fetch rule removed: {d}");
+        let what = cx.say(format!("deny.fetch rule removed: {d}"), format!("deny.fetch rule added: {d}"));
         let cands = deny_fetch_candidates(d, new.fetch_patterns());
         if !cx.first_confirmed("fetch", &pointer, &what, cands) {
             cx.unknown("fetch", &pointer, format!("{what}; no request it denied was found that the new policy allows"));
@@ -1225,7 +1263,7 @@ fn block_samples(net: IpAddr, len: u8) -> Vec<IpAddr> {
 fn secret_widenings(cx: &mut Ctx<'_>) {
     let (old, new) = (cx.old, cx.new);
     let fetch_included = {
-        let mut probe = Ctx { old, new, out: Findings::default() };
+        let mut probe = Ctx { old, new, forward: true, out: Findings::default() };
         fetch_widenings(&mut probe);
         probe.out.found.is_empty() && probe.out.unknown.is_empty()
     };
@@ -1235,14 +1273,27 @@ fn secret_widenings(cx: &mut Ctx<'_>) {
             None => {
                 // Exact: `secrets.get` allows exactly the readable names.
                 let w = Witness::Capability { id: "secrets.get", payload: json!({ "name": name }) };
-                cx.first_confirmed("secrets", &pointer, &format!("secret {name} readable"), [w]);
+                let what = cx.say(format!("secret {name} readable"), format!("secret {name} no longer readable"));
+                cx.first_confirmed("secrets", &pointer, &what, [w]);
             }
             Some(b) => {
-                let what = format!("secret {name} may be sent");
-                let within = old.bound_secret(name).is_some_and(|ob| {
-                    b.hosts().iter().all(|h| schemes_of(h).into_iter().all(|s| fetch_covered(ob.hosts(), h, s)))
+                let what = cx.say(format!("secret {name} may be sent"), format!("secret {name} may no longer be sent"));
+                // Each hosts pattern the new fetch grants may reach must stay
+                // within one old hosts pattern, and within the old fetch grants
+                // (all of them proven included, or one old pattern covering it,
+                // with every old deny.fetch rule kept).
+                let denies_kept = {
+                    let kept: HashSet<String> = new.deny_fetch().iter().map(ToString::to_string).collect();
+                    old.deny_fetch().iter().all(|d| kept.contains(&d.to_string()))
+                };
+                let within = b.hosts().iter().all(|h| {
+                    !new.fetch_patterns().iter().any(|f| fetch_may_meet(f, h))
+                        || schemes_of(h).into_iter().all(|s| {
+                            old.bound_secret(name).is_some_and(|ob| fetch_covered(ob.hosts(), h, s))
+                                && (fetch_included || (denies_kept && fetch_covered(old.fetch_patterns(), h, s)))
+                        })
                 });
-                if within && fetch_included {
+                if within {
                     continue;
                 }
                 let ob_hosts: Vec<FetchPattern> =
@@ -1299,7 +1350,7 @@ fn topic_widenings(cx: &mut Ctx<'_>) {
             continue;
         }
         let pointer = format!("/events/publishes/{i}");
-        let what = format!("publishes {p}");
+        let what = cx.say(format!("publishes {p}"), format!("no longer publishes all of {p}"));
         let cands = ["w", "w.w", "zz-witness"]
             .into_iter()
             .map(|r| Witness::Capability { id: "events.publish", payload: json!({ "topic": topic_text(p, r) }) });
@@ -1316,7 +1367,7 @@ fn topic_widenings(cx: &mut Ctx<'_>) {
             continue;
         }
         let pointer = format!("/events/subscribes/{i}");
-        let what = format!("subscribes {p}");
+        let what = cx.say(format!("subscribes {p}"), format!("no longer subscribes {p}"));
         let w = Witness::Capability { id: "events.subscribe", payload: json!({ "topic": p.to_string() }) };
         if !cx.first_confirmed("events", &pointer, &what, [w]) {
             cx.unknown("events", &pointer, format!("{what}: not confirmed"));
@@ -1328,7 +1379,7 @@ fn db_widenings(cx: &mut Ctx<'_>) {
     if let Some(d) = cx.new.database() {
         if cx.old.database() != Some(d) {
             let w = Witness::Capability { id: "db.query", payload: json!({ "database": d }) };
-            let what = format!("database {d}");
+            let what = cx.say(format!("database {d} granted"), format!("database {d} no longer granted"));
             if !cx.first_confirmed("db", "/db/database", &what, [w]) {
                 cx.unknown("db", "/db/database", format!("{what}: not confirmed"));
             }
@@ -1344,9 +1395,16 @@ fn budget_widenings(cx: &mut Ctx<'_>) {
             (Some(o), Some(n)) if n > o => n,
             _ => continue,
         };
-        let what = match n {
-            None => format!("{} budget removed (was {})", kind.as_str(), o.unwrap_or_default()),
-            Some(n) => format!("{} budget raised {} -> {n}", kind.as_str(), o.unwrap_or_default()),
+        let what = match (o, n) {
+            (Some(o), None) => cx.say(
+                format!("{} budget removed (was {o})", kind.as_str()),
+                format!("{} budget added ({o})", kind.as_str()),
+            ),
+            (Some(o), Some(n)) => cx.say(
+                format!("{} budget raised {o} -> {n}", kind.as_str()),
+                format!("{} budget lowered {n} -> {o}", kind.as_str()),
+            ),
+            (None, _) => continue,
         };
         let pointer = format!("/budgets/{}", kind.as_str());
         if !cx.first_confirmed("budgets", &pointer, &what, [Witness::Budget { kind, observed }]) {
