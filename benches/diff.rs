@@ -28,7 +28,11 @@ fn side(narrow: bool, widen: bool) -> PermissionPolicy {
             (true, 2) => format!("/var/log/p{i}/**"),
             (true, _) => format!("/opt/p{i}/[c-f]x/**"),
         });
-        fetch.push(if narrow { format!("https://api.svc{i}.example.com/v1/**") } else { format!("*.svc{i}.example.com") });
+        fetch.push(if narrow {
+            format!("https://api.svc{i}.example.com/v1/**")
+        } else {
+            format!("*.svc{i}.example.com")
+        });
     }
     if widen {
         fs[321] = "/data/t321/**".into();

@@ -873,6 +873,20 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
         new.deny_fs().iter().flat_map(|d| variants(d)).flat_map(glob::deny_variants).collect();
 
     // (a) Each new grant, per mode, within the old grants of that mode (and the new deny globs as written).
+    let covers: Vec<(HashSet<glob::ParsedGlob>, Option<Vec<Vec<El>>>)> = [FsMode::Read, FsMode::Write]
+        .into_iter()
+        .map(|mode| {
+            let cover: Vec<glob::ParsedGlob> = old
+                .fs_grants()
+                .iter()
+                .filter(|o| o.mode().allows(mode))
+                .flat_map(|o| variants(o.glob()))
+                .chain(new_deny_variants.iter().cloned())
+                .collect();
+            let flat = if platform == Platform::Win32 { None } else { flat(&cover) };
+            (cover.into_iter().collect(), flat)
+        })
+        .collect();
     for (i, g) in new.fs_grants().iter().enumerate() {
         let pointer = format!("/fs/{i}");
         let nv = variants(g.glob());
@@ -881,30 +895,24 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
                 format!("{} granted on {}", mode_name(mode), g.glob()),
                 format!("{} no longer granted on all of {}", mode_name(mode), g.glob()),
             );
-            let cover: Vec<glob::ParsedGlob> = old
-                .fs_grants()
-                .iter()
-                .filter(|o| o.mode().allows(mode))
-                .flat_map(|o| variants(o.glob()))
-                .chain(new_deny_variants.iter().cloned())
-                .collect();
+            let (cover, cover_flat) = &covers[usize::from(mode == FsMode::Write)];
             if platform == Platform::Win32 {
                 // Same variants (NTFS-folded at parse) are the same paths; otherwise a confirmed path or unknown.
                 if nv.iter().all(|v| cover.contains(v)) {
                     continue;
                 }
-                let cands = nv.iter().map(|v| instantiate(v)).map(|path| Witness::Fs { path, mode });
+                let cands = nv.iter().map(instantiate).map(|path| Witness::Fs { path, mode });
                 if !cx.first_confirmed("fs", &pointer, &what, cands.collect::<Vec<_>>()) {
                     cx.unknown("fs", &pointer, format!("{what}: win32 globs are compared by their variants only"));
                 }
                 continue;
             }
-            let (Some(n), Some(o)) = (flat(&nv), flat(&cover)) else {
+            let (Some(n), Some(o)) = (flat(&nv), cover_flat.as_ref()) else {
                 cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
                 continue;
             };
             let root = nv.first().map(root_of).unwrap_or_default();
-            match included(&n, &o, &root) {
+            match included(&n, o, &root) {
                 Inclusion::Included => {}
                 Inclusion::Outside(paths) => {
                     let cands: Vec<Witness> = paths.into_iter().map(|path| Witness::Fs { path, mode }).collect();
