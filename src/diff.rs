@@ -528,7 +528,8 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool]) -> Option<Split> {
     let wanted_wild = edges.iter().zip(wanted).any(|((m, _), w)| *w && !matches!(m, M::Lit(_)));
     // Literal segments: one class each (those no wanted edge can match are skipped).
     let mut seen: HashSet<&str> = HashSet::new();
-    let lit_list: Vec<&str> = if wanted_wild {
+    // Sorted: the search, and so every witness, is deterministic.
+    let mut lit_list: Vec<&str> = if wanted_wild {
         lits.iter().copied().collect()
     } else {
         edges
@@ -537,6 +538,7 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool]) -> Option<Split> {
             .filter_map(|((m, _), w)| if let (M::Lit(l), true) = (m, *w) { Some(*l) } else { None })
             .collect()
     };
+    lit_list.sort_unstable();
     for l in lit_list {
         if !seen.insert(l) || !valid_segment(l) {
             continue;
@@ -648,6 +650,8 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool]) -> Option<Split> {
             }
         }
     }
+    let mut sigs: Vec<(Vec<bool>, usize)> = sigs.into_iter().collect();
+    sigs.sort_unstable_by_key(|(_, i)| *i);
     for (sig, i) in sigs {
         let hit: Vec<usize> = (0..edges.len())
             .filter(|&e| match edges[e].0 {
@@ -681,17 +685,20 @@ fn path_of(segs: &[String], root: &str) -> String {
     }
 }
 
+/// A search node: (new states, old states), its parent and the segment read from it.
+type Node = ((Vec<St>, Vec<St>), usize, String);
+
 /// Whether every path the `new` variants match is matched by an `old` one;
 /// else up to [`MAX_CANDIDATES`] paths outside.
 fn included(new: &[Vec<El>], old: &[Vec<El>], root: &str) -> Inclusion {
     let (nn, on) = (Nfa { vars: new }, Nfa { vars: old });
     let start = (nn.start(), on.start());
     let mut index: HashMap<(Vec<St>, Vec<St>), usize> = HashMap::new();
-    let mut nodes: Vec<((Vec<St>, Vec<St>), usize, String)> = vec![(start.clone(), usize::MAX, String::new())];
+    let mut nodes: Vec<Node> = vec![(start.clone(), usize::MAX, String::new())];
     index.insert(start, 0);
     let mut queue = VecDeque::from([0usize]);
     let mut outside = Vec::new();
-    let segs_of = |mut i: usize, nodes: &Vec<((Vec<St>, Vec<St>), usize, String)>| {
+    let segs_of = |mut i: usize, nodes: &Vec<Node>| {
         let mut segs = Vec::new();
         while nodes[i].1 != usize::MAX {
             segs.push(nodes[i].2.clone());
@@ -853,6 +860,9 @@ fn mode_name(m: FsMode) -> &'static str {
     }
 }
 
+/// The old grants of one mode with the new deny globs: their variants, and flattened (posix).
+type Cover = (HashSet<glob::ParsedGlob>, Option<Vec<Vec<El>>>);
+
 fn fs_widenings(cx: &mut Ctx<'_>) {
     let (old, new) = (cx.old, cx.new);
     if new.fs_grants().is_empty() {
@@ -873,7 +883,7 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
         new.deny_fs().iter().flat_map(|d| variants(d)).flat_map(glob::deny_variants).collect();
 
     // (a) Each new grant, per mode, within the old grants of that mode (and the new deny globs as written).
-    let covers: Vec<(HashSet<glob::ParsedGlob>, Option<Vec<Vec<El>>>)> = [FsMode::Read, FsMode::Write]
+    let covers: Vec<Cover> = [FsMode::Read, FsMode::Write]
         .into_iter()
         .map(|mode| {
             let cover: Vec<glob::ParsedGlob> = old
@@ -1295,10 +1305,17 @@ fn secret_widenings(cx: &mut Ctx<'_>) {
                     old.deny_fetch().iter().all(|d| kept.contains(&d.to_string()))
                 };
                 let within = b.hosts().iter().all(|h| {
-                    !new.fetch_patterns().iter().any(|f| fetch_may_meet(f, h))
+                    let meeting: Vec<&FetchPattern> =
+                        new.fetch_patterns().iter().filter(|f| fetch_may_meet(f, h)).collect();
+                    // The new fetch grants that may reach `h`, each within one old pattern.
+                    let reach_kept = meeting
+                        .iter()
+                        .all(|f| schemes_of(f).into_iter().all(|s| fetch_covered(old.fetch_patterns(), f, s)));
+                    meeting.is_empty()
                         || schemes_of(h).into_iter().all(|s| {
                             old.bound_secret(name).is_some_and(|ob| fetch_covered(ob.hosts(), h, s))
-                                && (fetch_included || (denies_kept && fetch_covered(old.fetch_patterns(), h, s)))
+                                && (fetch_included
+                                    || (denies_kept && (reach_kept || fetch_covered(old.fetch_patterns(), h, s))))
                         })
                 });
                 if within {
