@@ -10,7 +10,7 @@
 // normalised manifests (kept for bench/manifest-scaling.mjs): a changed grant
 // is an added one plus a removed one, glob containment is not computed.
 
-const { BUDGET_KIND_LIST } = require('./native.js')
+const { BUDGET_KIND_LIST, Capability } = require('./native.js')
 
 const MODES = { read: ['read'], write: ['write'], readwrite: ['read', 'write'] }
 
@@ -163,10 +163,10 @@ function diffManifests(a, b) {
 function witnessAllowed(checker, w) {
   const policy = checker.policy
   switch (w.capability) {
-    case 'fs.read':
-    case 'fs.write':
+    case Capability.FS_READ:
+    case Capability.FS_WRITE:
       return checker.checkFs(w.path, w.mode).allowed
-    case 'fetch':
+    case Capability.FETCH:
       if (w.resolvedIp === undefined) return checker.checkFetch(w.url).allowed
       return checker.checkFetchAddress(w.url, w.resolvedIp).allowed
     case 'budget': {
