@@ -303,6 +303,10 @@ enum El {
 /// into literal segments). `None` for a class that folds (win32, posix
 /// deny folding): those are not modelled here.
 fn flatten(g: &glob::ParsedGlob, root_len: usize) -> Option<Vec<El>> {
+    // posix only: a win32 drive would be dropped here (its globs are compared by variants).
+    if root_len != 0 {
+        return None;
+    }
     let mut els: Vec<El> =
         g.prefix[root_len.min(g.prefix.len())..].split('/').skip(1).map(|l| El::Lit(l.to_owned())).collect();
     for s in &g.rest {
@@ -860,6 +864,99 @@ fn mode_name(m: FsMode) -> &'static str {
     }
 }
 
+/// Most path segments a checked path has (a 4096-byte path of one-byte names).
+const MAX_PATH_SEGMENTS: u64 = (crate::fs::MAX_PATH_BYTES as u64).div_ceil(2) + 1;
+
+/// Match steps one segment pattern may spend on one name: a fixed part and
+/// a part per character of the name (`matches` in the glob module: the
+/// first run at the start, the last at the end, the runs between found left
+/// to right, each name position scanned once by one of them). `None`: a
+/// wildcard run between stars longer than [`glob::MAX_FREE_WILD_RUN`], which
+/// may exhaust its own budget and then not match (fail closed).
+fn pattern_steps(p: &SegPattern) -> Option<(u64, u64)> {
+    let atoms = p.atoms();
+    if atoms == [Atom::Star] {
+        return Some((0, 0));
+    }
+    let chunks: Vec<&[Atom]> = atoms.split(|a| *a == Atom::Star).collect();
+    let len = |c: &[Atom]| c.len() as u64;
+    if chunks.len() == 1 {
+        return Some((1 + len(chunks[0]), 0));
+    }
+    let middle = &chunks[1..chunks.len() - 1];
+    let mut per = 0u64;
+    for c in middle {
+        let literal = c.iter().all(|a| matches!(a, Atom::Char(_)));
+        if !literal && c.len() > glob::MAX_FREE_WILD_RUN {
+            return None;
+        }
+        per = per.max(if literal { 1 } else { len(c) + 1 });
+    }
+    let fixed = 2 + len(chunks[0]) + 2 * len(chunks[chunks.len() - 1]) + middle.iter().map(|c| len(c)).sum::<u64>();
+    Some((fixed, per))
+}
+
+/// Match steps one variant may spend in one check (its segment walk included).
+fn variant_steps(g: &glob::ParsedGlob) -> Option<u64> {
+    let l = crate::fs::MAX_PATH_BYTES as u64;
+    let n = MAX_PATH_SEGMENTS;
+    if g.rest.len() <= 1 && g.rest.iter().all(|s| *s == Seg::Rec) {
+        return Some(0);
+    }
+    let recursive = g.rest.contains(&Seg::Rec);
+    let mut steps = if recursive { g.rest.len() as u64 * (n + 1) } else { 0 };
+    for s in &g.rest {
+        if let Seg::Pat(p) = s {
+            let (fixed, per) = pattern_steps(p)?;
+            steps += if recursive { n * fixed + per * (l + n) } else { fixed + per * l };
+        }
+    }
+    Some(steps)
+}
+
+/// Whether no check of `policy` can stop at its step budget
+/// ([`glob::MAX_MATCH_STEPS`], where a check fails closed and denies what its
+/// globs would allow): the steps of every variant filed under a path's
+/// ancestors, tried in up to two passes, stay within it. A hostile policy
+/// past it is not modelled by the diff (the answer is unknown).
+fn within_step_budget(policy: &PermissionPolicy) -> Result<(), String> {
+    let platform = policy.platform();
+    let mut by_prefix: HashMap<String, u64> = HashMap::new();
+    let mut add = |g: &glob::ParsedGlob, weight: u64| -> Option<()> {
+        *by_prefix.entry(g.prefix.clone()).or_default() += weight * variant_steps(g)?;
+        Some(())
+    };
+    let grants = policy.fs_grants().iter().flat_map(|g| parse_variants(g.glob(), platform));
+    // Denies: also matched folded (posix), where a literal may fold longer (`ß` -> `ss`).
+    let denies = policy.deny_fs().iter().flat_map(|d| parse_variants(d, platform)).flat_map(glob::deny_variants);
+    let weighted = grants.map(|g| (g, 2)).chain(denies.map(|d| (d, 6)));
+    let ok = weighted.map(|(g, w)| add(&g, w)).all(|r| r.is_some());
+    let hostile = || {
+        format!(
+            "the old policy's checks may stop at their step budget ({} steps, where a check fails closed); not modelled",
+            glob::MAX_MATCH_STEPS
+        )
+    };
+    if !ok {
+        return Err(hostile());
+    }
+    for key in by_prefix.keys() {
+        let mut total = 0u64;
+        let mut at = key.as_str();
+        loop {
+            total += by_prefix.get(at).copied().unwrap_or(0);
+            match at.rfind('/') {
+                Some(i) => at = &at[..i],
+                None => break,
+            }
+        }
+        if total > glob::MAX_MATCH_STEPS as u64 {
+            return Err(hostile());
+        }
+    }
+    Ok(())
+}
+
 /// The old grants of one mode with the new deny globs: their variants, and flattened (posix).
 type Cover = (HashSet<glob::ParsedGlob>, Option<Vec<Vec<El>>>);
 
@@ -873,10 +970,13 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
         return;
     }
     let platform = new.platform();
+    if let Err(why) = within_step_budget(old) {
+        cx.unknown("fs", "/fs", why);
+        return;
+    }
     let root_len = if platform == Platform::Win32 { 2 } else { 0 };
     let variants = |g: &str| parse_variants(g, platform);
     let flat = |gs: &[glob::ParsedGlob]| gs.iter().map(|g| flatten(g, root_len)).collect::<Option<Vec<_>>>();
-    let root_of = |g: &glob::ParsedGlob| g.prefix[..root_len.min(g.prefix.len())].to_owned();
     let old_deny: Vec<&String> = old.deny_fs().iter().collect();
     let new_deny: HashSet<&String> = new.deny_fs().iter().collect();
     let new_deny_variants: Vec<glob::ParsedGlob> =
@@ -921,8 +1021,7 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
                 cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
                 continue;
             };
-            let root = nv.first().map(root_of).unwrap_or_default();
-            match included(&n, o, &root) {
+            match included(&n, o, "") {
                 Inclusion::Included => {}
                 Inclusion::Outside(paths) => {
                     let cands: Vec<Witness> = paths.into_iter().map(|path| Witness::Fs { path, mode }).collect();
@@ -947,6 +1046,19 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
         let pointer = format!("/deny/fs/{j}");
         let what = cx.say(format!("deny.fs rule removed: {d}"), format!("deny.fs rule added: {d}"));
         let dv: Vec<glob::ParsedGlob> = variants(d).into_iter().flat_map(glob::deny_variants).collect();
+        if platform == Platform::Win32 {
+            // NTFS folding and 8.3 aliases: any grant may meet any dropped deny.
+            let cands: Vec<Witness> = new
+                .fs_grants()
+                .iter()
+                .flat_map(|g| grant_modes(g.mode()).iter())
+                .flat_map(|&m| dv.iter().map(move |v| Witness::Fs { path: instantiate(v), mode: m }))
+                .collect();
+            if !cx.first_confirmed("fs", &pointer, &what, cands) {
+                cx.unknown("fs", &pointer, format!("{what}: win32 deny globs are compared by their variants only"));
+            }
+            continue;
+        }
         let Some(dflat) = flat(&dv) else {
             cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
             continue;
@@ -959,16 +1071,7 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
                 met = true;
                 continue;
             };
-            let root = gv.first().map(root_of).unwrap_or_default();
-            if platform == Platform::Win32 {
-                // NTFS folding and 8.3 aliases: any grant may meet any dropped deny.
-                met = true;
-                cands.extend(dv.iter().map(instantiate).flat_map(|p| {
-                    grant_modes(g.mode()).iter().map(move |&m| Witness::Fs { path: p.clone(), mode: m })
-                }));
-                continue;
-            }
-            if let Some(paths) = deny_overlap(&gflat, &dflat, &root) {
+            if let Some(paths) = deny_overlap(&gflat, &dflat, "") {
                 met = true;
                 for p in paths {
                     for &m in grant_modes(g.mode()) {
@@ -1448,12 +1551,13 @@ mod tests {
     }
 
     fn code(a: &str, b: &str) -> (u8, DiffReport) {
-        let r = diff_policies(&pol(a), &pol(b));
+        let (a, b) = (pol(a), pol(b));
+        let r = diff_policies(&a, &b);
         for c in r.widens.iter() {
-            assert!(c.witness.allowed_by(&pol(b)) && !c.witness.allowed_by(&pol(a)), "{c:?}");
+            assert!(c.witness.allowed_by(&b) && !c.witness.allowed_by(&a), "{c:?}");
         }
         for c in r.narrows.iter() {
-            assert!(!c.witness.allowed_by(&pol(b)) && c.witness.allowed_by(&pol(a)), "{c:?}");
+            assert!(!c.witness.allowed_by(&b) && c.witness.allowed_by(&a), "{c:?}");
         }
         (r.exit_code(), r)
     }
@@ -1482,6 +1586,34 @@ mod tests {
         assert_eq!(code(r#"{"fs":["/a/b/**"]}"#, r#"{"fs":["/a/**"],"deny":{"fs":["/a/c/**"]}}"#).0, 1);
         let (c, r) = code(r#"{"fs":["/a/b/**"]}"#, r#"{"fs":["/a/*/**"],"deny":{"fs":["/a/[!b]*/**", "/a/b?*/**"]}}"#);
         assert_eq!(c, 0, "{r:?}");
+    }
+
+    #[test]
+    fn hostile_old_policies_are_unknown() {
+        // A wildcard run past the free length may exhaust its own budget and not match.
+        let long = format!(r#"{{"fs":["/a/*{}*"]}}"#, "?".repeat(glob::MAX_FREE_WILD_RUN + 1));
+        assert_eq!(code(&long, r#"{"fs":["/a/b"]}"#).0, 2);
+        // Thousands of segment walks under one directory: a check may stop at the step budget.
+        let many: Vec<String> = (0..400).map(|i| format!("/a/**/x{i}*y*")).collect();
+        let many = serde_json::json!({ "fs": many }).to_string();
+        let (c, r) = code(&many, r#"{"fs":["/a/b/x1yy"]}"#);
+        assert_eq!(c, 2, "{r:?}");
+        // The same count spread over directories is fine.
+        let spread: Vec<String> = (0..400).map(|i| format!("/a{i}/**/x*y*")).collect();
+        let spread = serde_json::json!({ "fs": spread }).to_string();
+        assert_eq!(code(&spread, r#"{"fs":["/a1/b/xy"]}"#).0, 0);
+    }
+
+    #[test]
+    fn win32_by_variants() {
+        let w = |j: &str| PermissionPolicy::from_json(j, PolicyOptions::new("t").platform(Platform::Win32)).unwrap();
+        let d = |a: &str, b: &str| diff_policies(&w(a), &w(b));
+        assert_eq!(d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["C:\\X\\**"]}"#).exit_code(), 0);
+        let r = d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["D:/x/**"]}"#);
+        assert_eq!(r.exit_code(), 1, "{r:?}");
+        assert!(r.widens[0].witness.allowed_by(&w(r#"{"fs":["D:/x/**"]}"#)));
+        assert_eq!(d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["C:/x/y/**"]}"#).exit_code(), 2);
+        assert_eq!(d(r#"{"fs":["C:/x/**"],"deny":{"fs":["C:/x/s/**"]}}"#, r#"{"fs":["C:/x/**"]}"#).exit_code(), 1);
     }
 
     #[test]

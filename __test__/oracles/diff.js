@@ -30,7 +30,7 @@ function prng(seed) {
 
 const LIT = ['srv', 'app', 'data', 'a', 'b', 'c', 'x.json', 'Secret', 'logs', 'é']
 const WILD = ['*', '*.json', 'x*', '[a-m]*', '[!a]*', '{a,b}', '?', 'a?', '*a*', '{srv,data}', '**']
-const PATH_SEGS = [...LIT, 'SRV', 'secret', 'SECRET', 'A', 'B', 'x', 'y.json', 'aa', 'ab', 'ba', 'zz', 'e\u0301', 'É', 'a\u200c', 'm', 'n', '~', 'x.jsonx']
+const PATH_SEGS = [...LIT, 'SRV', 'secret', 'SECRET', 'A', 'B', 'x', 'y.json', 'aa', 'ab', 'ba', 'zz', 'e\u0301', 'É', 'a\u200c', 'm', 'n', '~', 'x.jsonx', 'SECRET~1', 'APP~1.JSO']
 const HOSTS = ['api.example.com', '*.example.com', 'example.org', '*.cdn.example.net', 'cdn.example.net', '127.0.0.1', 'localhost']
 const URL_HOSTS = ['api.example.com', 'w.example.com', 'a.b.example.com', 'example.com', 'example.org', 'x.cdn.example.net', 'cdn.example.net', 'evil.example.org', '127.0.0.1', 'localhost', '8.8.8.8']
 const SCHEMES = ['', '', 'https://', 'http://', 'wss://']
@@ -235,8 +235,17 @@ async function run({ seconds = 3, seed = 1, log = () => {}, requestsPerPair = 40
   let pairs = 0
   let widenFound = 0
   const deadline = Date.now() + seconds * 1000
-  const build = (m) => PermissionPolicy.fromManifest(m, { plugin: 'oracle-diff', platform: 'posix' })
+  // A quarter of the pairs on win32: every fs glob and path under `C:`.
+  const onDrive = (m) => {
+    const c = JSON.parse(JSON.stringify(m))
+    const drive = (g) => (typeof g === 'string' ? `C:${g}` : { ...g, path: `C:${g.path}` })
+    if (c.fs) c.fs = c.fs.map(drive)
+    if (c.deny && c.deny.fs) c.deny.fs = c.deny.fs.map(drive)
+    return c
+  }
   while (Date.now() < deadline) {
+    const platform = r() < 0.25 ? 'win32' : 'posix'
+    const build = (m) => PermissionPolicy.fromManifest(platform === 'win32' ? onDrive(m) : m, { plugin: 'oracle-diff', platform })
     const [a, b] = gen.pair()
     let oldP
     let newP
@@ -258,15 +267,16 @@ async function run({ seconds = 3, seed = 1, log = () => {}, requestsPerPair = 40
       const q = asRequest(c.witness)
       if (allows(newP, q) || !allows(oldP, q)) mismatches.push({ why: 'narrowing witness not confirmed', witness: c.witness, old: a, new: b })
     }
-    for (const q of gen.requests(a, b, requestsPerPair)) {
+    for (const q0 of gen.requests(a, b, requestsPerPair)) {
+      const q = platform === 'win32' && q0.kind === 'fs' ? { ...q0, path: `C:${q0.path}` } : q0
       cases++
       if (allows(newP, q) && !allows(oldP, q)) {
-        if (d.exitCode === 0) wrongAllows.push({ request: q, old: a, new: b })
+        if (d.exitCode === 0) wrongAllows.push({ platform, request: q, old: a, new: b })
         else widenFound++
       }
     }
   }
-  log(`${pairs} manifest pairs (exit 0: ${exits[0]}, 1: ${exits[1]}, 2: ${exits[2]}); ${cases} requests; ${widenFound} sampled widenings, all under exit 1 or 2`)
+  log(`${pairs} manifest pairs (posix and win32) (exit 0: ${exits[0]}, 1: ${exits[1]}, 2: ${exits[2]}); ${cases} requests; ${widenFound} sampled widenings, all under exit 1 or 2`)
   return { cases, pairs, exits, wrongAllows, mismatches }
 }
 
