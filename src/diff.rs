@@ -34,9 +34,10 @@
 //!   the fetch grants included.
 //! - **budgets**: a larger limit, or none where there was one, widens.
 //!
-//! The checks' own step budgets (`glob::MAX_MATCH_STEPS`, a hostile
-//! manifest's fail-closed cut-off) are not modelled: the diff compares what
-//! the globs mean, as the checker decides it below that cut-off.
+//! A check that reaches its step budget (`glob::MAX_MATCH_STEPS`) denies
+//! what its globs would allow (fail closed). The diff compares what the globs
+//! mean, so an old policy whose checks could reach that budget (bounded per
+//! chain of directories, see `within_step_budget`) is unknown for fs.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::net::IpAddr;
