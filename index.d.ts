@@ -442,7 +442,7 @@ export interface LintWarning {
   /** JSON pointer of the grant. */
   pointer: string
   /** The warning kind. */
-  code: 'fs-root-wildcard' | 'fs-top-level-recursive' | 'fs-write-near-root' | 'fetch-public-suffix' | 'fetch-any-port' | 'fetch-plain-http' | 'fetch-internal-address' | 'events-wildcard-only' | 'budget-missing' | 'deny-unreachable'
+  code: 'fs-root-wildcard' | 'fs-top-level-recursive' | 'fs-write-near-root' | 'fs-grant-covered' | 'fetch-public-suffix' | 'fetch-any-port' | 'fetch-plain-http' | 'fetch-internal-address' | 'events-wildcard-only' | 'budget-missing' | 'deny-unreachable'
   /** What is broad, and what to write instead. */
   message: string
 }

@@ -265,7 +265,7 @@ impl Ctx<'_> {
         what: &str,
         candidates: impl IntoIterator<Item = Witness>,
     ) -> bool {
-        for w in candidates.into_iter().take(MAX_CANDIDATES * 4) {
+        for w in candidates.into_iter().take(MAX_CANDIDATES * 16) {
             if self.confirms(&w) {
                 self.out.found.push(Change { section, pointer: pointer.to_owned(), what: what.to_owned(), witness: w });
                 return true;
@@ -1087,6 +1087,49 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
     }
 }
 
+/// Most fs grants [`covered_fs_grants`] compares (each against all the others).
+pub(crate) const MAX_LINT_COVER_GRANTS: usize = 256;
+
+/// For `lint` (`fs-grant-covered`): the posix fs grants every path of which,
+/// in each mode they give, the other grants of that mode already allow. In
+/// manifest order, each against the grants not reported before it, so all
+/// the grants reported can be removed together; of identical grants the
+/// first is kept. Decided by
+/// the same inclusion search as the diff (a search past its bound reports
+/// nothing); skipped past [`MAX_LINT_COVER_GRANTS`] grants.
+pub(crate) fn covered_fs_grants(policy: &PermissionPolicy) -> Vec<usize> {
+    let grants = policy.fs_grants();
+    if policy.platform() != Platform::Posix || grants.len() > MAX_LINT_COVER_GRANTS {
+        return Vec::new();
+    }
+    let flat_of = |g: &str| -> Option<Vec<Vec<El>>> {
+        parse_variants(g, Platform::Posix).iter().map(|v| flatten(v, 0)).collect()
+    };
+    let all: Vec<Option<Vec<Vec<El>>>> = grants.iter().map(|g| flat_of(g.glob())).collect();
+    let mut out = Vec::new();
+    for (i, g) in grants.iter().enumerate() {
+        let Some(mine) = &all[i] else { continue };
+        let covered = grant_modes(g.mode()).iter().all(|&mode| {
+            let mut cover: Vec<Vec<El>> = Vec::new();
+            for (j, o) in grants.iter().enumerate() {
+                let same_later = j > i && o.glob() == g.glob() && o.mode() == g.mode();
+                if j == i || same_later || out.contains(&j) || !o.mode().allows(mode) {
+                    continue;
+                }
+                match &all[j] {
+                    Some(f) => cover.extend(f.iter().cloned()),
+                    None => return false,
+                }
+            }
+            matches!(included(mine, &cover, ""), Inclusion::Included)
+        });
+        if covered {
+            out.push(i);
+        }
+    }
+    out
+}
+
 /// One path a glob variant matches: each wildcard segment as `x` (`?` and
 /// classes as their first character), `**` as one segment.
 fn instantiate(g: &glob::ParsedGlob) -> String {
@@ -1344,7 +1387,7 @@ fn deny_fetch_candidates(d: &DenyFetch, grants: &[FetchPattern]) -> Vec<Witness>
                         }
                         _ => {
                             for u in fetch_urls(n, s, &[]).into_iter().take(2) {
-                                for a in addrs.iter().filter(|a| !is_special_address(**a)).take(4) {
+                                for a in addrs.iter().filter(|a| !is_special_address(**a)).take(16) {
                                     out.push(Witness::Fetch { url: u.clone(), resolved_ip: Some(a.to_string()) });
                                 }
                             }
@@ -1357,18 +1400,21 @@ fn deny_fetch_candidates(d: &DenyFetch, grants: &[FetchPattern]) -> Vec<Witness>
     out
 }
 
-/// Up to 64 addresses spread over a CIDR block.
+/// Up to 64 addresses spread over a CIDR block, coarse to fine (the van der
+/// Corput order: the bottom, the middle, the quarters, ...), so a few of them
+/// already land outside any smaller block cut from it.
 fn block_samples(net: IpAddr, len: u8) -> Vec<IpAddr> {
     let (bits, base): (u32, u128) = match net {
         IpAddr::V4(a) => (32, u128::from(u32::from(a))),
         IpAddr::V6(a) => (128, u128::from(a)),
     };
     let host_bits = bits - u32::from(len);
-    let size_minus_1 = if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 };
     let mut out = Vec::new();
-    for k in 0..64u128 {
-        let off = if size_minus_1 < 64 { k.min(size_minus_1) } else { (size_minus_1 / 64) * k + 1 };
-        let x = base | (off & size_minus_1);
+    for k in 0..64u32 {
+        // The 6-bit reversal of k, as the top bits of the host part.
+        let r = u128::from(k.reverse_bits() >> 26);
+        let off = if host_bits >= 6 { r << (host_bits - 6) } else { r >> (6 - host_bits) };
+        let x = base | off;
         let ip = match net {
             IpAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::from(x as u32)),
             IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::from(x)),
