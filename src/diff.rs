@@ -812,20 +812,24 @@ fn deny_overlap(grant: &[Vec<El>], deny: &[Vec<El>], root: &str) -> Option<Vec<S
             let mut seen: HashSet<(St, St)> = HashSet::new();
             type Item = (St, St, Vec<Option<String>>);
             let mut stack: Vec<Item> = Vec::new();
-            let mut push = |a: St, b: St, segs: Vec<Option<String>>, stack: &mut Vec<Item>| {
+            let mut push = |a: St, b: St, segs: Vec<Option<String>>, stack: &mut Vec<Item>, truncated: &mut bool| {
                 let mut sa = vec![a];
                 gn.close(&mut sa);
                 let mut sb = vec![b];
                 dn.close(&mut sb);
                 for &x in &sa {
                     for &y in &sb {
-                        if seen.insert((x, y)) && seen.len() <= MAX_FS_STATES {
+                        if seen.len() >= MAX_FS_STATES {
+                            // Past the bound: they may meet (never "they cannot").
+                            *truncated = true;
+                        } else if seen.insert((x, y)) {
                             stack.push((x, y, segs.clone()));
                         }
                     }
                 }
             };
-            push(gs, ds, Vec::new(), &mut stack);
+            let mut truncated = false;
+            push(gs, ds, Vec::new(), &mut stack, &mut truncated);
             while let Some((a, b, segs)) = stack.pop() {
                 if gn.accepts(a) && dn.accepts(b) {
                     met = true;
@@ -840,10 +844,11 @@ fn deny_overlap(grant: &[Vec<El>], deny: &[Vec<El>], root: &str) -> Option<Vec<S
                     if may_meet(pm, dm) {
                         let mut s2 = segs.clone();
                         s2.push(meeting(pm, dm));
-                        push(pa, db, s2, &mut stack);
+                        push(pa, db, s2, &mut stack, &mut truncated);
                     }
                 }
             }
+            met |= truncated;
         }
     }
     met.then_some(found)
