@@ -280,4 +280,4 @@ async function run({ seconds = 3, seed = 1, log = () => {}, requestsPerPair = 40
   return { cases, pairs, exits, wrongAllows, mismatches }
 }
 
-module.exports = { run }
+module.exports = { run, generator, prng }
