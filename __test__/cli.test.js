@@ -328,6 +328,10 @@ test('diff: a semantic answer with witnesses; exit 0 nothing widens, 1 widens, -
     for (const c of d.widens) assert.ok(allows(b, c.witness) && !allows(a, c.witness), JSON.stringify(c))
     for (const c of d.narrows) assert.ok(allows(a, c.witness) && !allows(b, c.witness), JSON.stringify(c))
   }
+  // The JS API takes two policies, nothing else.
+  const { diffPolicies } = require('..')
+  assert.throws(() => diffPolicies({}, policyOf(write('x.json', {}))), TypeError)
+  assert.throws(() => diffPolicies(policyOf(write('y.json', {}))), TypeError)
   // The issue's narrowing: /srv/** -> /srv/app/** exits 0, with what was narrowed.
   const srv = write('srv.json', { fs: ['/srv/**'] })
   const app = write('app.json', { fs: ['/srv/app/**'] })
