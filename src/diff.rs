@@ -22,9 +22,11 @@
 //!   the new one dropped are compared with every new grant over segments,
 //!   reading each deny as broadly as its case and normalisation fold can
 //!   make it (SPEC §10); an overlap is a widening only with a confirmed path,
-//!   else unknown. win32 globs (NTFS folding, 8.3 aliases) are compared by
-//!   their brace variants: the same variants and denies are no widening, any
-//!   other change needs a confirmed path or is unknown.
+//!   else unknown. win32 globs run through the same automata on NTFS
+//!   upper-cased names, with the 8.3 rule (a short-name-shaped segment only
+//!   matches a literal) as a component of the character product; a class
+//!   (which folds per character) or a dropped win32 deny needs the same
+//!   variants or a confirmed path, else unknown.
 //! - **fetch**: each new pattern, per scheme, against the old patterns one by
 //!   one (scheme, host exact or `*.suffix`, port, path scope); a `deny.fetch`
 //!   rule the new policy dropped is a widening with a confirmed URL (for a
@@ -301,15 +303,16 @@ enum El {
 }
 
 /// A glob variant as a list of segment elements (its literal prefix split
-/// into literal segments). `None` for a class that folds (win32, posix
-/// deny folding): those are not modelled here.
-fn flatten(g: &glob::ParsedGlob, root_len: usize) -> Option<Vec<El>> {
-    // posix only: a win32 drive would be dropped here (its globs are compared by variants).
-    if root_len != 0 {
-        return None;
+/// into literal segments; on win32 the drive, `C:`, first). `None` for a
+/// class that folds (win32 classes, posix deny folding): those are not
+/// modelled here.
+fn flatten(g: &glob::ParsedGlob, win32: bool) -> Option<Vec<El>> {
+    let root_len = if win32 { 2 } else { 0 };
+    let mut els: Vec<El> = Vec::new();
+    if win32 {
+        els.push(El::Lit(g.prefix.get(..2)?.to_owned()));
     }
-    let mut els: Vec<El> =
-        g.prefix[root_len.min(g.prefix.len())..].split('/').skip(1).map(|l| El::Lit(l.to_owned())).collect();
+    els.extend(g.prefix.get(root_len..)?.split('/').skip(1).map(|l| El::Lit(l.to_owned())));
     for s in &g.rest {
         match s {
             Seg::Rec => els.push(El::Rec),
@@ -479,7 +482,7 @@ fn valid_segment(s: &str) -> bool {
 /// One representative character per interval of characters every pattern
 /// treats alike (boundaries at each literal and class bound, `.`, `/`, NUL
 /// and the surrogates); never `/`, NUL or a surrogate.
-fn alphabet<'a>(pats: impl IntoIterator<Item = &'a [Atom]>) -> Vec<char> {
+fn alphabet<'a>(pats: impl IntoIterator<Item = &'a [Atom]>, win32: bool) -> Vec<char> {
     let mut b: BTreeSet<u32> = [0, 1, 0x2E, 0x2F, 0x30, 0xD800, 0xE000, 0x11_0000].into_iter().collect();
     for atoms in pats {
         for a in atoms {
@@ -506,7 +509,13 @@ fn alphabet<'a>(pats: impl IntoIterator<Item = &'a [Atom]>) -> Vec<char> {
         if lo == 0 || lo == 0x2F || (0xD800..0xE000).contains(&lo) {
             continue;
         }
-        let pick = NICE.chars().find(|c| (lo..hi).contains(&(*c as u32))).or_else(|| char::from_u32(lo));
+        // win32 paths are compared upper-cased: prefer a character NTFS keeps as it is.
+        let fixed = |c: &char| !win32 || crate::ntfs_upcase::upcase(*c) == *c;
+        let pick = NICE
+            .chars()
+            .find(|c| (lo..hi).contains(&(*c as u32)) && fixed(c))
+            .or_else(|| (lo..hi.min(lo + 64)).filter_map(char::from_u32).find(fixed))
+            .or_else(|| char::from_u32(lo));
         if let Some(c) = pick {
             out.push(c);
         }
@@ -514,6 +523,38 @@ fn alphabet<'a>(pats: impl IntoIterator<Item = &'a [Atom]>) -> Vec<char> {
     // Readable witnesses first: the walk is breadth-first in this order.
     out.sort_by_key(|c| NICE.find(*c).unwrap_or(usize::MAX));
     out
+}
+
+/// Characters the 8.3 shape test tells apart (`~`, the ASCII digits, `.`).
+const SHORT_BOUNDS: [Atom; 4] = [Atom::Char('~'), Atom::Char('0'), Atom::Char('9'), Atom::Char('.')];
+
+/// The 8.3 shape of a name read so far ([`glob::is_short_name_shape`]), in
+/// one word: base length (bits 0-3, 9 = too long), after the first `.`
+/// (bit 4), extension length (bits 5-7, 4 = too long), a `~` and a digit
+/// seen in the base (bit 8), the last base character a `~` (bit 9).
+fn short_step(state: u64, c: char) -> u64 {
+    let (mut base, mut ext_on, mut ext, mut seen, mut tilde) =
+        (state & 15, state >> 4 & 1, state >> 5 & 7, state >> 8 & 1, state >> 9 & 1);
+    if ext_on == 0 {
+        if c == '.' {
+            ext_on = 1;
+            tilde = 0;
+        } else {
+            base = (base + 1).min(9);
+            if tilde == 1 && c.is_ascii_digit() {
+                seen = 1;
+            }
+            tilde = u64::from(c == '~');
+        }
+    } else {
+        ext = (ext + 1).min(4);
+    }
+    base | ext_on << 4 | ext << 5 | seen << 8 | tilde << 9
+}
+
+fn short_accepts(state: u64) -> bool {
+    let (base, ext, seen) = (state & 15, state >> 5 & 7, state >> 8 & 1);
+    base <= 8 && ext <= 3 && seen == 1
 }
 
 /// The segment classes a step must tell apart: per class, which edges
@@ -526,7 +567,7 @@ struct Split {
 /// Splits the segments into classes by which of `edges` match them. Every
 /// class with at least one edge flagged in `wanted` is listed (the classes
 /// no wanted edge matches are left out); `None` past [`MAX_SEGMENT_STATES`].
-fn split(edges: &[(M<'_>, St)], wanted: &[bool]) -> Option<Split> {
+fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
     let mut classes: Vec<(String, Vec<usize>)> = Vec::new();
     let lits: HashSet<&str> =
         edges.iter().filter_map(|(m, _)| if let M::Lit(l) = m { Some(*l) } else { None }).collect();
@@ -548,7 +589,14 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool]) -> Option<Split> {
         if !seen.insert(l) || !valid_segment(l) {
             continue;
         }
-        let hit: Vec<usize> = (0..edges.len()).filter(|&i| m_matches(edges[i].0, l)).collect();
+        // win32: a name shaped like an 8.3 short name is matched by literal segments only.
+        let short = win32 && glob::is_short_name_shape(l);
+        let hit: Vec<usize> = (0..edges.len())
+            .filter(|&i| match edges[i].0 {
+                M::Lit(x) => x == l,
+                m => !short && m_matches(m, l),
+            })
+            .collect();
         if hit.iter().any(|&i| wanted[i]) {
             classes.push((l.to_owned(), hit));
         }
@@ -593,7 +641,7 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool]) -> Option<Split> {
     // is a literal character exactly when the characters it stands for are.
     let lit_atoms: Vec<Atom> =
         lits.iter().flat_map(|l| l.chars()).collect::<BTreeSet<char>>().into_iter().map(Atom::Char).collect();
-    let sigma = alphabet(pats.iter().copied().chain([lit_atoms.as_slice()]));
+    let sigma = alphabet(pats.iter().copied().chain([lit_atoms.as_slice(), SHORT_BOUNDS.as_slice()]), win32);
     let offsets: Vec<usize> = pats
         .iter()
         .scan(0, |o, p| {
@@ -603,12 +651,14 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool]) -> Option<Split> {
         })
         .collect();
     const DEAD: u64 = u64::MAX;
-    // Layout: the patterns' position sets, then validity (0 empty, 1 ".", 2 "..", 3 a name), then the trie node.
-    let width: usize = pats.iter().map(|p| pat_words(p)).sum::<usize>() + 2;
+    // Layout: the patterns' position sets, then the 8.3 shape (see `short_step`),
+    // validity (0 empty, 1 ".", 2 "..", 3 a name), then the trie node.
+    let width: usize = pats.iter().map(|p| pat_words(p)).sum::<usize>() + 3;
     let mut start = Vec::with_capacity(width);
     for p in &pats {
         start.extend(pat_start(p));
     }
+    start.push(0);
     start.push(0);
     start.push(0);
     let mut index: HashMap<Vec<u64>, usize> = HashMap::new();
@@ -629,7 +679,8 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool]) -> Option<Split> {
     while let Some(i) = queue.pop_front() {
         let cur = states[i].clone();
         let node = cur[width - 1];
-        if cur[width - 2] == 3 && (node == DEAD || !trie[node as usize].1) {
+        let short = win32 && short_accepts(cur[width - 3]);
+        if cur[width - 2] == 3 && (node == DEAD || !trie[node as usize].1) && !short {
             let sig: Vec<bool> =
                 pats.iter().zip(&offsets).map(|(p, &o)| pat_accepts(p, &cur[o..o + pat_words(p)])).collect();
             sigs.entry(sig).or_insert(i);
@@ -642,6 +693,7 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool]) -> Option<Split> {
             }
             let v = cur[width - 2];
             next[width - 2] = if c == '.' { [1, 2, 3, 3][v as usize] } else { 3 };
+            next[width - 3] = if win32 { short_step(cur[width - 3], c) } else { 0 };
             next[width - 1] =
                 if node == DEAD { DEAD } else { trie[node as usize].0.get(&c).map_or(DEAD, |&n| n as u64) };
             if !index.contains_key(&next) {
@@ -682,11 +734,12 @@ enum Inclusion {
     Unknown(String),
 }
 
-fn path_of(segs: &[String], root: &str) -> String {
-    if segs.is_empty() {
-        format!("{root}/")
-    } else {
-        format!("{root}/{}", segs.join("/"))
+/// The path of a list of segments (on win32 the first is the drive).
+fn path_of(segs: &[String], win32: bool) -> String {
+    match (win32, segs) {
+        (true, [drive]) => format!("{drive}/"),
+        (true, _) => segs.join("/"),
+        (false, _) => format!("/{}", segs.join("/")),
     }
 }
 
@@ -695,7 +748,7 @@ type Node = ((Vec<St>, Vec<St>), usize, String);
 
 /// Whether every path the `new` variants match is matched by an `old` one;
 /// else up to [`MAX_CANDIDATES`] paths outside.
-fn included(new: &[Vec<El>], old: &[Vec<El>], root: &str) -> Inclusion {
+fn included(new: &[Vec<El>], old: &[Vec<El>], win32: bool) -> Inclusion {
     let (nn, on) = (Nfa { vars: new }, Nfa { vars: old });
     let start = (nn.start(), on.start());
     let mut index: HashMap<(Vec<St>, Vec<St>), usize> = HashMap::new();
@@ -715,7 +768,7 @@ fn included(new: &[Vec<El>], old: &[Vec<El>], root: &str) -> Inclusion {
     while let Some(i) = queue.pop_front() {
         let (ns, os) = nodes[i].0.clone();
         if ns.iter().any(|&s| nn.accepts(s)) && !os.iter().any(|&s| on.accepts(s)) {
-            outside.push(path_of(&segs_of(i, &nodes), root));
+            outside.push(path_of(&segs_of(i, &nodes), win32));
             if outside.len() >= MAX_CANDIDATES {
                 break;
             }
@@ -735,7 +788,7 @@ fn included(new: &[Vec<El>], old: &[Vec<El>], root: &str) -> Inclusion {
                 wanted.push(false);
             }
         }
-        let Some(sp) = split(&edges, &wanted) else {
+        let Some(sp) = split(&edges, &wanted, win32) else {
             return Inclusion::Unknown(format!("a segment split past {MAX_SEGMENT_STATES} states"));
         };
         for (seg, hit) in sp.classes {
@@ -793,7 +846,7 @@ fn meeting(p: M<'_>, d: M<'_>) -> Option<String> {
         (M::Any, M::Any) => Some("x".to_owned()),
         _ => {
             let edges = [(p, 0), (d, 0)];
-            let sp = split(&edges, &[true, true])?;
+            let sp = split(&edges, &[true, true], false)?;
             sp.classes.into_iter().find(|(_, hit)| hit.len() == 2).map(|(s, _)| s)
         }
     }
@@ -802,7 +855,7 @@ fn meeting(p: M<'_>, d: M<'_>) -> Option<String> {
 /// Paths a new grant variant and an old deny variant may both name, over
 /// segments, with [`may_meet`] per segment: `None` when they cannot meet;
 /// else candidate paths (maybe none, when no segment was found exactly).
-fn deny_overlap(grant: &[Vec<El>], deny: &[Vec<El>], root: &str) -> Option<Vec<String>> {
+fn deny_overlap(grant: &[Vec<El>], deny: &[Vec<El>]) -> Option<Vec<String>> {
     let (gn, dn) = (Nfa { vars: grant }, Nfa { vars: deny });
     let mut met = false;
     let mut found = Vec::new();
@@ -834,7 +887,7 @@ fn deny_overlap(grant: &[Vec<El>], deny: &[Vec<El>], root: &str) -> Option<Vec<S
                 if gn.accepts(a) && dn.accepts(b) {
                     met = true;
                     if let Some(s) = segs.iter().cloned().collect::<Option<Vec<String>>>() {
-                        found.push(path_of(&s, root));
+                        found.push(path_of(&s, false));
                         if found.len() >= MAX_CANDIDATES {
                             return Some(found);
                         }
@@ -946,8 +999,26 @@ fn within_step_budget(policy: &PermissionPolicy) -> Result<(), String> {
     if !ok {
         return Err(hostile());
     }
+    // win32: a path with an 8.3-shaped name is also walked against every
+    // deny variant (literal prefix segments included), whatever its prefix.
+    let mut aliasing = 0u64;
+    if platform == Platform::Win32 {
+        let (l, n) = (crate::fs::MAX_PATH_BYTES as u64, MAX_PATH_SEGMENTS);
+        for d in policy.deny_fs().iter().flat_map(|d| parse_variants(d, platform)).flat_map(glob::deny_variants) {
+            let lits: Vec<&str> = d.prefix.get(2..).unwrap_or("").split('/').skip(1).collect();
+            let mut steps = (lits.len() + d.rest.len()) as u64 * (n + 1);
+            steps += lits.iter().map(|x| n * (1 + x.chars().count() as u64)).sum::<u64>();
+            for seg in &d.rest {
+                if let Seg::Pat(p) = seg {
+                    let Some((fixed, per)) = pattern_steps(p) else { return Err(hostile()) };
+                    steps += n * fixed + per * (l + n);
+                }
+            }
+            aliasing += steps;
+        }
+    }
     for key in by_prefix.keys() {
-        let mut total = 0u64;
+        let mut total = aliasing;
         let mut at = key.as_str();
         loop {
             total += by_prefix.get(at).copied().unwrap_or(0);
@@ -980,9 +1051,9 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
         cx.unknown("fs", "/fs", why);
         return;
     }
-    let root_len = if platform == Platform::Win32 { 2 } else { 0 };
+    let win32 = platform == Platform::Win32;
     let variants = |g: &str| parse_variants(g, platform);
-    let flat = |gs: &[glob::ParsedGlob]| gs.iter().map(|g| flatten(g, root_len)).collect::<Option<Vec<_>>>();
+    let flat = |gs: &[glob::ParsedGlob]| gs.iter().map(|g| flatten(g, win32)).collect::<Option<Vec<_>>>();
     let old_deny: Vec<&String> = old.deny_fs().iter().collect();
     let new_deny: HashSet<&String> = new.deny_fs().iter().collect();
     let new_deny_variants: Vec<glob::ParsedGlob> =
@@ -999,7 +1070,7 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
                 .flat_map(|o| variants(o.glob()))
                 .chain(new_deny_variants.iter().cloned())
                 .collect();
-            let flat = if platform == Platform::Win32 { None } else { flat(&cover) };
+            let flat = flat(&cover);
             (cover.into_iter().collect(), flat)
         })
         .collect();
@@ -1012,22 +1083,18 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
                 format!("{} no longer granted on all of {}", mode_name(mode), g.glob()),
             );
             let (cover, cover_flat) = &covers[usize::from(mode == FsMode::Write)];
-            if platform == Platform::Win32 {
-                // Same variants (NTFS-folded at parse) are the same paths; otherwise a confirmed path or unknown.
-                if nv.iter().all(|v| cover.contains(v)) {
-                    continue;
-                }
-                let cands = nv.iter().map(instantiate).map(|path| Witness::Fs { path, mode });
-                if !cx.first_confirmed("fs", &pointer, &what, cands.collect::<Vec<_>>()) {
-                    cx.unknown("fs", &pointer, format!("{what}: win32 globs are compared by their variants only"));
-                }
+            // win32: the same variants (NTFS-folded at parse) are the same paths.
+            if win32 && nv.iter().all(|v| cover.contains(v)) {
                 continue;
             }
             let (Some(n), Some(o)) = (flat(&nv), cover_flat.as_ref()) else {
-                cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
+                let cands = nv.iter().map(instantiate).map(|path| Witness::Fs { path, mode });
+                if !cx.first_confirmed("fs", &pointer, &what, cands.collect::<Vec<_>>()) {
+                    cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
+                }
                 continue;
             };
-            match included(&n, o, "") {
+            match included(&n, o, win32) {
                 Inclusion::Included => {}
                 Inclusion::Outside(paths) => {
                     let cands: Vec<Witness> = paths.into_iter().map(|path| Witness::Fs { path, mode }).collect();
@@ -1077,7 +1144,7 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
                 met = true;
                 continue;
             };
-            if let Some(paths) = deny_overlap(&gflat, &dflat, "") {
+            if let Some(paths) = deny_overlap(&gflat, &dflat) {
                 met = true;
                 for p in paths {
                     for &m in grant_modes(g.mode()) {
@@ -1108,7 +1175,7 @@ pub(crate) fn covered_fs_grants(policy: &PermissionPolicy) -> Vec<usize> {
         return Vec::new();
     }
     let flat_of = |g: &str| -> Option<Vec<Vec<El>>> {
-        parse_variants(g, Platform::Posix).iter().map(|v| flatten(v, 0)).collect()
+        parse_variants(g, Platform::Posix).iter().map(|v| flatten(v, false)).collect()
     };
     let all: Vec<Option<Vec<Vec<El>>>> = grants.iter().map(|g| flat_of(g.glob())).collect();
     let mut out = Vec::new();
@@ -1126,7 +1193,7 @@ pub(crate) fn covered_fs_grants(policy: &PermissionPolicy) -> Vec<usize> {
                     None => return false,
                 }
             }
-            matches!(included(mine, &cover, ""), Inclusion::Included)
+            matches!(included(mine, &cover, false), Inclusion::Included)
         });
         if covered {
             out.push(i);
@@ -1664,7 +1731,17 @@ mod tests {
         let r = d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["D:/x/**"]}"#);
         assert_eq!(r.exit_code(), 1, "{r:?}");
         assert!(r.widens[0].witness.allowed_by(&w(r#"{"fs":["D:/x/**"]}"#)));
-        assert_eq!(d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["C:/x/y/**"]}"#).exit_code(), 2);
+        // Narrowed, by the segment automata on the NTFS-upper-cased names.
+        assert_eq!(d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["c:/X/y/*.txt"]}"#).exit_code(), 0);
+        assert_eq!(d(r#"{"fs":["C:/x/*.txt"]}"#, r#"{"fs":["C:/x/**"]}"#).exit_code(), 1);
+        // An 8.3-shaped name: only a literal segment matches it, never `*` or `**`.
+        let r = d(r#"{"fs":["C:/x/*"]}"#, r#"{"fs":["C:/x/PROGRA~1"]}"#);
+        assert_eq!(r.exit_code(), 1, "{r:?}");
+        assert!(matches!(&r.widens[0].witness, Witness::Fs { path, .. } if path == "C:/X/PROGRA~1"));
+        let r = d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["C:/x/*/y"]}"#);
+        assert_eq!(r.exit_code(), 0, "{r:?}");
+        // Classes fold per character on win32: compared by variants only.
+        assert_eq!(d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["C:/x/[a-c]"]}"#).exit_code(), 2);
         assert_eq!(d(r#"{"fs":["C:/x/**"],"deny":{"fs":["C:/x/s/**"]}}"#, r#"{"fs":["C:/x/**"]}"#).exit_code(), 1);
     }
 

@@ -28,7 +28,7 @@ function prng(seed) {
   }
 }
 
-const LIT = ['srv', 'app', 'data', 'a', 'b', 'c', 'x.json', 'Secret', 'logs', 'é']
+const LIT = ['srv', 'app', 'data', 'a', 'b', 'c', 'x.json', 'Secret', 'logs', 'é', 'PROGRA~1']
 const WILD = ['*', '*.json', 'x*', '[a-m]*', '[!a]*', '{a,b}', '?', 'a?', '*a*', '{srv,data}', '**']
 const PATH_SEGS = [...LIT, 'SRV', 'secret', 'SECRET', 'A', 'B', 'x', 'y.json', 'aa', 'ab', 'ba', 'zz', 'e\u0301', 'É', 'a\u200c', 'm', 'n', '~', 'x.jsonx', 'SECRET~1', 'APP~1.JSO']
 const HOSTS = ['api.example.com', '*.example.com', 'example.org', '*.cdn.example.net', 'cdn.example.net', '127.0.0.1', 'localhost']
