@@ -446,7 +446,7 @@ export interface LintWarning {
   /** JSON pointer of the grant. */
   pointer: string
   /** The warning kind. */
-  code: 'fs-root-wildcard' | 'fs-top-level-recursive' | 'fs-write-near-root' | 'fetch-public-suffix' | 'fetch-any-port' | 'fetch-plain-http' | 'fetch-internal-address' | 'events-wildcard-only' | 'budget-missing' | 'deny-unreachable'
+  code: 'fs-root-wildcard' | 'fs-top-level-recursive' | 'fs-write-near-root' | 'fs-grant-covered' | 'fetch-public-suffix' | 'fetch-any-port' | 'fetch-plain-http' | 'fetch-internal-address' | 'events-wildcard-only' | 'budget-missing' | 'deny-unreachable'
   /** What is broad, and what to write instead. */
   message: string
 }
@@ -462,6 +462,50 @@ export declare function learnManifest(
   calls: readonly { capability: string; payload: unknown }[],
   options?: { platform?: Platform },
 ): { manifest: PermissionsManifest; unlearned: { capability: string; why: string; call: number }[] }
+
+/**
+ * A request that shows a change: what `diffPolicies` found one policy allows
+ * and the other denies (both checkers were run on it).
+ */
+export type DiffWitness =
+  | { capability: 'fs.read' | 'fs.write'; path: string; mode: FsMode }
+  | { capability: 'fetch'; url: string; resolvedIp?: string }
+  | { capability: 'secrets.get' | 'secrets.use' | 'events.publish' | 'events.subscribe' | 'db.query'; payload: Record<string, string> }
+  | { capability: 'budget'; budget: 'cpuPercent' | 'memoryMb' | 'wallClockMs'; observed: number }
+
+/** One change `diffPolicies` found, with its witness. */
+export interface DiffChange {
+  /** The manifest section: `fs`, `fetch`, `secrets`, `events`, `db` or `budgets`. */
+  section: 'fs' | 'fetch' | 'secrets' | 'events' | 'db' | 'budgets'
+  /** JSON pointer of the grant or rule (in the new manifest for a widening, the old one for a narrowing). */
+  pointer: string
+  /** What changed, in words. */
+  what: string
+  /** A request one policy allows and the other denies. */
+  witness: DiffWitness
+}
+
+/** What `diffPolicies` returns. */
+export interface PolicyDiff {
+  /** 0: nothing widens (proven); 1: something widens (each with a witness); 2: could not prove within the bounds. */
+  exitCode: 0 | 1 | 2
+  /** The exit code in words. */
+  verdict: 'no-new-authority' | 'widens' | 'unknown'
+  /** Requests the new policy allows and the old one denies. */
+  widens: DiffChange[]
+  /** Requests the old policy allowed and the new one denies. */
+  narrows: DiffChange[]
+  /** What could not be decided (the widening question only). */
+  unknown: { section: DiffChange['section']; pointer: string; why: string }[]
+}
+
+/**
+ * Whether every request `newPolicy` allows is also allowed by `oldPolicy`,
+ * decided on the compiled policies (fs globs as automata, fetch patterns,
+ * secrets, topics, db, budgets; see docs/diff.md). Never `exitCode` 0 when
+ * something widens. Throws a TypeError unless both are `PermissionPolicy` objects.
+ */
+export declare function diffPolicies(oldPolicy: PermissionPolicy, newPolicy: PermissionPolicy): PolicyDiff
 
 /** Options of `new PermissionChecker`. */
 export interface CheckerOptions {

@@ -13,6 +13,7 @@
 const native = require('./lib/native.js')
 const errors = require('./lib/errors.js')
 const { learnManifest } = require('./lib/learn.js')
+const { diffPolicies } = require('./lib/diff.js')
 const { VERSION, securityOption, securityOptions } = require('./lib/options.js')
 const { PermissionPolicy } = require('./lib/policy.js')
 const { PermissionChecker, CHECKER_OPTION_KEYS } = require('./lib/checker.js')
@@ -57,6 +58,7 @@ module.exports = {
   BudgetTracker,
   createChecker,
   learnManifest,
+  diffPolicies,
   lockdown,
   landlockCommand,
   serveDenoBroker,

@@ -8,6 +8,7 @@ export const {
   BudgetTracker,
   createChecker,
   learnManifest,
+  diffPolicies,
   lockdown,
   landlockCommand,
   serveDenoBroker,

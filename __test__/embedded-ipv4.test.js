@@ -266,7 +266,7 @@ test('CLI: diff and explain read a mapped CIDR deny as its IPv4 CIDR; lint finds
   // A narrower deny widens.
   const r = cli(['diff', mapped, narrower, '--json'])
   assert.equal(r.status, 1, r.stdout + r.stderr)
-  assert.ok(JSON.parse(r.stdout).widens.some((w) => w.kind === 'deny'), r.stdout)
+  assert.ok(JSON.parse(r.stdout).widens.some((w) => w.section === 'fetch' && w.pointer === '/deny/fetch/0'), r.stdout)
   const e = cli(['explain', mapped, 'fetch:http://[64:ff9b::808:808]/', '--json'])
   assert.match(e.stdout, /\/deny\/fetch\/0/, e.stdout + e.stderr)
   assert.match(e.stdout, /explicitly_denied/, e.stdout)

@@ -280,6 +280,33 @@ if (want('deny') || want('path')) {
   )
 }
 
+if (want('diff')) {
+  // The semantic diff of two 1,000-grant manifests (issue 26: under 1 s), both directions, witnesses confirmed.
+  const side = (narrow, widen) => {
+    const fs = []
+    const fetch = []
+    for (let i = 0; i < 500; i++) {
+      fs.push(narrow ? [`/srv/app${i}/data/*.json`, `/data/t${i}/x*.json`, `/var/log/p${i}/**`, `/opt/p${i}/[c-f]x/**`][i % 4] : [`/srv/app${i}/**`, `/data/t${i}/*.json`, `/var/{log,cache}/p${i}/**`, `/opt/p${i}/[a-m]*/**`][i % 4])
+      fetch.push(narrow ? `https://api.svc${i}.example.com/v1/**` : `*.svc${i}.example.com`)
+    }
+    if (widen) fs[321] = '/data/t321/**'
+    const m = { fs, fetch, deny: { fs: ['/srv/app1/secret/**', '/data/**/.env'], fetch: ['10.0.0.0/8'] }, events: { publishes: ['orders.*'], subscribes: ['audit.**'] }, budgets: { wallClockMs: 1000 } }
+    return [m, PermissionPolicy.fromManifest(m, { plugin: 'bench', platform: 'posix' })]
+  }
+  const [oldM, old] = side(false, false)
+  const [, same] = side(false, false)
+  const [narrowM, narrow] = side(true, false)
+  const [, widen] = side(true, true)
+  if (pkg.diffPolicies(old, narrow).exitCode !== 0 || pkg.diffPolicies(old, widen).exitCode !== 1) throw new Error('diff bench: unexpected verdicts')
+  const tasks = [
+    ['diffPolicies 1000 grants, equal', () => pkg.diffPolicies(old, same), 1],
+    ['diffPolicies 1000 grants, narrowed', () => pkg.diffPolicies(old, narrow), 1],
+    ['diffPolicies 1000 grants, one widening', () => pkg.diffPolicies(old, widen), 1],
+    ['fromManifest both sides', () => [PermissionPolicy.fromManifest(oldM, { plugin: 'bench', platform: 'posix' }), PermissionPolicy.fromManifest(narrowM, { plugin: 'bench', platform: 'posix' })], 1],
+  ]
+  results.push(await group('diff: 1,000 grants each side (goal: under 1 s, i.e. 1e9 ns/op)', tasks, [['diffPolicies 1000 grants, narrowed', 'fromManifest both sides', '']]))
+}
+
 if (want('compile')) {
   const patterns = fsPatterns(10000)
   const tasks = [

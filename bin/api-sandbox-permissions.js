@@ -60,9 +60,10 @@ const COMMANDS = {
   diff: {
     usage: `${NAME} diff <old.json> <new.json> [--platform posix|win32] [--json]`,
     about:
-      'Lists what a manifest change widens and narrows: fs grants and modes, fetch hosts, schemes, ports and\n' +
-      '  paths, secrets (readable, bound, their hosts), topics, db, budgets, and deny rules removed. Compared on\n' +
-      '  the normalised manifests; a rewritten grant counts as added plus removed. Exit 1 when anything widens.',
+      'Answers whether every request the new manifest allows is allowed by the old one, decided on the compiled\n' +
+      '  policies (fs globs per mode as automata, fetch schemes, hosts, ports and paths, deny rules, secrets,\n' +
+      '  topics, db, budgets). Each widening and narrowing comes with a request both checkers were run on.\n' +
+      '  Exit 0: nothing widens; 1: something widens; 2: could not prove it within the bound (or bad input).',
     positionals: 2,
     options: { ...COMMON },
   },
@@ -95,7 +96,7 @@ function usage() {
     '  lint      validate a manifest and warn about broad grants',
     '  explain   show the decision for one call, and why',
     '  learn     print the minimal manifest for the calls a plugin makes',
-    '  diff      list what a manifest change widens and narrows (exit 1 when it widens)',
+    '  diff      prove a manifest change grants no new authority (exit 1 widens, 2 unproven)',
     '  deno      run deno under the manifest (its permission broker)',
     '',
     `${NAME} <command> --help    help for one command`,
@@ -345,13 +346,24 @@ function diff(args, flags, out) {
     out.text.push(...sub.text)
     return 2
   }
-  const { diffManifests } = require('../lib/diff.js')
-  const r = diffManifests(a.toJSON(), b.toJSON())
+  const { diffPolicies } = require('../lib/diff.js')
+  const r = diffPolicies(a, b)
   out.result = r
-  for (const x of r.widens) out.text.push(`+ widens  ${x.kind.padEnd(11)} ${x.what}`)
-  for (const x of r.narrows) out.text.push(`- narrows ${x.kind.padEnd(11)} ${x.what}`)
-  out.text.push(`${r.widens.length} widening, ${r.narrows.length} narrowing change${r.narrows.length === 1 ? '' : 's'}`)
-  return r.widens.length ? 1 : 0
+  const shown = (w) =>
+    w.capability === 'fetch'
+      ? `fetch ${w.url}${w.resolvedIp !== undefined ? ` resolved to ${w.resolvedIp}` : ''}`
+      : w.capability === 'budget'
+        ? `a request using ${w.observed} of ${w.budget}`
+        : w.path !== undefined
+          ? `${w.capability} ${w.path}`
+          : `${w.capability} ${JSON.stringify(w.payload)}`
+  for (const x of r.widens) out.text.push(`+ widens  ${x.section.padEnd(8)} ${x.pointer}: ${x.what}`, `    new allows, old denies: ${shown(x.witness)}`)
+  for (const x of r.narrows) out.text.push(`- narrows ${x.section.padEnd(8)} ${x.pointer}: ${x.what}`, `    old allowed, new denies: ${shown(x.witness)}`)
+  for (const x of r.unknown) out.text.push(`? unknown  ${x.section.padEnd(8)} ${x.pointer}: ${x.why}`)
+  const n = (k, what) => `${k} ${what}${k === 1 ? '' : 's'}`
+  const verdict = { 0: 'no new authority', 1: 'widens', 2: 'could not prove that nothing widens' }[r.exitCode]
+  out.text.push(`${verdict}: ${n(r.widens.length, 'widening')}, ${n(r.narrows.length, 'narrowing')}, ${n(r.unknown.length, 'unknown')}`)
+  return r.exitCode
 }
 
 async function deno(args, flags, out, denoArgs) {

@@ -1,12 +1,16 @@
 'use strict'
-// `api-sandbox-permissions diff old.json new.json`: what a manifest change
-// widens and narrows, compared on the normalised manifests (`toJSON()` of
-// both policies: canonical hosts, fs grants as { path, mode }). Conservative:
-// a changed grant is an added one (widens) plus a removed one (narrows); glob
-// containment between different patterns is not computed, so a rewrite that
-// grants the same is still reported as widening.
+// `diffPolicies(old, new)` (and the CLI `diff`): the semantic diff of two
+// compiled policies, decided in Rust (src/diff.rs): every request the new
+// policy allows, is it allowed by the old one? Each widening and narrowing
+// carries a witness request; this module runs both policies' checkers on
+// each witness once more through the JS API before handing it out, so a
+// witness printed is one the public checkers confirm.
+//
+// `diffManifests(a, b)` below is the older textual comparison of two
+// normalised manifests (kept for bench/manifest-scaling.mjs): a changed grant
+// is an added one plus a removed one, glob containment is not computed.
 
-const { BUDGET_KIND_LIST } = require('./native.js')
+const { BUDGET_KIND_LIST, Capability } = require('./native.js')
 
 const MODES = { read: ['read'], write: ['write'], readwrite: ['read', 'write'] }
 
@@ -155,4 +159,51 @@ function diffManifests(a, b) {
   return { widens, narrows }
 }
 
-module.exports = { diffManifests }
+/** Whether `checker` allows the witness request `w` (through the public JS API; it counts nothing). */
+function witnessAllowed(checker, w) {
+  const policy = checker.policy
+  switch (w.capability) {
+    case Capability.FS_READ:
+    case Capability.FS_WRITE:
+      return checker.checkFs(w.path, w.mode).allowed
+    case Capability.FETCH:
+      if (w.resolvedIp === undefined) return checker.checkFetch(w.url).allowed
+      return checker.checkFetchAddress(w.url, w.resolvedIp).allowed
+    case 'budget': {
+      const limit = policy.budgets[w.budget]
+      return limit === undefined || w.observed <= limit
+    }
+    default:
+      return checker.checkCapability(w.capability, w.payload).allowed
+  }
+}
+
+/**
+ * `diffPolicies(old, new)`: `{ exitCode, verdict, widens, narrows, unknown }`
+ * (see index.d.ts `PolicyDiff`). Throws a TypeError unless both are
+ * PermissionPolicy objects.
+ */
+function diffPolicies(oldPolicy, newPolicy) {
+  const binding = require('../binding.js')
+  const { handleOf } = require('./policy.js')
+  const report = JSON.parse(binding.policyDiff(handleOf(oldPolicy), handleOf(newPolicy)))
+  const { PermissionChecker } = require('./checker.js')
+  const meter = require('@opentelemetry/api').createNoopMeter()
+  const quiet = (policy) => new PermissionChecker(policy, { meter })
+  // A widening the JS checkers do not confirm is not reported as one: the
+  // answer becomes "unknown" (fail closed, never a false 0 or a false witness).
+  const confirmed = (list, allows, denies) =>
+    list.filter((c) => {
+      const ok = witnessAllowed(allows, c.witness) && !witnessAllowed(denies, c.witness)
+      if (!ok && list === report.widens) report.unknown.push({ section: c.section, pointer: c.pointer, why: `${c.what}: the witness was not confirmed by the JS checkers` })
+      return ok
+    })
+  const [o, n] = [quiet(oldPolicy), quiet(newPolicy)]
+  report.widens = confirmed(report.widens, n, o)
+  report.narrows = confirmed(report.narrows, o, n)
+  report.exitCode = report.widens.length ? 1 : report.unknown.length ? 2 : 0
+  report.verdict = ['no-new-authority', 'widens', 'unknown'][report.exitCode]
+  return report
+}
+
+module.exports = { diffManifests, diffPolicies }

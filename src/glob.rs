@@ -111,7 +111,7 @@ fn count_work(_n: usize) {
 
 /// One element of a segment pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Atom {
+pub(crate) enum Atom {
     /// A literal character (NTFS upper case on win32).
     Char(char),
     /// `?`: one character.
@@ -143,7 +143,7 @@ impl Atom {
 
 /// How a class compares a (folded) path character with its ranges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum ClassFold {
+pub(crate) enum ClassFold {
     /// As written.
     Exact,
     /// win32: any character with the same NTFS upper case in a range.
@@ -243,11 +243,16 @@ impl SegPattern {
         Self { atoms, chunks, rate, min_bytes, head, tail, any }
     }
 
-    fn is_literal(&self) -> bool {
+    pub(crate) fn is_literal(&self) -> bool {
         self.atoms.iter().all(|a| matches!(a, Atom::Char(_)))
     }
 
-    fn literal(&self) -> String {
+    /// Its atoms, consecutive stars merged (read by [`crate::diff`]'s automata).
+    pub(crate) fn atoms(&self) -> &[Atom] {
+        &self.atoms
+    }
+
+    pub(crate) fn literal(&self) -> String {
         self.atoms.iter().filter_map(|a| if let Atom::Char(c) = a { Some(*c) } else { None }).collect()
     }
 

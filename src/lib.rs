@@ -175,6 +175,7 @@ pub mod budget;
 pub mod capability;
 pub mod checker;
 pub mod conformance;
+pub mod diff;
 pub mod error;
 pub mod explain;
 pub mod fetch;

@@ -73,6 +73,18 @@ impl PermissionPolicy {
                 );
             }
         }
+        for i in crate::diff::covered_fs_grants(self) {
+            let g = &self.fs_grants()[i];
+            warn(
+                format!("/fs/{i}"),
+                "fs-grant-covered",
+                format!(
+                    "every path '{}' grants ({}) is already granted by the other fs grants: it adds nothing",
+                    g.glob,
+                    g.mode.as_str()
+                ),
+            );
+        }
         for (i, p) in self.fetch_patterns().iter().enumerate() {
             let ptr = format!("/fetch/{i}");
             if let HostPattern::Suffix(s) = &p.host {
@@ -364,6 +376,31 @@ mod tests {
     use super::is_public_suffix;
     use crate::platform::Platform;
     use crate::policy::{PermissionPolicy, PolicyOptions};
+
+    #[test]
+    fn fs_grants_covered_by_others() {
+        let p = |m: serde_json::Value| {
+            PermissionPolicy::from_manifest(&m, PolicyOptions::new("t").platform(Platform::Posix)).unwrap()
+        };
+        let covered = |m: serde_json::Value| {
+            p(m).lint()
+                .iter()
+                .filter(|w| w["code"] == "fs-grant-covered")
+                .map(|w| w["pointer"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(covered(json!({ "fs": ["/srv/**", "/srv/app/*.json", "/srv/{a,b}/x"] })), ["/fs/1", "/fs/2"]);
+        // Covered together: `/d/*` is `[a-m]*` or `[!a-m]*`; the first grants reported can all go.
+        assert_eq!(covered(json!({ "fs": ["/d/[a-m]*", "/d/[!a-m]*", "/d/*"] })), ["/fs/0", "/fs/1"]);
+        assert_eq!(covered(json!({ "fs": ["/d/*", "/d/[a-m]*", "/d/[!a-m]*"] })), ["/fs/0"]);
+        assert_eq!(covered(json!({ "fs": ["/d/[a-m]*", "/d/[!a-m]*", "/d/?*"] })), ["/fs/0", "/fs/1"]);
+        // A mode the others do not give; duplicates keep the first.
+        assert_eq!(
+            covered(json!({ "fs": ["/srv/**", { "path": "/srv/x", "mode": "readwrite" }] })),
+            Vec::<String>::new()
+        );
+        assert_eq!(covered(json!({ "fs": ["/a/**", "/a/**"] })), ["/fs/1"]);
+    }
 
     /// `code@pointer` of every fs warning of a manifest (budgets set, so only fs and deny warn).
     fn fs_warnings(platform: Platform, manifest: serde_json::Value) -> Vec<String> {

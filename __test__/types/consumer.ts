@@ -7,6 +7,7 @@ import {
   BudgetTracker,
   createChecker,
   learnManifest,
+  diffPolicies,
   lockdown,
   serveDenoBroker,
   ERROR_REGISTRY,
@@ -34,6 +35,8 @@ import {
   reviveError,
   errorReviverSource,
   type PermissionsManifest,
+  type PolicyDiff,
+  type DiffWitness,
   type Decision,
   type DenyReason as DenyReasonT,
   type BudgetStatus,
@@ -88,6 +91,21 @@ async function denoBroker(policy: PermissionPolicy): Promise<string> {
   return `${broker.env.DENO_PERMISSION_BROKER_PATH}${denied}`
 }
 const lockdownFn: (o?: { onDenied?: 'eperm' | 'kill'; landlock?: 'report' | 'strict' }) => { allowed: readonly string[]; landlock: { abi: number } | null } = lockdown
+const diffed: PolicyDiff = diffPolicies(policy, policy)
+const exit: 0 | 1 | 2 = diffed.exitCode
+for (const c of diffed.widens) {
+  const w: DiffWitness = c.witness
+  if (w.capability === 'fetch') {
+    const u: string = w.url
+    const ip: string | undefined = w.resolvedIp
+    void u, ip
+  } else if (w.capability === 'fs.read' || w.capability === 'fs.write') {
+    const p: string = w.path
+    void p
+  }
+}
+const unknownWhy: string[] = diffed.unknown.map((u) => `${u.section} ${u.pointer} ${u.why}`)
+void exit, unknownWhy
 const learned: PermissionsManifest = learnManifest([{ capability: 'fs.read', payload: { path: '/x' } }], { platform: 'posix' }).manifest
 
 const tracker = new BudgetTracker(policy, { hooks: { now: () => 0, cpuTimeMs: () => 0, rssMb: () => 1 }, capability: 'request', cpuGraceMs: 100 })

@@ -368,6 +368,13 @@ pub fn policy_lint(env: Env, handle: Unknown<'_>) -> Result<String> {
     Ok(serde_json::Value::Array(policy_of(&env, &handle)?.lint()).to_string())
 }
 
+/// `diffPolicies(old, new)`: the report of [`crate::diff::diff_policies`] as JSON.
+#[napi(catch_unwind)]
+pub fn policy_diff(env: Env, old: Unknown<'_>, new: Unknown<'_>) -> Result<String> {
+    let (a, b) = (policy_of(&env, &old)?, policy_of(&env, &new)?);
+    Ok(crate::diff::diff_policies(a, b).to_json().to_string())
+}
+
 /// JSON explanation: kind `fs-read`/`fs-write` (a = path), `fetch` (a = url),
 /// `cap` (a = id, b = the payload field or null), `cap-json` (a = id, b = the payload as JSON).
 #[napi(catch_unwind)]

@@ -1,0 +1,1767 @@
+//! `diff`: does a new manifest grant authority the old one does not? Decided
+//! on the compiled policies, per capability and mode (SPEC, CLI `diff`):
+//! every request the new policy allows must be allowed by the old one.
+//!
+//! The answer is sound first: [`DiffReport::exit_code`] is 0 only when each
+//! capability was proven to widen nothing; a widening is reported only with
+//! a witness (a path and mode, a URL, a payload, a budget sample) that both
+//! policies' own checkers were run on (the new allows it, the old denies it);
+//! anything the engine cannot decide within its bounds is "unknown" (exit 2),
+//! never "narrower".
+//!
+//! - **fs** (posix): the grant globs of one mode as automata over path
+//!   segments, each segment pattern an automaton over characters. Inclusion
+//!   of one new grant in the old grants of that mode (plus the new policy's
+//!   own deny globs, as written) is a breadth-first search over pairs (new
+//!   states, old state set), the subset construction done on the fly: at
+//!   each step the segments are split into the classes the patterns in play
+//!   tell apart (every literal segment is one class; the rest are found by a
+//!   product walk over a character alphabet of the patterns' own boundaries).
+//!   A state where the new side accepts and the old does not is a candidate
+//!   path, then confirmed by both checkers. Deny globs of the old policy that
+//!   the new one dropped are compared with every new grant over segments,
+//!   reading each deny as broadly as its case and normalisation fold can
+//!   make it (SPEC §10); an overlap is a widening only with a confirmed path,
+//!   else unknown. win32 globs run through the same automata on NTFS
+//!   upper-cased names, with the 8.3 rule (a short-name-shaped segment only
+//!   matches a literal) as a component of the character product; a class
+//!   (which folds per character) or a dropped win32 deny needs the same
+//!   variants or a confirmed path, else unknown.
+//! - **fetch**: each new pattern, per scheme, against the old patterns one by
+//!   one (scheme, host exact or `*.suffix`, port, path scope); a `deny.fetch`
+//!   rule the new policy dropped is a widening with a confirmed URL (for a
+//!   CIDR block, a URL and a resolved address), else unknown.
+//! - **secrets, topics, db**: exact (names, the topic covering relation, the
+//!   database name); a destination-bound secret also needs its `hosts` and
+//!   the fetch grants included.
+//! - **budgets**: a larger limit, or none where there was one, widens.
+//!
+//! A check that reaches its step budget (`glob::MAX_MATCH_STEPS`) denies
+//! what its globs would allow (fail closed). The diff compares what the globs
+//! mean, so an old policy whose checks could reach that budget (bounded per
+//! chain of directories, see `within_step_budget`) is unknown for fs.
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::net::IpAddr;
+
+use serde_json::{json, Value};
+
+use crate::error::BudgetKind;
+use crate::fetch::{is_special_address, DenyFetch, FetchPattern, Host, HostPattern, PortRule, Scheme};
+use crate::fs::{FsMode, GrantMode};
+use crate::glob::{self, Atom, ClassFold, Seg, SegPattern};
+use crate::platform::Platform;
+use crate::policy::PermissionPolicy;
+use crate::topic::{Segment, TopicPattern};
+use crate::urlpath::PathSeg;
+
+/// Most (new states, old states) pairs one fs inclusion search visits.
+pub const MAX_FS_STATES: usize = 20_000;
+/// Most character-level product states one segment split explores.
+pub const MAX_SEGMENT_STATES: usize = 20_000;
+/// Most candidate witnesses tried for one change before it is unknown.
+const MAX_CANDIDATES: usize = 16;
+
+/// A concrete request: what a witness asks both checkers.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Witness {
+    /// `checkFs(path, mode)`.
+    Fs {
+        /// The path.
+        path: String,
+        /// The mode.
+        mode: FsMode,
+    },
+    /// `checkFetch(url)`, or with `resolved_ip` `checkFetchAddress(url, resolvedIp)`.
+    Fetch {
+        /// The URL.
+        url: String,
+        /// The address the name resolved to, for the address check.
+        resolved_ip: Option<String>,
+    },
+    /// `checkCapability(id, payload)`.
+    Capability {
+        /// The capability id (`secrets.get`, `secrets.use`, `events.publish`, `events.subscribe`, `db.query`).
+        id: &'static str,
+        /// The payload.
+        payload: Value,
+    },
+    /// A request that used `observed` of a budget: within the new limit, past the old one.
+    Budget {
+        /// Which budget.
+        kind: BudgetKind,
+        /// The amount used (in the budget's unit).
+        observed: f64,
+    },
+}
+
+impl Witness {
+    /// Whether `policy`'s checker allows this request.
+    #[must_use]
+    pub fn allowed_by(&self, policy: &PermissionPolicy) -> bool {
+        match self {
+            Witness::Fs { path, mode } => policy.check_fs(path, *mode).is_allowed(),
+            Witness::Fetch { url, resolved_ip: None } => policy.check_fetch(url).is_allowed(),
+            Witness::Fetch { url, resolved_ip: Some(ip) } => policy.check_fetch_address(url, ip).is_ok(),
+            Witness::Capability { id, payload } => policy.check_capability(id, payload).is_allowed(),
+            Witness::Budget { kind, observed } => budget_limit(policy, *kind).is_none_or(|l| *observed <= l),
+        }
+    }
+
+    /// `{ capability, path, mode }`, `{ capability: "fetch", url, resolvedIp? }`,
+    /// `{ capability, payload }` or `{ capability: "budget", budget, observed }`.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        match self {
+            Witness::Fs { path, mode } => json!({
+                "capability": mode.capability().as_str(),
+                "path": path,
+                "mode": if *mode == FsMode::Read { "read" } else { "write" },
+            }),
+            Witness::Fetch { url, resolved_ip: None } => json!({ "capability": "fetch", "url": url }),
+            Witness::Fetch { url, resolved_ip: Some(ip) } => {
+                json!({ "capability": "fetch", "url": url, "resolvedIp": ip })
+            }
+            Witness::Capability { id, payload } => json!({ "capability": id, "payload": payload }),
+            Witness::Budget { kind, observed } => {
+                json!({ "capability": "budget", "budget": kind.as_str(), "observed": observed })
+            }
+        }
+    }
+}
+
+fn budget_limit(policy: &PermissionPolicy, kind: BudgetKind) -> Option<f64> {
+    let b = policy.budgets();
+    match kind {
+        BudgetKind::CpuPercent => b.cpu_percent,
+        BudgetKind::MemoryMb => b.memory_mb,
+        BudgetKind::WallClockMs => b.wall_clock_ms,
+    }
+}
+
+/// One change with the request that shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// `fs`, `fetch`, `secrets`, `events`, `db` or `budgets`.
+    pub section: &'static str,
+    /// The JSON pointer of the grant or rule in the manifest that has it
+    /// (the new manifest for a widening, the old one for a narrowing).
+    pub pointer: String,
+    /// What changed, in words.
+    pub what: String,
+    /// A request one policy allows and the other denies, confirmed on both.
+    pub witness: Witness,
+}
+
+/// A part of the question the engine could not decide within its bounds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unknown {
+    /// The section.
+    pub section: &'static str,
+    /// The JSON pointer in the new manifest (or the old one, for a dropped deny rule).
+    pub pointer: String,
+    /// Why.
+    pub why: String,
+}
+
+/// What [`diff_policies`] found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiffReport {
+    /// Requests the new policy allows and the old one denies, one per change.
+    pub widens: Vec<Change>,
+    /// Requests the old policy allowed and the new one denies, one per change.
+    pub narrows: Vec<Change>,
+    /// What could not be proven either way (only the widening question).
+    pub unknown: Vec<Unknown>,
+}
+
+impl DiffReport {
+    /// 0: nothing widens (proven); 1: something widens (with a confirmed
+    /// witness); 2: not proven within the bounds and no widening found.
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        if !self.widens.is_empty() {
+            1
+        } else if !self.unknown.is_empty() {
+            2
+        } else {
+            0
+        }
+    }
+
+    /// `{ exitCode, verdict, widens: [...], narrows: [...], unknown: [...] }`.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        let change = |c: &Change| json!({ "section": c.section, "pointer": c.pointer, "what": c.what, "witness": c.witness.to_json() });
+        let verdict = ["no-new-authority", "widens", "unknown"][usize::from(self.exit_code())];
+        json!({
+            "exitCode": self.exit_code(),
+            "verdict": verdict,
+            "widens": self.widens.iter().map(change).collect::<Vec<_>>(),
+            "narrows": self.narrows.iter().map(change).collect::<Vec<_>>(),
+            "unknown": self.unknown.iter().map(|u| json!({ "section": u.section, "pointer": u.pointer, "why": u.why })).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Compares two policies: what `new` allows that `old` does not (widens),
+/// what `old` allowed that `new` does not (narrows), and what could not be
+/// decided (unknown; only asked of the widening direction).
+///
+/// ```
+/// use api_sandbox_permissions::diff::diff_policies;
+/// use api_sandbox_permissions::{PermissionPolicy, Platform, PolicyOptions};
+///
+/// let opts = || PolicyOptions::new("p").platform(Platform::Posix);
+/// let old = PermissionPolicy::from_json(r#"{ "fs": ["/srv/**"] }"#, opts())?;
+/// let new = PermissionPolicy::from_json(r#"{ "fs": ["/srv/app/**"] }"#, opts())?;
+/// let r = diff_policies(&old, &new);
+/// assert_eq!(r.exit_code(), 0);
+/// assert_eq!(r.narrows.len(), 1);
+/// assert_eq!(diff_policies(&new, &old).exit_code(), 1);
+/// # Ok::<(), api_sandbox_permissions::ManifestError>(())
+/// ```
+#[must_use]
+pub fn diff_policies(old: &PermissionPolicy, new: &PermissionPolicy) -> DiffReport {
+    let forward = widenings(old, new, true);
+    let backward = widenings(new, old, false);
+    DiffReport { widens: forward.found, narrows: backward.found, unknown: forward.unknown }
+}
+
+/// The widenings of `new` over `old`, each confirmed, and what stayed unknown.
+#[derive(Default)]
+struct Findings {
+    found: Vec<Change>,
+    unknown: Vec<Unknown>,
+}
+
+struct Ctx<'a> {
+    old: &'a PermissionPolicy,
+    new: &'a PermissionPolicy,
+    /// Asked the widening question (else the narrowing one, old and new swapped).
+    forward: bool,
+    out: Findings,
+}
+
+impl Ctx<'_> {
+    /// The words of a change: as a widening, or (asked backwards) as a narrowing.
+    fn say(&self, widening: String, narrowing: String) -> String {
+        if self.forward {
+            widening
+        } else {
+            narrowing
+        }
+    }
+
+    /// Whether `w` is a widening: the new policy allows it, the old denies it.
+    fn confirms(&self, w: &Witness) -> bool {
+        w.allowed_by(self.new) && !w.allowed_by(self.old)
+    }
+
+    /// Reports the first candidate both checkers confirm; false when none does.
+    fn first_confirmed(
+        &mut self,
+        section: &'static str,
+        pointer: &str,
+        what: &str,
+        candidates: impl IntoIterator<Item = Witness>,
+    ) -> bool {
+        for w in candidates.into_iter().take(MAX_CANDIDATES * 16) {
+            if self.confirms(&w) {
+                self.out.found.push(Change { section, pointer: pointer.to_owned(), what: what.to_owned(), witness: w });
+                return true;
+            }
+        }
+        false
+    }
+
+    fn unknown(&mut self, section: &'static str, pointer: &str, why: String) {
+        self.out.unknown.push(Unknown { section, pointer: pointer.to_owned(), why });
+    }
+}
+
+fn widenings(old: &PermissionPolicy, new: &PermissionPolicy, forward: bool) -> Findings {
+    let mut cx = Ctx { old, new, forward, out: Findings::default() };
+    fs_widenings(&mut cx);
+    fetch_widenings(&mut cx);
+    secret_widenings(&mut cx);
+    topic_widenings(&mut cx);
+    db_widenings(&mut cx);
+    budget_widenings(&mut cx);
+    cx.out
+}
+
+// ---------------------------------------------------------------- fs
+
+/// One segment of a flattened glob variant.
+#[derive(Debug, Clone)]
+enum El {
+    Lit(String),
+    Pat(SegPattern),
+    Rec,
+}
+
+/// A glob variant as a list of segment elements (its literal prefix split
+/// into literal segments; on win32 the drive, `C:`, first). `None` for a
+/// class that folds (win32 classes, posix deny folding): those are not
+/// modelled here.
+fn flatten(g: &glob::ParsedGlob, win32: bool) -> Option<Vec<El>> {
+    let root_len = if win32 { 2 } else { 0 };
+    let mut els: Vec<El> = Vec::new();
+    if win32 {
+        els.push(El::Lit(g.prefix.get(..2)?.to_owned()));
+    }
+    els.extend(g.prefix.get(root_len..)?.split('/').skip(1).map(|l| El::Lit(l.to_owned())));
+    for s in &g.rest {
+        match s {
+            Seg::Rec => els.push(El::Rec),
+            Seg::Pat(p) => {
+                if p.atoms().iter().any(|a| matches!(a, Atom::Class { fold, .. } if *fold != ClassFold::Exact)) {
+                    return None;
+                }
+                if p.is_literal() {
+                    els.push(El::Lit(p.literal()));
+                } else {
+                    els.push(El::Pat(p.clone()));
+                }
+            }
+        }
+    }
+    Some(els)
+}
+
+fn parse_variants(globs: &str, platform: Platform) -> Vec<glob::ParsedGlob> {
+    let syntax = if platform == Platform::Win32 { glob::Syntax::WIN32 } else { glob::Syntax::POSIX };
+    // Every glob of a compiled policy parsed when the policy was built.
+    glob::parse(globs, syntax).unwrap_or_default()
+}
+
+/// A state: variant index (high 32 bits) and position (low 32 bits).
+type St = u64;
+
+fn st(v: usize, i: usize) -> St {
+    ((v as u64) << 32) | i as u64
+}
+
+fn st_parts(s: St) -> (usize, usize) {
+    ((s >> 32) as usize, (s & 0xffff_ffff) as usize)
+}
+
+/// What one segment edge accepts.
+#[derive(Clone, Copy)]
+enum M<'a> {
+    Lit(&'a str),
+    Pat(&'a [Atom]),
+    Any,
+}
+
+/// The segment automaton of a list of variants.
+struct Nfa<'a> {
+    vars: &'a [Vec<El>],
+}
+
+impl<'a> Nfa<'a> {
+    /// Adds what a non-final `**` reaches without a segment; sorts and dedups.
+    fn close(&self, set: &mut Vec<St>) {
+        let mut i = 0;
+        while i < set.len() {
+            let (v, p) = st_parts(set[i]);
+            let els = &self.vars[v];
+            if p + 1 < els.len() && matches!(els[p], El::Rec) {
+                set.push(st(v, p + 1));
+            }
+            i += 1;
+        }
+        set.sort_unstable();
+        set.dedup();
+    }
+
+    fn start(&self) -> Vec<St> {
+        let mut s: Vec<St> = (0..self.vars.len()).map(|v| st(v, 0)).collect();
+        self.close(&mut s);
+        s
+    }
+
+    fn accepts(&self, s: St) -> bool {
+        let (v, p) = st_parts(s);
+        p == self.vars[v].len()
+    }
+
+    /// The edge out of `s`, if any: what it reads and where it goes.
+    fn edge(&self, s: St) -> Option<(M<'a>, St)> {
+        let (v, p) = st_parts(s);
+        let els = &self.vars[v];
+        match els.get(p) {
+            Some(El::Lit(l)) => Some((M::Lit(l), st(v, p + 1))),
+            Some(El::Pat(q)) => Some((M::Pat(q.atoms()), st(v, p + 1))),
+            Some(El::Rec) if p + 1 < els.len() => Some((M::Any, s)),
+            Some(El::Rec) => Some((M::Any, st(v, p + 1))),
+            None if p > 0 && matches!(els[p - 1], El::Rec) => Some((M::Any, s)),
+            None => None,
+        }
+    }
+}
+
+fn class_hit(a: &Atom, c: char) -> bool {
+    match a {
+        Atom::Char(x) => *x == c,
+        Atom::Any => true,
+        Atom::Star => false,
+        Atom::Class { negated, ranges, .. } => ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *negated,
+    }
+}
+
+/// Position sets of a segment pattern (bit `i`: `i` atoms matched).
+fn pat_close(atoms: &[Atom], bits: &mut [u64]) {
+    for i in 0..atoms.len() {
+        if bits[i / 64] >> (i % 64) & 1 == 1 && atoms[i] == Atom::Star {
+            bits[(i + 1) / 64] |= 1 << ((i + 1) % 64);
+        }
+    }
+}
+
+fn pat_words(atoms: &[Atom]) -> usize {
+    atoms.len() / 64 + 1
+}
+
+fn pat_start(atoms: &[Atom]) -> Vec<u64> {
+    let mut b = vec![0u64; pat_words(atoms)];
+    b[0] = 1;
+    pat_close(atoms, &mut b);
+    b
+}
+
+fn pat_step(atoms: &[Atom], bits: &[u64], c: char, out: &mut [u64]) {
+    out.iter_mut().for_each(|w| *w = 0);
+    for (i, a) in atoms.iter().enumerate() {
+        if bits[i / 64] >> (i % 64) & 1 == 0 {
+            continue;
+        }
+        if *a == Atom::Star {
+            out[i / 64] |= 1 << (i % 64);
+        } else if class_hit(a, c) {
+            out[(i + 1) / 64] |= 1 << ((i + 1) % 64);
+        }
+    }
+    pat_close(atoms, out);
+}
+
+fn pat_accepts(atoms: &[Atom], bits: &[u64]) -> bool {
+    let n = atoms.len();
+    bits[n / 64] >> (n % 64) & 1 == 1
+}
+
+/// Whether a segment pattern matches `s` (a simulation of its automaton).
+fn pat_matches(atoms: &[Atom], s: &str) -> bool {
+    let mut cur = pat_start(atoms);
+    let mut next = cur.clone();
+    for c in s.chars() {
+        pat_step(atoms, &cur, c, &mut next);
+        std::mem::swap(&mut cur, &mut next);
+        if cur.iter().all(|w| *w == 0) {
+            return false;
+        }
+    }
+    pat_accepts(atoms, &cur)
+}
+
+fn m_matches(m: M<'_>, s: &str) -> bool {
+    match m {
+        M::Lit(l) => l == s,
+        M::Pat(a) => pat_matches(a, s),
+        M::Any => true,
+    }
+}
+
+/// A path segment: non-empty, not `.` or `..`, no `/` or NUL.
+fn valid_segment(s: &str) -> bool {
+    !s.is_empty() && s != "." && s != ".." && !s.contains(['/', '\0'])
+}
+
+/// One representative character per interval of characters every pattern
+/// treats alike (boundaries at each literal and class bound, `.`, `/`, NUL
+/// and the surrogates); never `/`, NUL or a surrogate.
+fn alphabet<'a>(pats: impl IntoIterator<Item = &'a [Atom]>, win32: bool) -> Vec<char> {
+    let mut b: BTreeSet<u32> = [0, 1, 0x2E, 0x2F, 0x30, 0xD800, 0xE000, 0x11_0000].into_iter().collect();
+    for atoms in pats {
+        for a in atoms {
+            match a {
+                Atom::Char(c) => {
+                    b.insert(*c as u32);
+                    b.insert(*c as u32 + 1);
+                }
+                Atom::Class { ranges, .. } => {
+                    for &(lo, hi) in ranges {
+                        b.insert(lo as u32);
+                        b.insert(hi as u32 + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let bounds: Vec<u32> = b.into_iter().collect();
+    const NICE: &str = "xwyzvabcdefghijklmnopqrstuXWYZ0123456789-_";
+    let mut out = Vec::new();
+    for w in bounds.windows(2) {
+        let (lo, hi) = (w[0], w[1]);
+        if lo == 0 || lo == 0x2F || (0xD800..0xE000).contains(&lo) {
+            continue;
+        }
+        // win32 paths are compared upper-cased: prefer a character NTFS keeps as it is.
+        let fixed = |c: &char| !win32 || crate::ntfs_upcase::upcase(*c) == *c;
+        let pick = NICE
+            .chars()
+            .find(|c| (lo..hi).contains(&(*c as u32)) && fixed(c))
+            .or_else(|| (lo..hi.min(lo + 64)).filter_map(char::from_u32).find(fixed))
+            .or_else(|| char::from_u32(lo));
+        if let Some(c) = pick {
+            out.push(c);
+        }
+    }
+    // Readable witnesses first: the walk is breadth-first in this order.
+    out.sort_by_key(|c| NICE.find(*c).unwrap_or(usize::MAX));
+    out
+}
+
+/// Characters the 8.3 shape test tells apart (`~`, the ASCII digits, `.`).
+const SHORT_BOUNDS: [Atom; 4] = [Atom::Char('~'), Atom::Char('0'), Atom::Char('9'), Atom::Char('.')];
+
+/// The 8.3 shape of a name read so far ([`glob::is_short_name_shape`]), in
+/// one word: base length (bits 0-3, 9 = too long), after the first `.`
+/// (bit 4), extension length (bits 5-7, 4 = too long), a `~` and a digit
+/// seen in the base (bit 8), the last base character a `~` (bit 9).
+fn short_step(state: u64, c: char) -> u64 {
+    let (mut base, mut ext_on, mut ext, mut seen, mut tilde) =
+        (state & 15, state >> 4 & 1, state >> 5 & 7, state >> 8 & 1, state >> 9 & 1);
+    if ext_on == 0 {
+        if c == '.' {
+            ext_on = 1;
+            tilde = 0;
+        } else {
+            base = (base + 1).min(9);
+            if tilde == 1 && c.is_ascii_digit() {
+                seen = 1;
+            }
+            tilde = u64::from(c == '~');
+        }
+    } else {
+        ext = (ext + 1).min(4);
+    }
+    base | ext_on << 4 | ext << 5 | seen << 8 | tilde << 9
+}
+
+fn short_accepts(state: u64) -> bool {
+    let (base, ext, seen) = (state & 15, state >> 5 & 7, state >> 8 & 1);
+    base <= 8 && ext <= 3 && seen == 1
+}
+
+/// The segment classes a step must tell apart: per class, which edges
+/// match its segments, with one segment of it.
+struct Split {
+    /// (segment, indices of matching edges)
+    classes: Vec<(String, Vec<usize>)>,
+}
+
+/// Splits the segments into classes by which of `edges` match them. Every
+/// class with at least one edge flagged in `wanted` is listed (the classes
+/// no wanted edge matches are left out); `None` past [`MAX_SEGMENT_STATES`].
+fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
+    let mut classes: Vec<(String, Vec<usize>)> = Vec::new();
+    let lits: HashSet<&str> =
+        edges.iter().filter_map(|(m, _)| if let M::Lit(l) = m { Some(*l) } else { None }).collect();
+    let wanted_wild = edges.iter().zip(wanted).any(|((m, _), w)| *w && !matches!(m, M::Lit(_)));
+    // Literal segments: one class each (those no wanted edge can match are skipped).
+    let mut seen: HashSet<&str> = HashSet::new();
+    // Sorted: the search, and so every witness, is deterministic.
+    let mut lit_list: Vec<&str> = if wanted_wild {
+        lits.iter().copied().collect()
+    } else {
+        edges
+            .iter()
+            .zip(wanted)
+            .filter_map(|((m, _), w)| if let (M::Lit(l), true) = (m, *w) { Some(*l) } else { None })
+            .collect()
+    };
+    lit_list.sort_unstable();
+    for l in lit_list {
+        if !seen.insert(l) || !valid_segment(l) {
+            continue;
+        }
+        // win32: a name shaped like an 8.3 short name is matched by literal segments only.
+        let short = win32 && glob::is_short_name_shape(l);
+        let hit: Vec<usize> = (0..edges.len())
+            .filter(|&i| match edges[i].0 {
+                M::Lit(x) => x == l,
+                m => !short && m_matches(m, l),
+            })
+            .collect();
+        if hit.iter().any(|&i| wanted[i]) {
+            classes.push((l.to_owned(), hit));
+        }
+    }
+    if !wanted_wild {
+        return Some(Split { classes });
+    }
+    // The other segments: a product walk over the distinct wildcard
+    // patterns, a trie of the literals (a class of non-literal segments
+    // never ends on one) and the segment's validity.
+    let mut pats: Vec<&[Atom]> = Vec::new();
+    let mut pat_of: Vec<Option<usize>> = Vec::with_capacity(edges.len());
+    for (m, _) in edges {
+        pat_of.push(match m {
+            M::Pat(a) => Some(match pats.iter().position(|p| p == a) {
+                Some(i) => i,
+                None => {
+                    pats.push(a);
+                    pats.len() - 1
+                }
+            }),
+            _ => None,
+        });
+    }
+    let mut trie: Vec<(HashMap<char, usize>, bool)> = vec![(HashMap::new(), false)];
+    for l in &lits {
+        let mut at = 0;
+        for c in l.chars() {
+            at = match trie[at].0.get(&c) {
+                Some(&n) => n,
+                None => {
+                    trie.push((HashMap::new(), false));
+                    let n = trie.len() - 1;
+                    trie[at].0.insert(c, n);
+                    n
+                }
+            };
+        }
+        trie[at].1 = true;
+    }
+    // Each literal character is an interval of its own, so a representative
+    // is a literal character exactly when the characters it stands for are.
+    let lit_atoms: Vec<Atom> =
+        lits.iter().flat_map(|l| l.chars()).collect::<BTreeSet<char>>().into_iter().map(Atom::Char).collect();
+    let sigma = alphabet(pats.iter().copied().chain([lit_atoms.as_slice(), SHORT_BOUNDS.as_slice()]), win32);
+    let offsets: Vec<usize> = pats
+        .iter()
+        .scan(0, |o, p| {
+            let at = *o;
+            *o += pat_words(p);
+            Some(at)
+        })
+        .collect();
+    const DEAD: u64 = u64::MAX;
+    // Layout: the patterns' position sets, then the 8.3 shape (see `short_step`),
+    // validity (0 empty, 1 ".", 2 "..", 3 a name), then the trie node.
+    let width: usize = pats.iter().map(|p| pat_words(p)).sum::<usize>() + 3;
+    let mut start = Vec::with_capacity(width);
+    for p in &pats {
+        start.extend(pat_start(p));
+    }
+    start.push(0);
+    start.push(0);
+    start.push(0);
+    let mut index: HashMap<Vec<u64>, usize> = HashMap::new();
+    let mut states: Vec<Vec<u64>> = vec![start.clone()];
+    let mut parent: Vec<(usize, char)> = vec![(usize::MAX, '\0')];
+    index.insert(start, 0);
+    let mut queue = VecDeque::from([0usize]);
+    // signature (which patterns accept) -> a state reaching it
+    let mut sigs: HashMap<Vec<bool>, usize> = HashMap::new();
+    let text = |mut i: usize, parent: &Vec<(usize, char)>| {
+        let mut cs = Vec::new();
+        while parent[i].0 != usize::MAX {
+            cs.push(parent[i].1);
+            i = parent[i].0;
+        }
+        cs.into_iter().rev().collect::<String>()
+    };
+    while let Some(i) = queue.pop_front() {
+        let cur = states[i].clone();
+        let node = cur[width - 1];
+        let short = win32 && short_accepts(cur[width - 3]);
+        if cur[width - 2] == 3 && (node == DEAD || !trie[node as usize].1) && !short {
+            let sig: Vec<bool> =
+                pats.iter().zip(&offsets).map(|(p, &o)| pat_accepts(p, &cur[o..o + pat_words(p)])).collect();
+            sigs.entry(sig).or_insert(i);
+        }
+        for &c in &sigma {
+            let mut next = vec![0u64; width];
+            for (p, &o) in pats.iter().zip(&offsets) {
+                let w = pat_words(p);
+                pat_step(p, &cur[o..o + w], c, &mut next[o..o + w]);
+            }
+            let v = cur[width - 2];
+            next[width - 2] = if c == '.' { [1, 2, 3, 3][v as usize] } else { 3 };
+            next[width - 3] = if win32 { short_step(cur[width - 3], c) } else { 0 };
+            next[width - 1] =
+                if node == DEAD { DEAD } else { trie[node as usize].0.get(&c).map_or(DEAD, |&n| n as u64) };
+            if !index.contains_key(&next) {
+                if states.len() >= MAX_SEGMENT_STATES {
+                    return None;
+                }
+                index.insert(next.clone(), states.len());
+                states.push(next);
+                parent.push((i, c));
+                queue.push_back(states.len() - 1);
+            }
+        }
+    }
+    let mut sigs: Vec<(Vec<bool>, usize)> = sigs.into_iter().collect();
+    sigs.sort_unstable_by_key(|(_, i)| *i);
+    for (sig, i) in sigs {
+        let hit: Vec<usize> = (0..edges.len())
+            .filter(|&e| match edges[e].0 {
+                M::Any => true,
+                M::Pat(_) => sig[pat_of[e].expect("a pattern edge")],
+                M::Lit(_) => false,
+            })
+            .collect();
+        if hit.iter().any(|&e| wanted[e]) {
+            classes.push((text(i, &parent), hit));
+        }
+    }
+    Some(Split { classes })
+}
+
+/// The outcome of one inclusion search.
+enum Inclusion {
+    /// Every path the new variants match, some old variant matches.
+    Included,
+    /// Paths the new variants match and no old variant does (candidates, shortest first).
+    Outside(Vec<String>),
+    /// Past a bound.
+    Unknown(String),
+}
+
+/// The path of a list of segments (on win32 the first is the drive).
+fn path_of(segs: &[String], win32: bool) -> String {
+    match (win32, segs) {
+        (true, [drive]) => format!("{drive}/"),
+        (true, _) => segs.join("/"),
+        (false, _) => format!("/{}", segs.join("/")),
+    }
+}
+
+/// A search node: (new states, old states), its parent and the segment read from it.
+type Node = ((Vec<St>, Vec<St>), usize, String);
+
+/// Whether every path the `new` variants match is matched by an `old` one;
+/// else up to [`MAX_CANDIDATES`] paths outside.
+fn included(new: &[Vec<El>], old: &[Vec<El>], win32: bool) -> Inclusion {
+    let (nn, on) = (Nfa { vars: new }, Nfa { vars: old });
+    let start = (nn.start(), on.start());
+    let mut index: HashMap<(Vec<St>, Vec<St>), usize> = HashMap::new();
+    let mut nodes: Vec<Node> = vec![(start.clone(), usize::MAX, String::new())];
+    index.insert(start, 0);
+    let mut queue = VecDeque::from([0usize]);
+    let mut outside = Vec::new();
+    let segs_of = |mut i: usize, nodes: &Vec<Node>| {
+        let mut segs = Vec::new();
+        while nodes[i].1 != usize::MAX {
+            segs.push(nodes[i].2.clone());
+            i = nodes[i].1;
+        }
+        segs.reverse();
+        segs
+    };
+    while let Some(i) = queue.pop_front() {
+        let (ns, os) = nodes[i].0.clone();
+        if ns.iter().any(|&s| nn.accepts(s)) && !os.iter().any(|&s| on.accepts(s)) {
+            outside.push(path_of(&segs_of(i, &nodes), win32));
+            if outside.len() >= MAX_CANDIDATES {
+                break;
+            }
+        }
+        let mut edges: Vec<(M<'_>, St)> = Vec::new();
+        let mut wanted = Vec::new();
+        for &s in &ns {
+            if let Some(e) = nn.edge(s) {
+                edges.push(e);
+                wanted.push(true);
+            }
+        }
+        let n_new = edges.len();
+        for &s in &os {
+            if let Some(e) = on.edge(s) {
+                edges.push(e);
+                wanted.push(false);
+            }
+        }
+        let Some(sp) = split(&edges, &wanted, win32) else {
+            return Inclusion::Unknown(format!("a segment split past {MAX_SEGMENT_STATES} states"));
+        };
+        for (seg, hit) in sp.classes {
+            let mut n2: Vec<St> = hit.iter().filter(|&&e| e < n_new).map(|&e| edges[e].1).collect();
+            let mut o2: Vec<St> = hit.iter().filter(|&&e| e >= n_new).map(|&e| edges[e].1).collect();
+            nn.close(&mut n2);
+            on.close(&mut o2);
+            let key = (n2, o2);
+            if !index.contains_key(&key) {
+                if nodes.len() >= MAX_FS_STATES {
+                    return Inclusion::Unknown(format!("more than {MAX_FS_STATES} states"));
+                }
+                index.insert(key.clone(), nodes.len());
+                nodes.push((key, i, seg));
+                queue.push_back(nodes.len() - 1);
+            }
+        }
+    }
+    if outside.is_empty() {
+        Inclusion::Included
+    } else {
+        Inclusion::Outside(outside)
+    }
+}
+
+/// Whether a new grant's segment `p` and an old deny's segment `d` may
+/// name one path segment, reading the deny as broadly as its fold can
+/// (case, Unicode normalisation, HFS+ ignorables): an over-approximation,
+/// exact only for ASCII literals.
+fn may_meet(p: M<'_>, d: M<'_>) -> bool {
+    let ascii_pat = |a: &[Atom]| a.iter().all(|x| !matches!(x, Atom::Char(c) if !c.is_ascii()));
+    match (p, d) {
+        (M::Lit(a), M::Lit(b)) => !(a.is_ascii() && b.is_ascii()) || a.eq_ignore_ascii_case(b),
+        (M::Lit(a), M::Pat(q)) if a.is_ascii() && ascii_pat(q) => {
+            // The deny's literals in lower case, its classes read as `?`.
+            let lowered: Vec<Atom> = q
+                .iter()
+                .map(|x| match x {
+                    Atom::Char(c) => Atom::Char(c.to_ascii_lowercase()),
+                    Atom::Class { .. } => Atom::Any,
+                    other => other.clone(),
+                })
+                .collect();
+            pat_matches(&lowered, &a.to_ascii_lowercase())
+        }
+        _ => true,
+    }
+}
+
+/// A segment both `p` and `d` match exactly, if one is found.
+fn meeting(p: M<'_>, d: M<'_>) -> Option<String> {
+    match (p, d) {
+        (M::Lit(a), _) => Some(a.to_owned()),
+        (_, M::Lit(b)) => Some(b.to_owned()),
+        (M::Any, M::Any) => Some("x".to_owned()),
+        _ => {
+            let edges = [(p, 0), (d, 0)];
+            let sp = split(&edges, &[true, true], false)?;
+            sp.classes.into_iter().find(|(_, hit)| hit.len() == 2).map(|(s, _)| s)
+        }
+    }
+}
+
+/// Paths a new grant variant and an old deny variant may both name, over
+/// segments, with [`may_meet`] per segment: `None` when they cannot meet;
+/// else candidate paths (maybe none, when no segment was found exactly).
+fn deny_overlap(grant: &[Vec<El>], deny: &[Vec<El>]) -> Option<Vec<String>> {
+    let (gn, dn) = (Nfa { vars: grant }, Nfa { vars: deny });
+    let mut met = false;
+    let mut found = Vec::new();
+    for gs in gn.start() {
+        for ds in dn.start() {
+            // Depth-first over (grant state, deny state), each pair once.
+            let mut seen: HashSet<(St, St)> = HashSet::new();
+            type Item = (St, St, Vec<Option<String>>);
+            let mut stack: Vec<Item> = Vec::new();
+            let mut push = |a: St, b: St, segs: Vec<Option<String>>, stack: &mut Vec<Item>, truncated: &mut bool| {
+                let mut sa = vec![a];
+                gn.close(&mut sa);
+                let mut sb = vec![b];
+                dn.close(&mut sb);
+                for &x in &sa {
+                    for &y in &sb {
+                        if seen.len() >= MAX_FS_STATES {
+                            // Past the bound: they may meet (never "they cannot").
+                            *truncated = true;
+                        } else if seen.insert((x, y)) {
+                            stack.push((x, y, segs.clone()));
+                        }
+                    }
+                }
+            };
+            let mut truncated = false;
+            push(gs, ds, Vec::new(), &mut stack, &mut truncated);
+            while let Some((a, b, segs)) = stack.pop() {
+                if gn.accepts(a) && dn.accepts(b) {
+                    met = true;
+                    if let Some(s) = segs.iter().cloned().collect::<Option<Vec<String>>>() {
+                        found.push(path_of(&s, false));
+                        if found.len() >= MAX_CANDIDATES {
+                            return Some(found);
+                        }
+                    }
+                }
+                if let (Some((pm, pa)), Some((dm, db))) = (gn.edge(a), dn.edge(b)) {
+                    if may_meet(pm, dm) {
+                        let mut s2 = segs.clone();
+                        s2.push(meeting(pm, dm));
+                        push(pa, db, s2, &mut stack, &mut truncated);
+                    }
+                }
+            }
+            met |= truncated;
+        }
+    }
+    met.then_some(found)
+}
+
+fn grant_modes(m: GrantMode) -> &'static [FsMode] {
+    match m {
+        GrantMode::Read => &[FsMode::Read],
+        GrantMode::Write => &[FsMode::Write],
+        GrantMode::ReadWrite => &[FsMode::Read, FsMode::Write],
+    }
+}
+
+fn mode_name(m: FsMode) -> &'static str {
+    if m == FsMode::Read {
+        "read"
+    } else {
+        "write"
+    }
+}
+
+/// Most path segments a checked path has (a 4096-byte path of one-byte names).
+const MAX_PATH_SEGMENTS: u64 = (crate::fs::MAX_PATH_BYTES as u64).div_ceil(2) + 1;
+
+/// Match steps one segment pattern may spend on one name: a fixed part and
+/// a part per character of the name (`matches` in the glob module: the
+/// first run at the start, the last at the end, the runs between found left
+/// to right, each name position scanned once by one of them). `None`: a
+/// wildcard run between stars longer than [`glob::MAX_FREE_WILD_RUN`], which
+/// may exhaust its own budget and then not match (fail closed).
+fn pattern_steps(p: &SegPattern) -> Option<(u64, u64)> {
+    let atoms = p.atoms();
+    if atoms == [Atom::Star] {
+        return Some((0, 0));
+    }
+    let chunks: Vec<&[Atom]> = atoms.split(|a| *a == Atom::Star).collect();
+    let len = |c: &[Atom]| c.len() as u64;
+    if chunks.len() == 1 {
+        return Some((1 + len(chunks[0]), 0));
+    }
+    let middle = &chunks[1..chunks.len() - 1];
+    let mut per = 0u64;
+    for c in middle {
+        let literal = c.iter().all(|a| matches!(a, Atom::Char(_)));
+        if !literal && c.len() > glob::MAX_FREE_WILD_RUN {
+            return None;
+        }
+        per = per.max(if literal { 1 } else { len(c) + 1 });
+    }
+    let fixed = 2 + len(chunks[0]) + 2 * len(chunks[chunks.len() - 1]) + middle.iter().map(|c| len(c)).sum::<u64>();
+    Some((fixed, per))
+}
+
+/// Match steps one variant may spend in one check (its segment walk included).
+fn variant_steps(g: &glob::ParsedGlob) -> Option<u64> {
+    let l = crate::fs::MAX_PATH_BYTES as u64;
+    let n = MAX_PATH_SEGMENTS;
+    if g.rest.len() <= 1 && g.rest.iter().all(|s| *s == Seg::Rec) {
+        return Some(0);
+    }
+    let recursive = g.rest.contains(&Seg::Rec);
+    let mut steps = if recursive { g.rest.len() as u64 * (n + 1) } else { 0 };
+    for s in &g.rest {
+        if let Seg::Pat(p) = s {
+            let (fixed, per) = pattern_steps(p)?;
+            steps += if recursive { n * fixed + per * (l + n) } else { fixed + per * l };
+        }
+    }
+    Some(steps)
+}
+
+/// Whether no check of `policy` can stop at its step budget
+/// ([`glob::MAX_MATCH_STEPS`], where a check fails closed and denies what its
+/// globs would allow): the steps of every variant filed under a path's
+/// ancestors, tried in up to two passes, stay within it. A hostile policy
+/// past it is not modelled by the diff (the answer is unknown).
+fn within_step_budget(policy: &PermissionPolicy) -> Result<(), String> {
+    let platform = policy.platform();
+    let mut by_prefix: HashMap<String, u64> = HashMap::new();
+    let mut add = |g: &glob::ParsedGlob, weight: u64| -> Option<()> {
+        *by_prefix.entry(g.prefix.clone()).or_default() += weight * variant_steps(g)?;
+        Some(())
+    };
+    let grants = policy.fs_grants().iter().flat_map(|g| parse_variants(g.glob(), platform));
+    // Denies: also matched folded (posix), where a literal may fold longer (`ß` -> `ss`).
+    let denies = policy.deny_fs().iter().flat_map(|d| parse_variants(d, platform)).flat_map(glob::deny_variants);
+    let weighted = grants.map(|g| (g, 2)).chain(denies.map(|d| (d, 6)));
+    let ok = weighted.map(|(g, w)| add(&g, w)).all(|r| r.is_some());
+    let hostile = || {
+        format!(
+            "the old policy's checks may stop at their step budget ({} steps, where a check fails closed); not modelled",
+            glob::MAX_MATCH_STEPS
+        )
+    };
+    if !ok {
+        return Err(hostile());
+    }
+    // win32: a path with an 8.3-shaped name is also walked against every
+    // deny variant (literal prefix segments included), whatever its prefix.
+    let mut aliasing = 0u64;
+    if platform == Platform::Win32 {
+        let (l, n) = (crate::fs::MAX_PATH_BYTES as u64, MAX_PATH_SEGMENTS);
+        for d in policy.deny_fs().iter().flat_map(|d| parse_variants(d, platform)).flat_map(glob::deny_variants) {
+            let lits: Vec<&str> = d.prefix.get(2..).unwrap_or("").split('/').skip(1).collect();
+            let mut steps = (lits.len() + d.rest.len()) as u64 * (n + 1);
+            steps += lits.iter().map(|x| n * (1 + x.chars().count() as u64)).sum::<u64>();
+            for seg in &d.rest {
+                if let Seg::Pat(p) = seg {
+                    let Some((fixed, per)) = pattern_steps(p) else { return Err(hostile()) };
+                    steps += n * fixed + per * (l + n);
+                }
+            }
+            aliasing += steps;
+        }
+    }
+    for key in by_prefix.keys() {
+        let mut total = aliasing;
+        let mut at = key.as_str();
+        loop {
+            total += by_prefix.get(at).copied().unwrap_or(0);
+            match at.rfind('/') {
+                Some(i) => at = &at[..i],
+                None => break,
+            }
+        }
+        if total > glob::MAX_MATCH_STEPS as u64 {
+            return Err(hostile());
+        }
+    }
+    Ok(())
+}
+
+/// The old grants of one mode with the new deny globs: their variants, and flattened (posix).
+type Cover = (HashSet<glob::ParsedGlob>, Option<Vec<Vec<El>>>);
+
+fn fs_widenings(cx: &mut Ctx<'_>) {
+    let (old, new) = (cx.old, cx.new);
+    if new.fs_grants().is_empty() {
+        return;
+    }
+    if old.platform() != new.platform() {
+        cx.unknown("fs", "/fs", "the two policies are for different platforms".into());
+        return;
+    }
+    let platform = new.platform();
+    if let Err(why) = within_step_budget(old) {
+        cx.unknown("fs", "/fs", why);
+        return;
+    }
+    let win32 = platform == Platform::Win32;
+    let variants = |g: &str| parse_variants(g, platform);
+    let flat = |gs: &[glob::ParsedGlob]| gs.iter().map(|g| flatten(g, win32)).collect::<Option<Vec<_>>>();
+    let old_deny: Vec<&String> = old.deny_fs().iter().collect();
+    let new_deny: HashSet<&String> = new.deny_fs().iter().collect();
+    let new_deny_variants: Vec<glob::ParsedGlob> =
+        new.deny_fs().iter().flat_map(|d| variants(d)).flat_map(glob::deny_variants).collect();
+
+    // (a) Each new grant, per mode, within the old grants of that mode (and the new deny globs as written).
+    let covers: Vec<Cover> = [FsMode::Read, FsMode::Write]
+        .into_iter()
+        .map(|mode| {
+            let cover: Vec<glob::ParsedGlob> = old
+                .fs_grants()
+                .iter()
+                .filter(|o| o.mode().allows(mode))
+                .flat_map(|o| variants(o.glob()))
+                .chain(new_deny_variants.iter().cloned())
+                .collect();
+            let flat = flat(&cover);
+            (cover.into_iter().collect(), flat)
+        })
+        .collect();
+    for (i, g) in new.fs_grants().iter().enumerate() {
+        let pointer = format!("/fs/{i}");
+        let nv = variants(g.glob());
+        for &mode in grant_modes(g.mode()) {
+            let what = cx.say(
+                format!("{} granted on {}", mode_name(mode), g.glob()),
+                format!("{} no longer granted on all of {}", mode_name(mode), g.glob()),
+            );
+            let (cover, cover_flat) = &covers[usize::from(mode == FsMode::Write)];
+            // win32: the same variants (NTFS-folded at parse) are the same paths.
+            if win32 && nv.iter().all(|v| cover.contains(v)) {
+                continue;
+            }
+            let (Some(n), Some(o)) = (flat(&nv), cover_flat.as_ref()) else {
+                let cands = nv.iter().map(instantiate).map(|path| Witness::Fs { path, mode });
+                if !cx.first_confirmed("fs", &pointer, &what, cands.collect::<Vec<_>>()) {
+                    cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
+                }
+                continue;
+            };
+            match included(&n, o, win32) {
+                Inclusion::Included => {}
+                Inclusion::Outside(paths) => {
+                    let cands: Vec<Witness> = paths.into_iter().map(|path| Witness::Fs { path, mode }).collect();
+                    if !cx.first_confirmed("fs", &pointer, &what, cands) {
+                        cx.unknown(
+                            "fs",
+                            &pointer,
+                            format!("{what}: paths outside the old grants were found, none confirmed by both checkers"),
+                        );
+                    }
+                }
+                Inclusion::Unknown(why) => cx.unknown("fs", &pointer, format!("{what}: {why}")),
+            }
+        }
+    }
+
+    // (b) Old deny globs the new policy dropped: widening where a new grant meets one.
+    for (j, d) in old_deny.iter().enumerate() {
+        if new_deny.contains(d) {
+            continue;
+        }
+        let pointer = format!("/deny/fs/{j}");
+        let what = cx.say(format!("deny.fs rule removed: {d}"), format!("deny.fs rule added: {d}"));
+        let dv: Vec<glob::ParsedGlob> = variants(d).into_iter().flat_map(glob::deny_variants).collect();
+        if platform == Platform::Win32 {
+            // NTFS folding and 8.3 aliases: any grant may meet any dropped deny.
+            let cands: Vec<Witness> = new
+                .fs_grants()
+                .iter()
+                .flat_map(|g| grant_modes(g.mode()).iter())
+                .flat_map(|&m| dv.iter().map(move |v| Witness::Fs { path: instantiate(v), mode: m }))
+                .collect();
+            if !cx.first_confirmed("fs", &pointer, &what, cands) {
+                cx.unknown("fs", &pointer, format!("{what}: win32 deny globs are compared by their variants only"));
+            }
+            continue;
+        }
+        let Some(dflat) = flat(&dv) else {
+            cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
+            continue;
+        };
+        let mut met = false;
+        let mut cands = Vec::new();
+        for g in new.fs_grants() {
+            let gv = variants(g.glob());
+            let Some(gflat) = flat(&gv) else {
+                met = true;
+                continue;
+            };
+            if let Some(paths) = deny_overlap(&gflat, &dflat) {
+                met = true;
+                for p in paths {
+                    for &m in grant_modes(g.mode()) {
+                        cands.push(Witness::Fs { path: p.clone(), mode: m });
+                    }
+                }
+            }
+        }
+        if met && !cx.first_confirmed("fs", &pointer, &what, cands) {
+            cx.unknown("fs", &pointer, format!("{what}: it may meet a new grant and no path was confirmed"));
+        }
+    }
+}
+
+/// Most fs grants [`covered_fs_grants`] compares (each against all the others).
+pub(crate) const MAX_LINT_COVER_GRANTS: usize = 256;
+
+/// For `lint` (`fs-grant-covered`): the posix fs grants every path of which,
+/// in each mode they give, the other grants of that mode already allow. In
+/// manifest order, each against the grants not reported before it, so all
+/// the grants reported can be removed together; of identical grants the
+/// first is kept. Decided by
+/// the same inclusion search as the diff (a search past its bound reports
+/// nothing); skipped past [`MAX_LINT_COVER_GRANTS`] grants.
+pub(crate) fn covered_fs_grants(policy: &PermissionPolicy) -> Vec<usize> {
+    let grants = policy.fs_grants();
+    if policy.platform() != Platform::Posix || grants.len() > MAX_LINT_COVER_GRANTS {
+        return Vec::new();
+    }
+    let flat_of = |g: &str| -> Option<Vec<Vec<El>>> {
+        parse_variants(g, Platform::Posix).iter().map(|v| flatten(v, false)).collect()
+    };
+    let all: Vec<Option<Vec<Vec<El>>>> = grants.iter().map(|g| flat_of(g.glob())).collect();
+    let mut out = Vec::new();
+    for (i, g) in grants.iter().enumerate() {
+        let Some(mine) = &all[i] else { continue };
+        let covered = grant_modes(g.mode()).iter().all(|&mode| {
+            let mut cover: Vec<Vec<El>> = Vec::new();
+            for (j, o) in grants.iter().enumerate() {
+                let same_later = j > i && o.glob() == g.glob() && o.mode() == g.mode();
+                if j == i || same_later || out.contains(&j) || !o.mode().allows(mode) {
+                    continue;
+                }
+                match &all[j] {
+                    Some(f) => cover.extend(f.iter().cloned()),
+                    None => return false,
+                }
+            }
+            matches!(included(mine, &cover, false), Inclusion::Included)
+        });
+        if covered {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// One path a glob variant matches: each wildcard segment as `x` (`?` and
+/// classes as their first character), `**` as one segment.
+fn instantiate(g: &glob::ParsedGlob) -> String {
+    let mut p = g.prefix.clone();
+    for s in &g.rest {
+        p.push('/');
+        match s {
+            Seg::Rec => p.push('x'),
+            Seg::Pat(q) => {
+                for a in q.atoms() {
+                    match a {
+                        Atom::Char(c) => p.push(*c),
+                        Atom::Any => p.push('x'),
+                        Atom::Star => {}
+                        Atom::Class { negated: false, ranges, .. } => p.push(ranges[0].0),
+                        Atom::Class { negated: true, ranges, .. } => {
+                            let c = ['x', 'y', 'z', '0', '_']
+                                .into_iter()
+                                .find(|c| !ranges.iter().any(|&(lo, hi)| lo <= *c && *c <= hi));
+                            p.push(c.unwrap_or('~'));
+                        }
+                    }
+                }
+                if q.atoms().iter().all(|a| *a == Atom::Star) {
+                    p.push('x');
+                }
+            }
+        }
+    }
+    if !p.contains('/') {
+        p.push('/');
+    }
+    p
+}
+
+// ---------------------------------------------------------------- fetch
+
+fn schemes_of(p: &FetchPattern) -> Vec<Scheme> {
+    p.scheme().map_or_else(|| vec![Scheme::Http, Scheme::Https], |s| vec![s])
+}
+
+fn host_covers(o: &HostPattern, n: &HostPattern) -> bool {
+    match (o, n) {
+        (HostPattern::Exact(a), HostPattern::Exact(b)) => a == b,
+        (HostPattern::Suffix(t), HostPattern::Exact(Host::Domain(d))) => {
+            d.len() > t.len() + 1 && d.ends_with(t.as_str()) && d.as_bytes()[d.len() - t.len() - 1] == b'.'
+        }
+        (HostPattern::Suffix(t), HostPattern::Suffix(u)) => {
+            u == t || (u.len() > t.len() + 1 && u.ends_with(t.as_str()) && u.as_bytes()[u.len() - t.len() - 1] == b'.')
+        }
+        _ => false,
+    }
+}
+
+/// Whether path scope `o` covers every path `n` does (`None`: every path).
+fn path_covers(o: Option<&crate::urlpath::PathPattern>, n: Option<&crate::urlpath::PathPattern>) -> bool {
+    let (Some(o), Some(n)) = (o, n) else { return o.is_none() };
+    let (d, r) = (&o.segs, &n.segs);
+    for (i, ds) in d.iter().enumerate() {
+        match ds {
+            PathSeg::Rest => return i < r.len(),
+            PathSeg::One => match r.get(i) {
+                Some(PathSeg::Lit(_) | PathSeg::One) => {}
+                _ => return false,
+            },
+            PathSeg::Lit(a) => match r.get(i) {
+                Some(PathSeg::Lit(b)) if a == b => {}
+                _ => return false,
+            },
+        }
+    }
+    d.len() == r.len()
+}
+
+fn port_covers(o: &FetchPattern, n: &FetchPattern, s: Scheme) -> bool {
+    match n.port() {
+        PortRule::Default => o.port_ok(s, s.default_port()),
+        PortRule::Exact(p) => o.port_ok(s, p),
+        PortRule::Any => o.port() == PortRule::Any,
+    }
+}
+
+/// Whether one pattern of `old` covers scheme `s` of `n` entirely.
+fn fetch_covered(old: &[FetchPattern], n: &FetchPattern, s: Scheme) -> bool {
+    old.iter().any(|o| {
+        o.scheme_ok(s) && host_covers(o.host(), n.host()) && port_covers(o, n, s) && path_covers(o.path(), n.path())
+    })
+}
+
+/// Whether two fetch patterns may grant one URL (scheme, host and port;
+/// paths are not compared: an over-approximation).
+fn fetch_may_meet(a: &FetchPattern, b: &FetchPattern) -> bool {
+    let schemes = schemes_of(a).into_iter().any(|s| b.scheme_ok(s));
+    let hosts = host_covers(a.host(), b.host()) || host_covers(b.host(), a.host());
+    let ports = schemes_of(a).into_iter().filter(|s| b.scheme_ok(*s)).any(|s| {
+        let of = |p: &FetchPattern| match p.port() {
+            PortRule::Default => Some(s.default_port()),
+            PortRule::Exact(n) => Some(n),
+            PortRule::Any => None,
+        };
+        match (of(a), of(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => true,
+        }
+    });
+    schemes && hosts && ports
+}
+
+/// URL path candidates for a path scope: its wildcards as `w` (and `w/w`).
+fn path_candidates(p: Option<&crate::urlpath::PathPattern>) -> Vec<String> {
+    match p {
+        None => vec!["/".into(), "/zz-witness".into()],
+        Some(p) => {
+            let shown = p.to_string();
+            let one =
+                shown.split('/').map(|s| if s == "*" || s == "**" { "w" } else { s }).collect::<Vec<_>>().join("/");
+            let two = shown
+                .split('/')
+                .map(|s| {
+                    if s == "**" {
+                        "w/w"
+                    } else if s == "*" {
+                        "w"
+                    } else {
+                        s
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            vec![one, two]
+        }
+    }
+}
+
+fn host_candidates(h: &HostPattern) -> Vec<String> {
+    match h {
+        HostPattern::Exact(h) => vec![h.to_string()],
+        HostPattern::Suffix(s) => vec![format!("zz-witness.{s}"), format!("w.{s}"), format!("a.b.{s}")],
+    }
+}
+
+fn port_candidates(p: PortRule, s: Scheme, old: &[FetchPattern]) -> Vec<Option<u16>> {
+    match p {
+        PortRule::Default => vec![None],
+        PortRule::Exact(n) => vec![Some(n)],
+        _ => {
+            let taken: HashSet<u16> =
+                old.iter().filter_map(|o| if let PortRule::Exact(n) = o.port() { Some(n) } else { None }).collect();
+            [8443u16, 8080, 9, 65535, 1, s.default_port()]
+                .into_iter()
+                .filter(|n| !taken.contains(n))
+                .map(Some)
+                .collect()
+        }
+    }
+}
+
+fn url(s: Scheme, host: &str, port: Option<u16>, path: &str) -> String {
+    match port {
+        Some(p) => format!("{}://{host}:{p}{path}", s.as_str()),
+        None => format!("{}://{host}{path}", s.as_str()),
+    }
+}
+
+/// URLs a pattern grants, for scheme `s` (a few, varied where it has wildcards).
+fn fetch_urls(n: &FetchPattern, s: Scheme, old: &[FetchPattern]) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in host_candidates(n.host()) {
+        for port in port_candidates(n.port(), s, old) {
+            for path in path_candidates(n.path()) {
+                out.push(url(s, &h, port, &path));
+            }
+        }
+    }
+    out
+}
+
+fn fetch_widenings(cx: &mut Ctx<'_>) {
+    let (old, new) = (cx.old, cx.new);
+    for (i, n) in new.fetch_patterns().iter().enumerate() {
+        let pointer = format!("/fetch/{i}");
+        for s in schemes_of(n) {
+            if fetch_covered(old.fetch_patterns(), n, s) {
+                continue;
+            }
+            let what = cx.say(
+                format!("fetch grant {n} ({} URLs) not within one old pattern", s.as_str()),
+                format!("fetch grant {n} ({} URLs) removed or narrowed", s.as_str()),
+            );
+            let cands: Vec<Witness> = fetch_urls(n, s, old.fetch_patterns())
+                .into_iter()
+                .map(|url| Witness::Fetch { url, resolved_ip: None })
+                .collect();
+            if !cx.first_confirmed("fetch", &pointer, &what, cands) {
+                cx.unknown("fetch", &pointer, format!("{what}; no URL was confirmed"));
+            }
+        }
+    }
+    let kept: HashSet<String> = new.deny_fetch().iter().map(ToString::to_string).collect();
+    for (j, d) in old.deny_fetch().iter().enumerate() {
+        if kept.contains(&d.to_string()) || new.fetch_patterns().is_empty() {
+            continue;
+        }
+        let pointer = format!("/deny/fetch/{j}");
+        let what = cx.say(format!("deny.fetch rule removed: {d}"), format!("deny.fetch rule added: {d}"));
+        let cands = deny_fetch_candidates(d, new.fetch_patterns());
+        if !cx.first_confirmed("fetch", &pointer, &what, cands) {
+            cx.unknown("fetch", &pointer, format!("{what}; no request it denied was found that the new policy allows"));
+        }
+    }
+}
+
+/// Requests a dropped deny rule denied that a new grant may allow.
+fn deny_fetch_candidates(d: &DenyFetch, grants: &[FetchPattern]) -> Vec<Witness> {
+    let mut out = Vec::new();
+    match d {
+        DenyFetch::Pattern(r) => {
+            for n in grants {
+                for s in schemes_of(n) {
+                    if r.scheme().is_some_and(|x| x != s) {
+                        continue;
+                    }
+                    let hosts: Vec<String> = match (n.host(), r.host()) {
+                        (HostPattern::Exact(h), _) => vec![h.to_string()],
+                        (HostPattern::Suffix(_), HostPattern::Exact(h)) => vec![h.to_string()],
+                        (HostPattern::Suffix(a), HostPattern::Suffix(b)) => {
+                            let longer = if a.len() >= b.len() { a } else { b };
+                            vec![format!("w.{longer}")]
+                        }
+                    };
+                    let mut ports = port_candidates(n.port(), s, &[]);
+                    if let (PortRule::Any, PortRule::Exact(p)) = (n.port(), r.port()) {
+                        ports.insert(0, Some(p));
+                    }
+                    let paths = if r.path().is_some() { path_candidates(r.path()) } else { path_candidates(n.path()) };
+                    for h in &hosts {
+                        for &p in &ports {
+                            for path in &paths {
+                                out.push(Witness::Fetch { url: url(s, h, p, path), resolved_ip: None });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        DenyFetch::Cidr { net, len } => {
+            let addrs = block_samples(*net, *len);
+            for n in grants {
+                for s in schemes_of(n) {
+                    match n.host() {
+                        HostPattern::Exact(Host::Ipv4(_) | Host::Ipv6(_)) => {
+                            for u in fetch_urls(n, s, &[]) {
+                                out.push(Witness::Fetch { url: u, resolved_ip: None });
+                            }
+                        }
+                        _ => {
+                            for u in fetch_urls(n, s, &[]).into_iter().take(2) {
+                                for a in addrs.iter().filter(|a| !is_special_address(**a)).take(16) {
+                                    out.push(Witness::Fetch { url: u.clone(), resolved_ip: Some(a.to_string()) });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Up to 64 addresses spread over a CIDR block, coarse to fine (the van der
+/// Corput order: the bottom, the middle, the quarters, ...), so a few of them
+/// already land outside any smaller block cut from it.
+fn block_samples(net: IpAddr, len: u8) -> Vec<IpAddr> {
+    let (bits, base): (u32, u128) = match net {
+        IpAddr::V4(a) => (32, u128::from(u32::from(a))),
+        IpAddr::V6(a) => (128, u128::from(a)),
+    };
+    let host_bits = bits - u32::from(len);
+    let mut out = Vec::new();
+    for k in 0..64u32 {
+        // The 6-bit reversal of k, as the top bits of the host part.
+        let r = u128::from(k.reverse_bits() >> 26);
+        let off = if host_bits >= 6 { r << (host_bits - 6) } else { r >> (6 - host_bits) };
+        let x = base | off;
+        let ip = match net {
+            IpAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::from(x as u32)),
+            IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::from(x)),
+        };
+        if !out.contains(&ip) {
+            out.push(ip);
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- secrets, events, db, budgets
+
+fn secret_widenings(cx: &mut Ctx<'_>) {
+    let (old, new) = (cx.old, cx.new);
+    let fetch_included = {
+        let mut probe = Ctx { old, new, forward: true, out: Findings::default() };
+        fetch_widenings(&mut probe);
+        probe.out.found.is_empty() && probe.out.unknown.is_empty()
+    };
+    for (i, name) in new.secrets().iter().enumerate() {
+        let pointer = format!("/secrets/{i}");
+        match new.bound_secret(name) {
+            None => {
+                // Exact: `secrets.get` allows exactly the readable names.
+                let w = Witness::Capability { id: "secrets.get", payload: json!({ "name": name }) };
+                let what = cx.say(format!("secret {name} readable"), format!("secret {name} no longer readable"));
+                cx.first_confirmed("secrets", &pointer, &what, [w]);
+            }
+            Some(b) => {
+                let what = cx.say(format!("secret {name} may be sent"), format!("secret {name} may no longer be sent"));
+                // Each hosts pattern the new fetch grants may reach must stay
+                // within one old hosts pattern, and within the old fetch grants
+                // (all of them proven included, or one old pattern covering it,
+                // with every old deny.fetch rule kept).
+                let denies_kept = {
+                    let kept: HashSet<String> = new.deny_fetch().iter().map(ToString::to_string).collect();
+                    old.deny_fetch().iter().all(|d| kept.contains(&d.to_string()))
+                };
+                let within = b.hosts().iter().all(|h| {
+                    let meeting: Vec<&FetchPattern> =
+                        new.fetch_patterns().iter().filter(|f| fetch_may_meet(f, h)).collect();
+                    // The new fetch grants that may reach `h`, each within one old pattern.
+                    let reach_kept = meeting
+                        .iter()
+                        .all(|f| schemes_of(f).into_iter().all(|s| fetch_covered(old.fetch_patterns(), f, s)));
+                    meeting.is_empty()
+                        || schemes_of(h).into_iter().all(|s| {
+                            old.bound_secret(name).is_some_and(|ob| fetch_covered(ob.hosts(), h, s))
+                                && (fetch_included
+                                    || (denies_kept && (reach_kept || fetch_covered(old.fetch_patterns(), h, s))))
+                        })
+                });
+                if within {
+                    continue;
+                }
+                let ob_hosts: Vec<FetchPattern> =
+                    old.bound_secret(name).map(|o| o.hosts().to_vec()).unwrap_or_default();
+                let mut cands: Vec<Witness> = Vec::new();
+                for h in b.hosts() {
+                    for s in schemes_of(h) {
+                        for u in fetch_urls(h, s, &ob_hosts) {
+                            cands.push(Witness::Capability {
+                                id: "secrets.use",
+                                payload: json!({ "name": name, "url": u }),
+                            });
+                        }
+                    }
+                }
+                for n in new.fetch_patterns() {
+                    for s in schemes_of(n) {
+                        for u in fetch_urls(n, s, old.fetch_patterns()) {
+                            cands.push(Witness::Capability {
+                                id: "secrets.use",
+                                payload: json!({ "name": name, "url": u }),
+                            });
+                        }
+                    }
+                }
+                if !cx.first_confirmed("secrets", &pointer, &what, cands) {
+                    cx.unknown(
+                        "secrets",
+                        &pointer,
+                        format!("{what}: its hosts or the fetch grants changed and no URL was confirmed"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn topic_text(p: &TopicPattern, rest: &str) -> String {
+    p.segments()
+        .iter()
+        .map(|s| match s {
+            Segment::Literal(l) => l.as_str(),
+            Segment::One => "w",
+            Segment::Rest => rest,
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+fn topic_widenings(cx: &mut Ctx<'_>) {
+    let (old, new) = (cx.old, cx.new);
+    for (i, p) in new.publishes().iter().enumerate() {
+        if old.publishes().iter().any(|o| o.covers(p)) {
+            continue;
+        }
+        let pointer = format!("/events/publishes/{i}");
+        let what = cx.say(format!("publishes {p}"), format!("no longer publishes all of {p}"));
+        let cands = ["w", "w.w", "zz-witness"]
+            .into_iter()
+            .map(|r| Witness::Capability { id: "events.publish", payload: json!({ "topic": topic_text(p, r) }) });
+        if !cx.first_confirmed("events", &pointer, &what, cands.collect::<Vec<_>>()) {
+            cx.unknown(
+                "events",
+                &pointer,
+                format!("{what}: no single old pattern covers it and no topic was confirmed"),
+            );
+        }
+    }
+    for (i, p) in new.subscribes().iter().enumerate() {
+        if old.subscribes().iter().any(|o| o.covers(p)) {
+            continue;
+        }
+        let pointer = format!("/events/subscribes/{i}");
+        let what = cx.say(format!("subscribes {p}"), format!("no longer subscribes {p}"));
+        let w = Witness::Capability { id: "events.subscribe", payload: json!({ "topic": p.to_string() }) };
+        if !cx.first_confirmed("events", &pointer, &what, [w]) {
+            cx.unknown("events", &pointer, format!("{what}: not confirmed"));
+        }
+    }
+}
+
+fn db_widenings(cx: &mut Ctx<'_>) {
+    if let Some(d) = cx.new.database() {
+        if cx.old.database() != Some(d) {
+            let w = Witness::Capability { id: "db.query", payload: json!({ "database": d }) };
+            let what = cx.say(format!("database {d} granted"), format!("database {d} no longer granted"));
+            if !cx.first_confirmed("db", "/db/database", &what, [w]) {
+                cx.unknown("db", "/db/database", format!("{what}: not confirmed"));
+            }
+        }
+    }
+}
+
+fn budget_widenings(cx: &mut Ctx<'_>) {
+    for kind in [BudgetKind::CpuPercent, BudgetKind::MemoryMb, BudgetKind::WallClockMs] {
+        let (o, n) = (budget_limit(cx.old, kind), budget_limit(cx.new, kind));
+        let observed = match (o, n) {
+            (Some(o), None) => o * 2.0 + 1.0,
+            (Some(o), Some(n)) if n > o => n,
+            _ => continue,
+        };
+        let what = match (o, n) {
+            (Some(o), None) => cx.say(
+                format!("{} budget removed (was {o})", kind.as_str()),
+                format!("{} budget added ({o})", kind.as_str()),
+            ),
+            (Some(o), Some(n)) => cx.say(
+                format!("{} budget raised {o} -> {n}", kind.as_str()),
+                format!("{} budget lowered {n} -> {o}", kind.as_str()),
+            ),
+            (None, _) => continue,
+        };
+        let pointer = format!("/budgets/{}", kind.as_str());
+        if !cx.first_confirmed("budgets", &pointer, &what, [Witness::Budget { kind, observed }]) {
+            cx.unknown("budgets", &pointer, format!("{what}: not confirmed"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicyOptions;
+
+    fn pol(j: &str) -> PermissionPolicy {
+        PermissionPolicy::from_json(j, PolicyOptions::new("t").platform(Platform::Posix)).unwrap()
+    }
+
+    fn code(a: &str, b: &str) -> (u8, DiffReport) {
+        let (a, b) = (pol(a), pol(b));
+        let r = diff_policies(&a, &b);
+        for c in r.widens.iter() {
+            assert!(c.witness.allowed_by(&b) && !c.witness.allowed_by(&a), "{c:?}");
+        }
+        for c in r.narrows.iter() {
+            assert!(!c.witness.allowed_by(&b) && c.witness.allowed_by(&a), "{c:?}");
+        }
+        (r.exit_code(), r)
+    }
+
+    #[test]
+    fn fs_narrowing_and_widening() {
+        let (c, r) = code(r#"{"fs":["/srv/**"]}"#, r#"{"fs":["/srv/app/**"]}"#);
+        assert_eq!(c, 0, "{r:?}");
+        assert_eq!(r.narrows.len(), 1, "{r:?}");
+        let (c, r) = code(r#"{"fs":["/srv/app/**"]}"#, r#"{"fs":["/srv/**"]}"#);
+        assert_eq!(c, 1, "{r:?}");
+        eprintln!("{:?}", r.widens[0].witness);
+        assert_eq!(code(r#"{"fs":["/a/*.json"]}"#, r#"{"fs":["/a/x*.json"]}"#).0, 0);
+        assert_eq!(code(r#"{"fs":["/a/x*.json"]}"#, r#"{"fs":["/a/*.json"]}"#).0, 1);
+        assert_eq!(code(r#"{"fs":["/a/{b,c}/**"]}"#, r#"{"fs":["/a/b/**","/a/c/x"]}"#).0, 0);
+        assert_eq!(code(r#"{"fs":["/a/[a-m]*","/a/[n-z]*"]}"#, r#"{"fs":["/a/[c-q]x"]}"#).0, 0);
+        assert_eq!(code(r#"{"fs":["/a/[a-m]*","/a/[n-y]*"]}"#, r#"{"fs":["/a/[c-z]x"]}"#).0, 1);
+        assert_eq!(code(r#"{"fs":["/**"]}"#, r#"{"fs":["/"]}"#).0, 1);
+        assert_eq!(code(r#"{"fs":["/a/**"]}"#, r#"{"fs":["/a/**/b"]}"#).0, 0);
+        assert_eq!(code(r#"{"fs":["/a/**/b"]}"#, r#"{"fs":["/a/**"]}"#).0, 1);
+        assert_eq!(code(r#"{"fs":["/a/**"]}"#, r#"{"fs":[{"path":"/a/**","mode":"readwrite"}]}"#).0, 1);
+        assert_eq!(code(r#"{"fs":["/a/**"]}"#, r#"{"fs":["/a/**"],"deny":{"fs":["/a/b/**"]}}"#).0, 0);
+        let (c, r) = code(r#"{"fs":["/a/**"],"deny":{"fs":["/a/b/**"]}}"#, r#"{"fs":["/a/**"]}"#);
+        assert_eq!(c, 1, "{r:?}");
+        assert_eq!(code(r#"{"fs":["/a/**"],"deny":{"fs":["/z/**"]}}"#, r#"{"fs":["/a/**"]}"#).0, 0);
+        assert_eq!(code(r#"{"fs":["/a/b/**"]}"#, r#"{"fs":["/a/**"],"deny":{"fs":["/a/c/**"]}}"#).0, 1);
+        let (c, r) = code(r#"{"fs":["/a/b/**"]}"#, r#"{"fs":["/a/*/**"],"deny":{"fs":["/a/[!b]*/**", "/a/b?*/**"]}}"#);
+        assert_eq!(c, 0, "{r:?}");
+    }
+
+    #[test]
+    fn hostile_old_policies_are_unknown() {
+        // A wildcard run past the free length may exhaust its own budget and not match.
+        let long = format!(r#"{{"fs":["/a/*{}*"]}}"#, "?".repeat(glob::MAX_FREE_WILD_RUN + 1));
+        assert_eq!(code(&long, r#"{"fs":["/a/b"]}"#).0, 2);
+        // Thousands of segment walks under one directory: a check may stop at the step budget.
+        let many: Vec<String> = (0..400).map(|i| format!("/a/**/x{i}*y*")).collect();
+        let many = serde_json::json!({ "fs": many }).to_string();
+        let (c, r) = code(&many, r#"{"fs":["/a/b/x1yy"]}"#);
+        assert_eq!(c, 2, "{r:?}");
+        // The same count spread over directories is fine.
+        let spread: Vec<String> = (0..400).map(|i| format!("/a{i}/**/x*y*")).collect();
+        let spread = serde_json::json!({ "fs": spread }).to_string();
+        assert_eq!(code(&spread, r#"{"fs":["/a1/b/xy"]}"#).0, 0);
+    }
+
+    #[test]
+    fn win32_by_variants() {
+        let w = |j: &str| PermissionPolicy::from_json(j, PolicyOptions::new("t").platform(Platform::Win32)).unwrap();
+        let d = |a: &str, b: &str| diff_policies(&w(a), &w(b));
+        assert_eq!(d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["C:\\X\\**"]}"#).exit_code(), 0);
+        let r = d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["D:/x/**"]}"#);
+        assert_eq!(r.exit_code(), 1, "{r:?}");
+        assert!(r.widens[0].witness.allowed_by(&w(r#"{"fs":["D:/x/**"]}"#)));
+        // Narrowed, by the segment automata on the NTFS-upper-cased names.
+        assert_eq!(d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["c:/X/y/*.txt"]}"#).exit_code(), 0);
+        assert_eq!(d(r#"{"fs":["C:/x/*.txt"]}"#, r#"{"fs":["C:/x/**"]}"#).exit_code(), 1);
+        // An 8.3-shaped name: only a literal segment matches it, never `*` or `**`.
+        let r = d(r#"{"fs":["C:/x/*"]}"#, r#"{"fs":["C:/x/PROGRA~1"]}"#);
+        assert_eq!(r.exit_code(), 1, "{r:?}");
+        assert!(matches!(&r.widens[0].witness, Witness::Fs { path, .. } if path == "C:/X/PROGRA~1"));
+        let r = d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["C:/x/*/y"]}"#);
+        assert_eq!(r.exit_code(), 0, "{r:?}");
+        // Classes fold per character on win32: compared by variants only.
+        assert_eq!(d(r#"{"fs":["C:/x/**"]}"#, r#"{"fs":["C:/x/[a-c]"]}"#).exit_code(), 2);
+        assert_eq!(d(r#"{"fs":["C:/x/**"],"deny":{"fs":["C:/x/s/**"]}}"#, r#"{"fs":["C:/x/**"]}"#).exit_code(), 1);
+    }
+
+    #[test]
+    fn fetch_and_capabilities() {
+        assert_eq!(code(r#"{"fetch":["*.example.com"]}"#, r#"{"fetch":["api.example.com"]}"#).0, 0);
+        assert_eq!(code(r#"{"fetch":["api.example.com"]}"#, r#"{"fetch":["*.example.com"]}"#).0, 1);
+        assert_eq!(code(r#"{"fetch":["api.example.com"]}"#, r#"{"fetch":["api.example.com:8443"]}"#).0, 1);
+        assert_eq!(code(r#"{"fetch":["api.example.com/v1/**"]}"#, r#"{"fetch":["api.example.com/v1/x"]}"#).0, 0);
+        assert_eq!(code(r#"{"fetch":["api.example.com/v1/x"]}"#, r#"{"fetch":["api.example.com/v1/**"]}"#).0, 1);
+        assert_eq!(code(r#"{"fetch":["a.com"],"deny":{"fetch":["a.com/admin/**"]}}"#, r#"{"fetch":["a.com"]}"#).0, 1);
+        assert_eq!(code(r#"{"fetch":["a.com"],"deny":{"fetch":["8.8.8.0/24"]}}"#, r#"{"fetch":["a.com"]}"#).0, 1);
+        assert_eq!(code(r#"{"secrets":["A"]}"#, r#"{"secrets":["A","B"]}"#).0, 1);
+        assert_eq!(code(r#"{"secrets":["A","B"]}"#, r#"{"secrets":["A"]}"#).0, 0);
+        assert_eq!(code(r#"{"events":{"publishes":["a.*"]}}"#, r#"{"events":{"publishes":["a.b"]}}"#).0, 0);
+        assert_eq!(code(r#"{"events":{"subscribes":["a.*"]}}"#, r#"{"events":{"subscribes":["a.**"]}}"#).0, 1);
+        assert_eq!(code(r#"{"db":{"database":"x"}}"#, r#"{"db":{"database":"y"}}"#).0, 1);
+        assert_eq!(code(r#"{"budgets":{"wallClockMs":100}}"#, r#"{"budgets":{"wallClockMs":50}}"#).0, 0);
+        assert_eq!(code(r#"{"budgets":{"wallClockMs":100}}"#, r#"{"budgets":{"wallClockMs":500}}"#).0, 1);
+        assert_eq!(code(r#"{"budgets":{"wallClockMs":100}}"#, r#"{}"#).0, 1);
+        assert_eq!(code(r#"{}"#, r#"{}"#).0, 0);
+    }
+}
