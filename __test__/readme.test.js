@@ -51,11 +51,15 @@ const JS = new Set(['js', 'mjs', 'cjs', 'ts'])
 const runnable = all.filter((b) => JS.has(b.lang) && !/\bfragment\b/.test(b.info))
 const fragments = all.filter((b) => JS.has(b.lang) && /\bfragment\b/.test(b.info))
 
-test('every block is runnable JavaScript, a fragment naming its file, or sh/toml/text', () => {
+// `json file=` and `console` blocks are a review session that
+// __test__/docs-diff.test.js replays (docs/diff.md): written, run, compared.
+const SESSION = (b) => b.doc === 'docs/diff.md' && (/^json file=\S+$/.test(b.info) || b.lang === 'console')
+
+test('every block is runnable JavaScript, a fragment naming its file, sh/toml/text, or a replayed session', () => {
   assert.ok(runnable.length >= 8, `only ${runnable.length} runnable blocks`)
   for (const d of ['README.md', 'docs/guide.md', 'docs/rules.md', 'docs/harness.md']) assert.ok(runnable.some((b) => b.doc === d), `${d} has runnable blocks`)
   assert.ok(runnable.some((b) => b.lang === 'ts'), 'a TypeScript block')
-  for (const b of all) assert.ok(JS.has(b.lang) || b.lang === 'sh' || b.lang === 'toml' || b.lang === 'text', `${b.doc}:${b.line}: block language ${JSON.stringify(b.info)}`)
+  for (const b of all) assert.ok(JS.has(b.lang) || b.lang === 'sh' || b.lang === 'toml' || b.lang === 'text' || SESSION(b), `${b.doc}:${b.line}: block language ${JSON.stringify(b.info)}`)
   for (const b of fragments) {
     const file = /\bfragment\s+(\S+)/.exec(b.info)
     assert.ok(file, `${b.doc}:${b.line}: a fragment must name the file that holds the whole`)
