@@ -237,3 +237,53 @@ fn posix_deny_fold_is_skipped_only_where_it_changes_nothing() {
     assert_eq!(reason(p.check_fs("/srv/in/x", FsMode::Read)), None);
     assert!(!p.fs_denied("/srv/in/x"));
 }
+
+/// Multi-segment grant shapes the glob index files apart (cargo mutants):
+/// a wildcard last segment below a wildcard directory (`general`), a literal
+/// last segment (`by_last`), `**/name-pattern` (`below`).
+#[test]
+fn multi_segment_grants_of_every_shape_match() {
+    let p = policy(json!(["/srv/*/x*", "/etc/*/app.conf", "/var/**/*.log", "/opt/a?/**/b[0-9]"]), Platform::Posix);
+    for (path, allowed) in [
+        ("/srv/a/xy", true),
+        ("/srv/a/b/xy", false),
+        ("/srv/a/yx", false),
+        ("/etc/p/app.conf", true),
+        ("/etc/p/app.confx", false),
+        ("/var/log/x.log", true),
+        ("/var/a/b/c/d.log", true),
+        ("/var/x.logx", false),
+        ("/opt/ab/c/b7", true),
+        ("/opt/ab/b7", true),
+        ("/opt/abc/b7", false),
+    ] {
+        assert_eq!(p.check_fs(path, FsMode::Read).is_allowed(), allowed, "{path}");
+    }
+}
+
+/// The posix deny fold's two extra readings (cargo mutants): the path with
+/// HFS+ ignorables dropped against the deny as written (a class holding `ẞ`
+/// still matches `ẞ` followed by an ignorable), and the
+/// one-character-per-character fold (`ẞ` -> `ß`, where the full fold gives
+/// `ss`, which a one-character class cannot match).
+#[test]
+fn posix_deny_fold_extra_readings() {
+    let with_deny = |deny: &str| {
+        PermissionPolicy::from_manifest(
+            &json!({ "fs": [{ "path": "/srv/**", "mode": "readwrite" }], "deny": { "fs": [deny] } }),
+            PolicyOptions::new("t").platform(Platform::Posix),
+        )
+        .unwrap()
+    };
+    let denied =
+        |p: &PermissionPolicy, path: &str| reason(p.check_fs(path, FsMode::Read)) == Some(DenyReason::ExplicitlyDenied);
+    let p = with_deny("/srv/[\u{100}-\u{212A}]/**");
+    assert!(denied(&p, "/srv/\u{1E9E}/x"));
+    assert!(denied(&p, "/srv/\u{1E9E}\u{202A}/x"), "an ignorable after a character the class holds");
+    assert!(!denied(&p, "/srv/a\u{202A}/x"));
+    let p = with_deny("/srv/[\u{DF}]/**");
+    assert!(denied(&p, "/srv/\u{DF}/x"));
+    assert!(denied(&p, "/srv/\u{1E9E}/x"), "capital sharp s folds to sharp s one for one");
+    let p = with_deny("/srv/[a]/**");
+    assert!(!denied(&p, "/srv/\u{1E9E}/x"), "a fold that changes the path is no deny by itself");
+}
