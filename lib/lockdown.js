@@ -47,10 +47,27 @@ function lockdown(options) {
   return native.deepFreeze(JSON.parse(native.call(native.binding.lockdown, onDenied, landlock, fsAccess)))
 }
 
-/** Where the launcher is: ASP_LANDLOCK_LAUNCHER, next to the package, or cargo's target dir. */
+/** The launcher the platform package ships (Linux), if that package is installed. */
+function platformPackageLauncher(root) {
+  try {
+    const { currentPlatform } = require('./binary.js')
+    const name = `${require('../package.json').name}-${currentPlatform()}`
+    return path.join(path.dirname(require.resolve(`${name}/package.json`, { paths: [root] })), 'asp-landlock')
+  } catch {
+    return undefined
+  }
+}
+
+/** Where the launcher is: ASP_LANDLOCK_LAUNCHER, next to the package, in the platform package, or cargo's target dir. */
 function landlockLauncherPath() {
   const root = path.join(__dirname, '..')
-  const candidates = [process.env.ASP_LANDLOCK_LAUNCHER, path.join(root, 'asp-landlock'), path.join(root, 'target', 'release', 'asp-landlock'), path.join(root, 'target', 'debug', 'asp-landlock')]
+  const candidates = [
+    process.env.ASP_LANDLOCK_LAUNCHER,
+    path.join(root, 'asp-landlock'),
+    platformPackageLauncher(root),
+    path.join(root, 'target', 'release', 'asp-landlock'),
+    path.join(root, 'target', 'debug', 'asp-landlock'),
+  ]
   for (const c of candidates) {
     if (c && fs.existsSync(c)) return c
   }

@@ -51,6 +51,8 @@ function packs() {
   const platformSrc = path.join(tmp, 'platform')
   fs.cpSync(path.join(root, 'npm', dir), platformSrc, { recursive: true })
   fs.copyFileSync(path.join(root, binary), path.join(platformSrc, binary))
+  // Linux: the platform package carries the asp-landlock launcher (the release workflow builds it per target).
+  if (process.platform === 'linux') fs.copyFileSync(require('./landlock-launcher.js').landlockLauncher({ release: true }), path.join(platformSrc, 'asp-landlock'))
   const platformTgz = path.join(packs, JSON.parse(run(npm, ['pack', '--json', '--pack-destination', packs], platformSrc))[0].filename)
   packed = { dir, binary, rootTgz, platformSrc, platformTgz }
   return packed
@@ -73,7 +75,7 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   // Nothing but the public files ship, with the LICENSE, in both tarballs.
   const listing = JSON.parse(run(npm, ['pack', '--dry-run', '--json'], root))[0].files.map((f) => f.path).sort()
   const platformListing = JSON.parse(run(npm, ['pack', '--dry-run', '--json'], platformSrc))[0].files.map((f) => f.path).sort()
-  assert.deepEqual(platformListing, ['LICENSE', 'README.md', binary, 'package.json'].sort())
+  assert.deepEqual(platformListing, ['LICENSE', 'README.md', binary, 'package.json', ...(process.platform === 'linux' ? ['asp-landlock'] : [])].sort())
   assert.ok(listing.includes('LICENSE'), 'LICENSE in the root tarball')
   assert.match(fs.readFileSync(path.join(root, 'LICENSE'), 'utf8'), /^MIT License/)
   for (const f of listing) assert.ok(!/^(src|__test__|target|npm|scripts)\//.test(f) && !f.endsWith('.node'), `unexpected file in the package: ${f}`)
@@ -96,7 +98,13 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
      const c = m.createChecker({ fs: ['/a/**'] }, { plugin: 'p', platform: 'posix' })
      if (!c.checkFs('/a/b', 'read').allowed || c.checkFs('/a/../b', 'read').allowed) throw new Error('wrong decision')
      if (typeof t.runPermissionsConformance !== 'function') throw new Error('no harness')
-     console.log(require.resolve('${pkg.name}-${dir}'))`,
+     console.log(require.resolve('${pkg.name}-${dir}'))
+     if (process.platform === 'linux') {
+       const { command } = m.landlockCommand({ fs: ['/tmp/**'] })
+       if (!command.startsWith(require('node:path').dirname(require.resolve('${pkg.name}-${dir}/package.json')))) throw new Error('the launcher is not the platform package\'s: ' + command)
+       const st = require('node:fs').statSync(command)
+       if (!(st.mode & 0o111)) throw new Error('the shipped launcher is not executable')
+     }`,
   )
   assert.match(run(process.execPath, ['check.cjs'], project), new RegExp(`${pkg.name}-${dir}`.replace('/', '\\/')))
   fs.writeFileSync(

@@ -34,7 +34,8 @@ function expected(triple) {
     bugs: pkg.bugs,
     keywords: pkg.keywords,
     main: binary,
-    files: [binary],
+    // Linux: the asp-landlock launcher (lockdown's Landlock tier) ships beside the addon.
+    files: p.os === 'linux' ? [binary, 'asp-landlock'] : [binary],
     engines: pkg.engines,
     os: [p.os],
     cpu: [p.cpu],
