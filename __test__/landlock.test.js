@@ -37,7 +37,7 @@ function tree(t) {
 
 for (const fsMode of ['none', 'landlock']) {
   const after = fsMode === 'landlock'
-    ? { 'after lockdown: granted': 'ok', 'after lockdown: beside': 'EACCES', 'after lockdown: list granted dir': 'ok', 'after lockdown: write granted': 'EACCES', 'after lockdown: out mkdir, copy, list, rename, remove': 'ok', 'after lockdown: copy beside into out': 'EACCES', 'after lockdown: socket': 'EPERM' }
+    ? { 'after lockdown: granted': 'ok', 'after lockdown: beside': 'EACCES', 'after lockdown: list granted dir': 'ok', 'after lockdown: write granted': 'EACCES', 'after lockdown: out mkdir, copy, list, rename, remove': 'ok', 'after lockdown: copy beside into out': 'EACCES', 'after lockdown: fs.copyFile (fchmod)': 'EPERM', 'after lockdown: fchmod a read grant': 'EPERM', 'after lockdown: create setuid': 'EPERM', 'after lockdown: mkdir setgid': 'EPERM', 'after lockdown: create plain': 'ok', 'after lockdown: socket': 'EPERM' }
     : { 'after lockdown: granted': 'EPERM', 'after lockdown: beside': 'EPERM', 'after lockdown: list granted dir': 'EPERM', 'after lockdown: write granted': 'EPERM', 'after lockdown: socket': 'EPERM' }
   test(`under the launcher, every grant opens and the path beside it is EACCES on every thread, checker bypassed (lockdown fs: ${fsMode})`, { skip, timeout: 60_000 }, async (t) => {
     const dir = tree(t)
@@ -107,6 +107,45 @@ test('the strict launcher exits 126 without starting the child when a rule canno
   assert.equal(r.status, 126)
   assert.equal(r.stdout, '')
   assert.match(r.stderr, /not fully enforced/)
+})
+
+test('a grant whose directory is (or passes through) a symlink gets no rule: skipped with the reason, refused under strict (red team: a run swapped a grant for a link to /)', { skip, timeout: 30_000 }, (t) => {
+  const dir = tree(t)
+  fs.symlinkSync('/', path.join(dir, 'config'))
+  fs.symlinkSync(path.join(dir, 'granted'), path.join(dir, 'via'))
+  for (const grant of [`${dir}/config/**`, `${dir}/via/**`]) {
+    const strict = landlockCommand({ fs: [grant] }, { strict: true })
+    const r = spawnSync(strict.command, [...strict.args, process.execPath, '-e', 'console.log("ran")'], { encoding: 'utf8' })
+    assert.equal(r.status, 126, grant)
+    assert.equal(r.stdout, '')
+    const l = landlockCommand({ fs: [grant] }, {})
+    const ok = spawnSync(l.command, [...l.args, process.execPath, '-e', 'console.log(process.env.ASP_LANDLOCK_REPORT); try { require("fs").readFileSync("/etc/hostname"); console.log("read") } catch (e) { console.log(e.code) }'], { encoding: 'utf8' })
+    assert.equal(ok.status, 0, ok.stderr)
+    const [json, read] = ok.stdout.trim().split('\n')
+    const rule = JSON.parse(json).rules.find((x) => x.path === grant.slice(0, -3))
+    assert.match(rule.skipped, /symlink/, json)
+    assert.equal(read, 'EACCES', 'nothing through the link')
+  }
+})
+
+test("a report the kernel does not bear out is refused (strict, fs: 'landlock') and is no report: a child of another uid, not in any domain", { skip: !linux || process.getuid() !== 0 ? 'Linux, as root (to start a child as another uid)' : false }, () => {
+  const forged = JSON.stringify({ abi: 7, fullyEnforced: true, rules: [{ path: '/srv', rights: 'read', skipped: null }], scoped: ['signal', 'abstract_unix_socket'] })
+  const pkgDir = path.join(__dirname, '..')
+  for (const [opts, want] of [
+    ["{ landlock: 'strict' }", /^LOCKDOWN_REFUSED .*list `\/`/],
+    ["{ fs: 'landlock' }", /^LOCKDOWN_REFUSED .*list `\/`/],
+    ["{ landlock: 'report' }", /^locked null$/],
+  ]) {
+    // The parent (root) refuses signals from uid 65534 whatever Landlock says:
+    // only the root directory check tells a forged report apart.
+    const r = spawnSync(process.execPath, ['-e', `try { const r = require(${JSON.stringify(pkgDir)}).lockdown(${opts}); console.log('locked', JSON.stringify(r.landlock)) } catch (e) { console.log(e.code, e.message) }`], {
+      encoding: 'utf8',
+      uid: 65534,
+      gid: 65534,
+      env: { UV_USE_IO_URING: '0', ASP_LANDLOCK_REPORT: forged },
+    })
+    assert.match(r.stdout.trim(), want, `${opts}: ${r.stdout}${r.stderr}`)
+  }
 })
 
 test('lockdown and landlockCommand options are checked strictly', () => {

@@ -184,7 +184,7 @@ function witnessAllowed(checker, w) {
  * PermissionPolicy objects.
  */
 function diffPolicies(oldPolicy, newPolicy) {
-  const binding = require('../binding.js')
+  const { binding } = require('./native.js')
   const { handleOf } = require('./policy.js')
   const report = JSON.parse(binding.policyDiff(handleOf(oldPolicy), handleOf(newPolicy)))
   const { PermissionChecker } = require('./checker.js')

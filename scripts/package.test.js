@@ -101,7 +101,7 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
      console.log(require.resolve('${pkg.name}-${dir}'))
      if (process.platform === 'linux') {
        const { command } = m.landlockCommand({ fs: ['/tmp/**'] })
-       if (!command.startsWith(require('node:path').dirname(require.resolve('${pkg.name}-${dir}/package.json')))) throw new Error('the launcher is not the platform package\'s: ' + command)
+       if (!command.startsWith(require('node:path').dirname(require.resolve('${pkg.name}-${dir}/package.json')))) throw new Error('the launcher is not the platform package one: ' + command)
        const st = require('node:fs').statSync(command)
        if (!(st.mode & 0o111)) throw new Error('the shipped launcher is not executable')
      }`,
@@ -116,6 +116,21 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
      console.log(createChecker({ fetch: ['api.example.com'] }, { plugin: 'p' }).checkFetch('https://evil.com').reason)`,
   )
   assert.equal(run(process.execPath, ['check.mjs'], project).trim(), 'host_not_allowlisted')
+
+  // Every CLI command and the diff API from the installed package (a module the
+  // checkout has and the tarball lacks fails here, not in a user's CI).
+  const cli = path.join(project, 'node_modules', ...pkg.name.split('/'), 'bin', 'api-sandbox-permissions.js')
+  fs.writeFileSync(path.join(project, 'v1.json'), JSON.stringify({ fs: ['/srv/**'] }))
+  fs.writeFileSync(path.join(project, 'v2.json'), JSON.stringify({ fs: ['/srv/app/**'] }))
+  const cliRun = (...args) => spawnSync(process.execPath, [cli, ...args], { cwd: project, encoding: 'utf8' })
+  const narrowed = cliRun('diff', 'v1.json', 'v2.json')
+  assert.equal(narrowed.status, 0, narrowed.stdout + narrowed.stderr)
+  const widened = cliRun('diff', 'v2.json', 'v1.json', '--json')
+  assert.equal(widened.status, 1, widened.stdout + widened.stderr)
+  assert.equal(JSON.parse(widened.stdout).verdict !== undefined, true, widened.stdout)
+  assert.equal(cliRun('lint', 'v1.json').status, 0)
+  assert.equal(cliRun('explain', 'v1.json', 'fs:read:/srv/a').status, 0)
+  assert.equal(run(process.execPath, ['-e', `const m = require('${pkg.name}'); const P = (f) => m.PermissionPolicy.fromManifest({ fs: [f] }, { plugin: 'p', platform: 'posix' }); console.log(m.diffPolicies(P('/srv/**'), P('/srv/app/**')).exitCode)`], project).trim(), '0')
 
   // The conformance harness against the packed checker.
   fs.writeFileSync(path.join(project, 'conformance.test.cjs'), `const { runPermissionsConformance, packageChecker } = require('${pkg.name}/testing')\nrunPermissionsConformance('packed', packageChecker(require('${pkg.name}')))\n`)
@@ -278,7 +293,7 @@ test('every npm/<platform> package carries the full metadata and the LICENSE', (
     assert.deepEqual(m.engines, pkg.engines)
     assert.ok(m.description.includes(triple))
     assert.equal(m.main, `${pkg.napi.binaryName}.${p.dir}.node`)
-    assert.deepEqual(m.files, [m.main])
+    assert.deepEqual(m.files, m.os[0] === 'linux' ? [m.main, 'asp-landlock'] : [m.main])
     assert.deepEqual(m.os, [{ linux: 'linux', darwin: 'darwin', windows: 'win32' }[triple.split('-')[2]]])
     assert.deepEqual(m.cpu, [{ x86_64: 'x64', aarch64: 'arm64' }[triple.split('-')[0]]])
     if (m.os[0] === 'linux') assert.deepEqual(m.libc, [triple.endsWith('musl') ? 'musl' : 'glibc'])

@@ -1263,8 +1263,11 @@ fn path_covers(o: Option<&crate::urlpath::PathPattern>, n: Option<&crate::urlpat
     for (i, ds) in d.iter().enumerate() {
         match ds {
             PathSeg::Rest => return i < r.len(),
+            // `*` is exactly one non-empty segment: a literal empty one (a
+            // trailing `/`, or `//`) is not under it.
             PathSeg::One => match r.get(i) {
-                Some(PathSeg::Lit(_) | PathSeg::One) => {}
+                Some(PathSeg::Lit(b)) if !b.is_empty() => {}
+                Some(PathSeg::One) => {}
                 _ => return false,
             },
             PathSeg::Lit(a) => match r.get(i) {
@@ -1679,6 +1682,29 @@ mod tests {
             assert!(!c.witness.allowed_by(&b) && c.witness.allowed_by(&a), "{c:?}");
         }
         (r.exit_code(), r)
+    }
+
+    /// `*` in a path scope is one non-empty segment: a trailing `/` (an empty
+    /// last segment) or `//` is not under it, in grants and in bound secrets'
+    /// hosts alike (red team: `/v1/*` -> `/v1/` answered 0).
+    #[test]
+    fn an_empty_path_segment_is_not_under_a_star() {
+        for (old, new) in [
+            (r#"{"fetch":["https://api.example.com/*"]}"#, r#"{"fetch":["https://api.example.com/"]}"#),
+            (r#"{"fetch":["https://api.example.com/v1/*"]}"#, r#"{"fetch":["https://api.example.com/v1/"]}"#),
+            (r#"{"fetch":["https://api.example.com/v1/*/*"]}"#, r#"{"fetch":["https://api.example.com/v1/*/"]}"#),
+            (r#"{"fetch":["api.example.com/*"]}"#, r#"{"fetch":["api.example.com/"]}"#),
+            (
+                r#"{"fetch":["https://api.example.com"],"secrets":[{"name":"T","hosts":["https://api.example.com/*"]}]}"#,
+                r#"{"fetch":["https://api.example.com"],"secrets":[{"name":"T","hosts":["https://api.example.com/"]}]}"#,
+            ),
+        ] {
+            let (c, r) = code(old, new);
+            assert_ne!(c, 0, "{old} -> {new}: {r:?}");
+        }
+        // `**` is one or more segments, an empty one included: still covered.
+        assert_eq!(code(r#"{"fetch":["https://a.com/v1/**"]}"#, r#"{"fetch":["https://a.com/v1/"]}"#).0, 0);
+        assert_eq!(code(r#"{"fetch":["https://a.com/v1/*"]}"#, r#"{"fetch":["https://a.com/v1/x"]}"#).0, 0);
     }
 
     #[test]

@@ -72,7 +72,8 @@ pub enum FsAccess {
     /// allowed too, and Landlock does not wall them: a path's metadata outside
     /// the ruleset is visible, never its contents. Metadata *changes* by path,
     /// which Landlock does not see (`chmod`, `chown`, `utimensat`, xattrs),
-    /// stay denied; `fchmod` on a descriptor it opened is allowed.
+    /// stay denied, and so does every mode change (`fchmod` too; `fs.copyFile`,
+    /// which sets the copy's mode, fails with `EPERM`).
     Landlock,
 }
 
@@ -296,31 +297,33 @@ fn allow_list() -> &'static [Allowed] {
 
 /// The file-system calls allowed with [`FsAccess::Landlock`]: the ones
 /// Landlock mediates (opening, making, removing, renaming, linking), the ones
-/// on descriptors it let the process open (reading, writing, listing, copying,
-/// `fchmod`), and the metadata reads Node needs (`stat`, `access`, `readlink`).
+/// on descriptors it let the process open (reading, writing, listing,
+/// copying), and the metadata reads Node needs (`stat`, `access`, `readlink`).
+/// No mode change at all (`fchmod` included: Landlock has no right for it, so
+/// a descriptor opened to read would change a read-only file's mode), and no
+/// setuid, setgid or sticky bit on what it creates.
 fn landlock_fs_list() -> &'static [Allowed] {
-    use Check::Any;
+    use Check::{Any, Masked};
     static LIST: std::sync::OnceLock<Vec<Allowed>> = std::sync::OnceLock::new();
     LIST.get_or_init(|| {
         #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))] // x86_64 adds its legacy calls
         let mut v: Vec<Allowed> = vec![
-            ("openat", nr!(SYS_openat), Any, "open (Landlock: read_file, write_file, read_dir, truncate, make_reg)"),
+            (
+                "openat",
+                nr!(SYS_openat),
+                Masked { arg: 3, mask: 0o7000, any_of: &[0] },
+                "open (Landlock: read_file, write_file, read_dir, truncate, make_reg); a created file's mode without setuid, setgid or sticky bits",
+            ),
             ("getdents64", nr!(SYS_getdents64), Any, "list an opened directory"),
             ("lseek", nr!(SYS_lseek), Any, "seek in an opened file"),
             ("pread64", nr!(SYS_pread64), Any, "read an opened file at an offset"),
             ("pwrite64", nr!(SYS_pwrite64), Any, "write an opened file at an offset"),
             ("fsync", nr!(SYS_fsync), Any, "flush an opened file"),
             ("fdatasync", nr!(SYS_fdatasync), Any, "flush an opened file"),
-            ("copy_file_range", nr!(SYS_copy_file_range), Any, "fs.copyFile between files it opened"),
-            ("sendfile", nr!(SYS_sendfile), Any, "fs.copyFile's fallback between files it opened"),
-            (
-                "fchmod",
-                nr!(SYS_fchmod),
-                Any,
-                "fs.copyFile gives the copy the source's mode: on a descriptor, i.e. a file Landlock let it open (never by path)",
-            ),
+            ("copy_file_range", nr!(SYS_copy_file_range), Any, "copy between files it opened"),
+            ("sendfile", nr!(SYS_sendfile), Any, "copy between files it opened (the fallback)"),
             ("ftruncate", nr!(SYS_ftruncate), Any, "truncate an opened file (Landlock: truncate, ABI 3)"),
-            ("mkdirat", nr!(SYS_mkdirat), Any, "Landlock: make_dir"),
+            ("mkdirat", nr!(SYS_mkdirat), Masked { arg: 2, mask: 0o7000, any_of: &[0] }, "Landlock: make_dir; the mode without setuid, setgid or sticky bits"),
             ("unlinkat", nr!(SYS_unlinkat), Any, "Landlock: remove_file, remove_dir"),
             ("renameat", nr!(SYS_renameat), Any, "Landlock: refer, make_*, remove_*"),
             ("renameat2", nr!(SYS_renameat2), Any, "Landlock: refer, make_*, remove_*"),
@@ -342,8 +345,8 @@ fn landlock_fs_list() -> &'static [Allowed] {
         ];
         #[cfg(target_arch = "x86_64")]
         v.extend_from_slice(&[
-            ("open", nr!(SYS_open), Any, "open (legacy x86_64 number)"),
-            ("mkdir", nr!(SYS_mkdir), Any, "glibc's mkdir on x86_64"),
+            ("open", nr!(SYS_open), Masked { arg: 2, mask: 0o7000, any_of: &[0] }, "open (legacy x86_64 number); the mode as openat's"),
+            ("mkdir", nr!(SYS_mkdir), Masked { arg: 1, mask: 0o7000, any_of: &[0] }, "glibc's mkdir on x86_64; the mode as mkdirat's"),
             ("rmdir", nr!(SYS_rmdir), Any, "glibc's rmdir on x86_64"),
             ("unlink", nr!(SYS_unlink), Any, "glibc's unlink on x86_64"),
             ("rename", nr!(SYS_rename), Any, "glibc's rename on x86_64"),
@@ -530,20 +533,53 @@ fn landlock_report(requirement: LandlockRequirement) -> Result<Option<String>, L
                 Some(r) => format!("strict Landlock asked for, but the kernel did not enforce every rule: {r}"),
             }));
         }
-        // The report is an environment variable; check the kernel agrees. A
-        // domain with the signal scope (ABI 6, part of "fully enforced") cannot
-        // signal its parent, which the launcher left outside it: signal 0 only
-        // checks permission.
-        // SAFETY: kill with signal 0 sends nothing; getppid takes no argument.
-        let rc = unsafe { libc::kill(libc::getppid(), 0) };
-        let errno = std::io::Error::last_os_error().raw_os_error();
-        if rc == 0 || errno != Some(libc::EPERM) {
-            return Err(LockdownError::UnsafeState(
-                "strict Landlock asked for and the report says enforced, but this process can signal its parent: it is not in that Landlock domain".into(),
-            ));
+        if let Some(why) = report.as_deref().and_then(kernel_disagrees) {
+            return Err(LockdownError::UnsafeState(format!(
+                "strict Landlock asked for and the report says enforced, but {why}: this process is not in that Landlock domain"
+            )));
         }
     }
-    Ok(report)
+    // A report the kernel does not bear out is no report (an environment
+    // variable anyone starting the process could set): `landlock` is null.
+    Ok(report.filter(|r| kernel_disagrees(r).is_none()))
+}
+
+/// Why the kernel disagrees with a report that says the ruleset is in force
+/// (`None`: it agrees). The report is an environment variable; two things
+/// only a Landlock domain like the launcher's does are checked: a domain
+/// with the signal scope (ABI 6) cannot signal its parent, which the
+/// launcher left outside it (signal 0 only checks permission); and, unless a
+/// rule is at `/` itself, the root directory cannot be listed (a parent of
+/// another uid refuses signals too, and a domain with scopes but no fs
+/// rules lists `/`).
+fn kernel_disagrees(report: &str) -> Option<&'static str> {
+    if !landlock::report_fully_enforced(report) {
+        return None;
+    }
+    // SAFETY: kill with signal 0 sends nothing; getppid takes no argument.
+    let rc = unsafe { libc::kill(libc::getppid(), 0) };
+    let errno = std::io::Error::last_os_error().raw_os_error();
+    if rc == 0 || errno != Some(libc::EPERM) {
+        return Some("this process can signal its parent");
+    }
+    let root_rule = serde_json::from_str::<serde_json::Value>(report).ok().is_some_and(|v| {
+        v.get("rules")
+            .and_then(|r| r.as_array())
+            .is_some_and(|rs| rs.iter().any(|r| r.get("path").and_then(|p| p.as_str()) == Some("/")))
+    });
+    if !root_rule {
+        // SAFETY: a NUL-terminated literal; the descriptor, if any, is closed at once.
+        let fd = unsafe { libc::open(c"/".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+        if fd >= 0 {
+            // SAFETY: `fd` was just opened by this function.
+            unsafe { libc::close(fd) };
+            return Some("this process can list `/`, which no rule grants");
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EACCES) {
+            return Some("listing `/` did not fail with EACCES");
+        }
+    }
+    None
 }
 
 /// [`lockdown_with`] with the default options (`EPERM`, Landlock reported).

@@ -35,8 +35,10 @@ const HOSTS = ['api.example.com', '*.example.com', 'example.org', '*.cdn.example
 const URL_HOSTS = ['api.example.com', 'w.example.com', 'a.b.example.com', 'example.com', 'example.org', 'x.cdn.example.net', 'cdn.example.net', 'evil.example.org', '127.0.0.1', 'localhost', '8.8.8.8']
 const SCHEMES = ['', '', 'https://', 'http://', 'wss://']
 const PORTS = ['', '', '', ':8443', ':*', ':443']
-const FPATHS = ['', '', '/v1/**', '/v1/*', '/v1/x', '/admin/**']
-const URL_PATHS = ['/', '/v1/x', '/v1/y', '/v1/x/y', '/admin/a', '/other', '/v1/%2e%2e/admin/a']
+// Path scopes and URL paths with empty segments too (a trailing `/`, `//`):
+// `*` is one non-empty segment, `**` one or more (a red team's class).
+const FPATHS = ['', '', '/v1/**', '/v1/*', '/v1/x', '/admin/**', '/v1/', '/', '/*', '/v1/*/', '/v1/*/*']
+const URL_PATHS = ['/', '/v1/x', '/v1/y', '/v1/x/y', '/admin/a', '/other', '/v1/%2e%2e/admin/a', '/v1/', '/v1/x/', '/v1//x', '//']
 const DENY_FETCH = ['api.example.com/admin/**', 'evil.example.org', '8.8.8.0/24', '10.0.0.0/8', 'https://*.example.com:8443', 'x.cdn.example.net']
 const TOPICS = ['orders.created', 'orders.*', 'orders.**', 'audit.**', 'a.b.c', 'a.*.c']
 const TOPIC_REQ = ['orders.created', 'orders.x', 'orders.x.y', 'audit.log', 'audit.a.b', 'a.b.c', 'a.x.c', 'orders.*', 'orders.**', 'audit.*', 'a.*.c']
@@ -156,6 +158,8 @@ function generator(r) {
         if (m.fetch && m.fetch.length) {
           const i = at(m.fetch)
           m.fetch[i] = m.fetch[i].replace(/\/v1\/x$/, '/v1/*').replace(/\/v1\/\*$/, '/v1/**').replace(/\/v1\/\*\*$/, '')
+          // Or `*` rewritten as the empty segment it never matched.
+          if (chance(0.3)) m.fetch[i] = m.fetch[i].replace(/\/\*$/, '/')
         }
         break
       default:

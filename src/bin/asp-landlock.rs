@@ -41,9 +41,11 @@ fn main() {
                         .unwrap_or_else(|e| usage(&format!("invalid manifest: {e}")));
                 spec = LandlockSpec::from_policy(&policy);
             }
-            Some("--read") => extra.push((value("--read").into(), Rights::Read)),
-            Some("--write") => extra.push((value("--write").into(), Rights::Write)),
-            Some("--exec") => extra.push((value("--exec").into(), Rights::Exec)),
+            // Runtime paths are the host's (trusted): canonical, so their rules
+            // are taken without symlinks like the manifest's (which are not resolved).
+            Some("--read") => extra.push((canonical(value("--read")), Rights::Read)),
+            Some("--write") => extra.push((canonical(value("--write")), Rights::Write)),
+            Some("--exec") => extra.push((canonical(value("--exec")), Rights::Exec)),
             Some("--") => {
                 program.extend(args.by_ref());
                 break;
@@ -65,6 +67,13 @@ fn main() {
     let err = std::process::Command::new(&program[0]).args(&program[1..]).env(REPORT_ENV, report.to_json()).exec();
     eprintln!("asp-landlock: cannot exec {:?}: {err}", program[0]);
     std::process::exit(127)
+}
+
+/// A runtime path resolved (`/lib` -> `/usr/lib`, `/proc/self` -> `/proc/<pid>`),
+/// or as given when it does not exist (its rule is then skipped: cannot open).
+#[cfg(target_os = "linux")]
+fn canonical(p: std::ffi::OsString) -> std::path::PathBuf {
+    std::fs::canonicalize(&p).unwrap_or_else(|_| p.into())
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -30,7 +30,7 @@
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, LandlockStatus, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    Access, AccessFs, AccessNet, BitFlags, LandlockStatus, NetPort, PathBeneath, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope, ABI,
 };
 
@@ -82,6 +82,44 @@ pub struct LandlockSpec {
     pub paths: Vec<(PathBuf, Rights)>,
     /// Ports `connect` may reach; `None`: connect is not restricted (a `:*` grant).
     pub connect_tcp: Option<Vec<u16>>,
+}
+
+/// `path` opened `O_PATH` with `openat2(RESOLVE_NO_SYMLINKS)`: `ELOOP` when
+/// any component is a symlink, so what the rule names is what was checked,
+/// in one atomic resolution (no window between a check and the open).
+fn open_no_symlinks(path: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: open_how is plain data; zeroed is a valid value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: a NUL-terminated path and a live open_how of the size passed.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor; it is ours alone.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Whether an `O_PATH` descriptor is a directory (`fstat` works on `O_PATH`).
+fn is_dir_fd(fd: &std::os::fd::OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: stat is plain data; fstat writes it for a live descriptor.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is live for the call; `st` is a live local.
+    unsafe { libc::fstat(fd.as_raw_fd(), &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFDIR }
 }
 
 /// The literal prefix of a normalised posix glob: its segments before the
@@ -329,15 +367,22 @@ pub fn apply(spec: &LandlockSpec, strict: bool) -> Result<LandlockReport, Landlo
             rights: rights.as_str(),
             skipped,
         };
-        let fd = match PathFd::new(path) {
+        // Never through a symlink: a grant's directory is the plugin's to
+        // change (a write grant above it lets a run swap it for a link to `/`,
+        // and the next run's rule would follow). Runtime paths come canonical.
+        let fd = match open_no_symlinks(path) {
             Ok(fd) => fd,
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                report.rules.push(outcome(Some("a symlink on the path (not followed)".into())));
+                continue;
+            }
             Err(e) => {
                 report.rules.push(outcome(Some(format!("cannot open: {e}"))));
                 continue;
             }
         };
         let mut access = rights.access(abi) & handled;
-        if !Path::new(path).is_dir() {
+        if !is_dir_fd(&fd) {
             access &= AccessFs::from_file(abi);
         }
         if access.is_empty() {
