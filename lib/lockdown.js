@@ -109,7 +109,7 @@ function landlockCommand(manifest, options) {
   // OpenSSL's config, /proc and cgroup limits, and this package (napi-rs
   // reads /usr/bin/ldd to tell glibc from musl).
   const node = fs.realpathSync(process.execPath)
-  const runtime = [['--exec', node], ['--exec', '/lib'], ['--exec', '/lib64'], ['--read', '/usr/lib'], ['--read', '/etc/ld.so.cache'], ['--read', '/etc/ssl'], ['--read', '/proc/self'], ['--read', '/proc/meminfo'], ['--read', '/proc/sys/vm/overcommit_memory'], ['--read', '/sys/fs/cgroup'], ['--read', '/usr/bin/ldd'], ['--read', path.join(__dirname, '..')]]
+  const runtime = [['--exec', node], ['--exec', '/lib'], ['--exec', '/lib64'], ['--read', '/usr/lib'], ['--read', '/etc/ld.so.cache'], ['--read', '/etc/ssl/openssl.cnf'], ['--read', '/etc/ssl/certs'], ['--read', '/proc/self'], ['--read', '/proc/meminfo'], ['--read', '/proc/sys/vm/overcommit_memory'], ['--read', '/sys/fs/cgroup'], ['--read', '/usr/bin/ldd'], ['--read', path.join(__dirname, '..')]]
   // Its one runtime dependency, wherever require finds it (a hoisted or linked node_modules).
   try {
     const main = require.resolve('@opentelemetry/api')
