@@ -206,3 +206,32 @@ test('a result too large for the channel is replaced by the child, not a violati
   const r = await runPluginProcess({ name: 'big', code: `return 'x'.repeat(${MAX_CHILD_LINE_BYTES})`, policy })
   assert.equal(r.code, 'ERR_RESULT_TOO_LARGE', JSON.stringify(r).slice(0, 200))
 })
+
+test('an incomplete line held by the decoder is its bytes, not the chunks they came in (one-byte writes pin no buffers)', async () => {
+  const { LineDecoder } = require('../lib/ipc-frame.js')
+  const v8 = require('node:v8')
+  const vm = require('node:vm')
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  const d = new LineDecoder({ maxLineBytes: 1 << 20 })
+  gc()
+  const before = process.memoryUsage().arrayBuffers
+  // 2,000 one-byte chunks, each a view of its own 64 KiB buffer (128 MB if the views were kept).
+  for (let i = 0; i < 2000; i++) {
+    const chunk = Buffer.alloc(65536).subarray(0, 1)
+    chunk[0] = 0x61
+    assert.equal(d.push(chunk).violation, null)
+  }
+  // Array buffers are freed after the collection that found them dead: collect until it settles.
+  for (let i = 0; i < 6; i++) {
+    gc()
+    await new Promise((r) => setImmediate(r))
+  }
+  const held = process.memoryUsage().arrayBuffers - before
+  assert.ok(held < 16 << 20, `${held} bytes held for a 2,000-byte line`)
+  assert.equal(d.bufferedBytes, 2000)
+  const { lines } = d.push(Buffer.from('b\nc'))
+  assert.equal(lines.length, 1)
+  assert.equal(Buffer.from(lines[0]).toString(), `${'a'.repeat(2000)}b`)
+  assert.equal(d.bufferedBytes, 1)
+})

@@ -34,7 +34,11 @@ function positiveInt(name, v) {
  */
 class LineDecoder {
   #max
-  #chunks = []
+  // The incomplete line: its bytes copied into one buffer that doubles as it
+  // fills (at most maxLineBytes). Never views of the chunks: a view keeps its
+  // whole chunk alive, and a peer writing one byte at a time would pin a
+  // buffer per byte (a red team's 322 MB for a 6 MiB line).
+  #acc = null
   #pending = 0
   #closed = false
 
@@ -54,8 +58,20 @@ class LineDecoder {
 
   close() {
     this.#closed = true
-    this.#chunks = []
+    this.#acc = null
     this.#pending = 0
+  }
+
+  /** Appends `piece` to the incomplete line (the caller checked the bound). */
+  #append(piece) {
+    const need = this.#pending + piece.length
+    if (this.#acc === null || this.#acc.length < need) {
+      const grown = Buffer.allocUnsafe(Math.min(this.#max, Math.max(need, this.#acc === null ? 256 : this.#acc.length * 2)))
+      if (this.#acc !== null) this.#acc.copy(grown, 0, 0, this.#pending)
+      this.#acc = grown
+    }
+    this.#acc.set(piece, this.#pending)
+    this.#pending = need
   }
 
   push(chunk) {
@@ -75,16 +91,17 @@ class LineDecoder {
         return { lines, violation: { kind: 'oversized', detail: `a line over ${this.#max} bytes`, bytes } }
       }
       if (nl < 0) {
-        if (end > start) {
-          this.#chunks.push(chunk.subarray(start, end))
-          this.#pending = bytes
-        }
+        if (end > start) this.#append(chunk.subarray(start, end))
         return { lines, violation: null }
       }
       const piece = chunk.subarray(start, end)
-      lines.push(this.#chunks.length === 0 ? piece : Buffer.concat([...this.#chunks, piece], bytes))
-      this.#chunks = []
-      this.#pending = 0
+      if (this.#pending === 0) lines.push(Buffer.from(piece.buffer, piece.byteOffset, piece.length))
+      else {
+        this.#append(piece)
+        lines.push(this.#acc.subarray(0, this.#pending))
+        this.#acc = null
+        this.#pending = 0
+      }
       start = nl + 1
     }
   }
