@@ -321,11 +321,7 @@ if (want('scale')) {
   // JSON round trip of the same manifest and against the peers compiling the
   // same patterns; checks spread over many policies against one policy.
   const empty = {}
-  const typical = (i) => ({
-    fs: [`/srv/plugins/p${i}/data/**`, { path: `/srv/plugins/p${i}/out/**`, mode: 'readwrite' }, `/etc/plugins/p${i}/*.json`],
-    fetch: [`https://api-${i}.example.com`, `https://*.cdn-${i}.example.net:8443/v1/*`],
-    events: { publishes: [`orders.p${i}.*`] },
-  })
+  const { typical } = require('./policy-memory.cjs')
   // Distinct manifests, so nothing a cache could keep stands in for the compile.
   const manifests = Array.from({ length: INPUTS }, (_, i) => typical(i))
   const ids = Array.from({ length: INPUTS }, (_, i) => `p${i}`)

@@ -6,13 +6,16 @@
 // Usage: node --expose-gc bench/policy-memory.cjs [N]
 const { PermissionPolicy, PermissionChecker } = require('..')
 
-const N = Number(process.argv[2] || 10000)
+/** The typical manifest of plugin `i` (bench.mjs's host-scale group uses it too). */
 const typical = (i) => ({
   fs: [`/srv/plugins/p${i}/data/**`, { path: `/srv/plugins/p${i}/out/**`, mode: 'readwrite' }, `/etc/plugins/p${i}/*.json`],
   fetch: [`https://api-${i}.example.com`, `https://*.cdn-${i}.example.net:8443/v1/*`],
   events: { publishes: [`orders.p${i}.*`] },
 })
 const text = (i) => JSON.stringify(typical(i)).length
+module.exports = { typical }
+if (require.main !== module) return
+const N = Number(process.argv[2] || 10000)
 
 const settle = () => {
   for (let k = 0; k < 4; k++) global.gc()

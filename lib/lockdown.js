@@ -116,11 +116,9 @@ function landlockCommand(manifest, options) {
     const at = main.lastIndexOf(`${path.sep}node_modules${path.sep}`)
     if (at >= 0) runtime.push(['--read', path.join(main.slice(0, at), 'node_modules', '@opentelemetry', 'api')])
   } catch {}
-  for (const [flag, p] of runtime) {
-    // Landlock rules bind the real directory: a symlinked path is added as
-    // where it leads (but /proc/self must stay /proc/self: the child's own).
-    if (fs.existsSync(p)) args.push(flag, p.startsWith('/proc/') ? p : fs.realpathSync(p))
-  }
+  // The launcher resolves these host paths itself (`/lib` -> `/usr/lib`,
+  // `/proc/self` -> its own pid, which exec keeps) before it opens them.
+  for (const [flag, p] of runtime) if (fs.existsSync(p)) args.push(flag, p)
   for (const p of list('read')) args.push('--read', p)
   for (const p of list('exec')) args.push('--exec', p)
   args.push('--')

@@ -533,15 +533,17 @@ fn landlock_report(requirement: LandlockRequirement) -> Result<Option<String>, L
                 Some(r) => format!("strict Landlock asked for, but the kernel did not enforce every rule: {r}"),
             }));
         }
-        if let Some(why) = report.as_deref().and_then(kernel_disagrees) {
-            return Err(LockdownError::UnsafeState(format!(
-                "strict Landlock asked for and the report says enforced, but {why}: this process is not in that Landlock domain"
-            )));
-        }
     }
     // A report the kernel does not bear out is no report (an environment
-    // variable anyone starting the process could set): `landlock` is null.
-    Ok(report.filter(|r| kernel_disagrees(r).is_none()))
+    // variable anyone starting the process could set): refused under strict,
+    // `landlock` null otherwise. Asked once: the check signals and opens.
+    match report.as_deref().and_then(kernel_disagrees) {
+        Some(why) if requirement == LandlockRequirement::Strict => Err(LockdownError::UnsafeState(format!(
+            "strict Landlock asked for and the report says enforced, but {why}: this process is not in that Landlock domain"
+        ))),
+        Some(_) => Ok(None),
+        None => Ok(report),
+    }
 }
 
 /// Why the kernel disagrees with a report that says the ruleset is in force
@@ -562,12 +564,7 @@ fn kernel_disagrees(report: &str) -> Option<&'static str> {
     if rc == 0 || errno != Some(libc::EPERM) {
         return Some("this process can signal its parent");
     }
-    let root_rule = serde_json::from_str::<serde_json::Value>(report).ok().is_some_and(|v| {
-        v.get("rules")
-            .and_then(|r| r.as_array())
-            .is_some_and(|rs| rs.iter().any(|r| r.get("path").and_then(|p| p.as_str()) == Some("/")))
-    });
-    if !root_rule {
+    if !landlock::report_has_root_rule(report) {
         // SAFETY: a NUL-terminated literal; the descriptor, if any, is closed at once.
         let fd = unsafe { libc::open(c"/".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
         if fd >= 0 {

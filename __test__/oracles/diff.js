@@ -17,16 +17,7 @@
 
 const { PermissionPolicy, diffPolicies } = require('../../index.js')
 
-function prng(seed) {
-  let s = seed >>> 0 || 1
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
+const { prng } = require('./rng.js')
 
 const LIT = ['srv', 'app', 'data', 'a', 'b', 'c', 'x.json', 'Secret', 'logs', 'é', 'PROGRA~1']
 const WILD = ['*', '*.json', 'x*', '[a-m]*', '[!a]*', '{a,b}', '?', 'a?', '*a*', '{srv,data}', '**']

@@ -78,16 +78,7 @@ const NAMES = [
 const BAD_NAMES = [':authority', ':path', ':method', 'x_forwarded_for', 'X_Forwarded_Host', 'x.forwarded.for', 'host ', ' host', 'hos\u0074\u200b', 'Hоst', 'accept\u0000', 'a'.repeat(65), '', 'content-type:', 'x_proto_', 'constructor', 'toString']
 const VALUE_PARTS = ['text/plain', 'Bearer abc', 'x', ' ', '\t', 'a=b; c=d', '*/*', '\r\n', '\r', '\n', '\u0000', '\u007f', '\u0080', 'é', '\u2028', 'Host: evil.example', '\r\nHost: evil.example', '\r\n\r\nGET /smuggled HTTP/1.1', '😀']
 
-function prng(seed) {
-  let s = seed >>> 0 || 1
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
+const { prng } = require('./rng.js')
 
 const specNever = (lower) => SPEC_NEVER.some((n) => (n.endsWith('-') ? lower.startsWith(n) : lower === n))
 

@@ -20,16 +20,7 @@
 
 const { JsonLineDecoder } = require('../../lib/ipc-frame.js')
 
-function prng(seed) {
-  let s = seed >>> 0 || 1
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
+const { prng } = require('./rng.js')
 
 /** The stateful rule both sides apply: `{ seq: n }` with n increasing, `{ open: true }` once before any `{ data }`. */
 function makeValidator() {

@@ -19,19 +19,7 @@ const { createChecker, isPermissionDenied } = require('../../index.js')
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_APPEND } = fs.constants
 
-function rng(seed) {
-  let a = seed >>> 0 || 1
-  const next = () => {
-    // mulberry32
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  const int = (n) => Math.floor(next() * n)
-  return { next, int, pick: (xs) => xs[int(xs.length)], chance: (p) => next() < p }
-}
+const { rng } = require('./rng.js')
 
 const NAMES = ['a', 'b', 'c', 'd', 'é', '中文', '😀x', 'e.txt', 'f.txt', 'd0', 'd1']
 

@@ -30,16 +30,7 @@ const SEGS = ['v1', 'repos', 'acme', 'issues', 'user', 'admin', 'ADMIN', 'hooks'
 const WIDE = ['a', 'é', '€', '😀']
 const MAX = 4096
 
-function prng(seed) {
-  let s = seed >>> 0 || 1
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let t = s
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
+const { prng } = require('./rng.js')
 
 async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
   const rules = MANIFEST.fetch.map((p) => naiveRule(p, false))

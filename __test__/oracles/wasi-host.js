@@ -28,19 +28,7 @@ const path = require('node:path')
 const { PermissionPolicy } = require('../../index.js')
 const { runWasiPlugin, assembleWat } = require('../../examples/wasi-host/host.js')
 
-function rng(seed) {
-  let a = seed >>> 0 || 1
-  const next = () => {
-    // mulberry32
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-  const int = (n) => Math.floor(next() * n)
-  return { next, int, pick: (xs) => xs[int(xs.length)], chance: (p) => next() < p }
-}
+const { rng } = require('./rng.js')
 
 /** The set-times sentinel (ns): 2001-09-09, a time nothing else on this machine writes. */
 const SENTINEL_NS = 1_000_000_000_000_000_000n

@@ -489,10 +489,12 @@ const MAX_RENAME_WALK = 10_000
 /** Directory levels below the renamed directory that walk descends at most (MAX_RENAME_DEPTH). */
 const MAX_RENAME_DEPTH = 64
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true })
+
 /** A name or link target as UTF-8 text, or null when its bytes are not UTF-8. */
 function utf8(buf) {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(buf)
+    return STRICT_UTF8.decode(buf)
   } catch {
     return null
   }

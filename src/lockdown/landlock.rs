@@ -291,6 +291,16 @@ pub fn report_fully_enforced(json: &str) -> bool {
     abi_ok && rules_ok
 }
 
+/// Whether a launcher report has a path rule at `/` itself (which would let
+/// the process list the root directory).
+pub fn report_has_root_rule(json: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(json).ok().is_some_and(|v| {
+        v.get("rules")
+            .and_then(|r| r.as_array())
+            .is_some_and(|rs| rs.iter().any(|r| r.get("path").and_then(|p| p.as_str()) == Some("/")))
+    })
+}
+
 /// Why [`apply`] failed. Nothing is half-applied silently: on error the
 /// caller must not exec the child.
 #[derive(Debug, thiserror::Error)]
