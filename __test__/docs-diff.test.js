@@ -16,25 +16,12 @@ const BIN = path.join(root, 'bin', 'api-sandbox-permissions.js')
 const DOC = fs.readFileSync(path.join(root, 'docs', 'diff.md'), 'utf8')
 const pkgName = require('../package.json').name
 
-function blocks(text) {
-  const out = []
-  const lines = text.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(.*)$/.exec(lines[i])
-    if (!open) continue
-    const start = i
-    const body = []
-    for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i])
-    assert.ok(i < lines.length, `unclosed block at docs/diff.md:${start + 1}`)
-    out.push({ info: open[1].trim(), body, line: start + 1 })
-  }
-  return out
-}
+const { fencedBlocks } = require('./helpers.js')
 
 test('docs/diff.md: the sessions are what the CLI prints, the JS runs as shown', (t) => {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'asp-docs-diff-')))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const all = blocks(DOC)
+  const all = fencedBlocks(DOC, 'docs/diff.md')
   const files = all.filter((b) => /^json file=/.test(b.info))
   assert.ok(files.length >= 2)
   for (const b of files) fs.writeFileSync(path.join(dir, b.info.slice('json file='.length)), b.body.join('\n'))

@@ -51,4 +51,26 @@ function assertSchema(e) {
   return e
 }
 
-module.exports = { meterHarness, assertSchema }
+/**
+ * The fenced code blocks of a Markdown page: `{ doc, info, lang, body, code,
+ * line }` (`body` the lines, `code` them joined, `line` the fence's, 1-based).
+ * An unclosed fence fails the test.
+ */
+function fencedBlocks(text, doc) {
+  const assert = require('node:assert/strict')
+  const out = []
+  const lines = text.split('\n')
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(.*)$/.exec(lines[i])
+    if (!open) continue
+    const start = i
+    const body = []
+    for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i])
+    assert.ok(i < lines.length, `unclosed block at ${doc}:${start + 1}`)
+    const info = open[1].trim()
+    out.push({ doc, info, lang: info.split(/\s+/)[0], body, code: body.join('\n'), line: start + 1 })
+  }
+  return out
+}
+
+module.exports = { meterHarness, assertSchema, fencedBlocks }

@@ -14,6 +14,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
+const { fencedBlocks } = require('./helpers.js')
 
 const root = path.join(__dirname, '..')
 const pkgName = require('../package.json').name
@@ -28,24 +29,7 @@ const README = TEXT.get('README.md')
  */
 const PENDING = new Set(['docs/process-tier.md', 'docs/diff.md'].filter((d) => !TEXT.has(d)))
 
-/** Fenced blocks: `{ doc, info, lang, code, line }`. */
-function blocks(text, doc) {
-  const out = []
-  const lines = text.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(.*)$/.exec(lines[i])
-    if (!open) continue
-    const start = i
-    const body = []
-    for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i])
-    assert.ok(i < lines.length, `unclosed block at ${doc}:${start + 1}`)
-    const info = open[1].trim()
-    out.push({ doc, info, lang: info.split(/\s+/)[0], code: body.join('\n'), line: start + 1 })
-  }
-  return out
-}
-
-const all = DOCS.flatMap((d) => blocks(TEXT.get(d), d))
+const all = DOCS.flatMap((d) => fencedBlocks(TEXT.get(d), d))
 // `ts` blocks are ES modules type-checked with tsc --strict, then run.
 const JS = new Set(['js', 'mjs', 'cjs', 'ts'])
 const runnable = all.filter((b) => JS.has(b.lang) && !/\bfragment\b/.test(b.info))
