@@ -210,11 +210,8 @@ test('every install path before a release: tarball alone, git, a monorepo file: 
   assert.ok(release.indexOf('napi prepublish') > 0 && release.indexOf('napi prepublish') < release.indexOf('npm publish --access public'), 'napi prepublish before the main publish')
 })
 
-/** The fenced blocks of a docs page: `[{ info, code }]`. */
-function docBlocks(page) {
-  const text = fs.readFileSync(path.join(root, page), 'utf8')
-  return [...text.matchAll(/^```(.*)\n([\s\S]*?)\n```$/gm)].map((m) => ({ info: m[1].trim(), code: m[2] }))
-}
+/** The fenced blocks of a docs page (the docs tests' reader). */
+const docBlocks = (page) => require('../__test__/helpers.js').fencedBlocks(fs.readFileSync(path.join(root, page), 'utf8'), page)
 
 // The issue's bar: a newcomer with only the tarballs and the docs. The
 // typed host of docs/guide.md compiles under tsc --strict against the
