@@ -86,9 +86,11 @@ test('the tracker slot layout and result codes are exported by name', () => {
 
 test('policy: one call builds it (the handle alone crosses); budgets, read on first use, omit absent ones', () => {
   const handle = native.binding.compilePolicy('{"budgets":{"memoryMb":5}}', 'p', 'posix')
-  assert.equal(typeof handle, 'object')
+  assert.equal(typeof handle, 'number')
   assert.deepEqual({ ...native.binding.policyBudgets(handle) }, { memoryMb: 5 })
   assert.throws(() => native.binding.policyBudgets({}), TypeError, 'a foreign handle')
+  native.binding.rawRelease(handle)
+  assert.throws(() => native.binding.policyBudgets(handle), TypeError, 'a released handle')
   const p = PermissionPolicy.fromManifest({ budgets: { memoryMb: 5 } }, { plugin: 'p' })
   assert.deepEqual(p.budgets, { memoryMb: 5 })
   assert.ok(Object.isFrozen(p.budgets))
@@ -143,4 +145,51 @@ test('payload limit: Rust alone decides, at the exact byte limit with 2-, 3- and
     cases += 5
   }
   console.log(`payload limit: ${cases} cases`)
+})
+
+test('handles: a number names only a live slot of its own table; an owner collected releases its slot', async () => {
+  const { binding } = native
+  const h = binding.compilePolicy('{"fs":["/data/**"]}', 'p', 'posix')
+  assert.equal(binding.rawCheckFs(h, '/data/x', 0), 0)
+  const tracker = binding.rawBudgetCreate(h, 0, null, null, 0, 0)
+  assert.ok(Number.isSafeInteger(tracker) && tracker >= 0)
+  // Not a handle, or a handle of the other table, or of no slot: a TypeError, never another policy.
+  for (const bad of [h + 0.5, -h, h + 2 ** 24, tracker, NaN, Infinity, 2 ** 53, '0', `${h}`, null, undefined, {}, [h], Object(h), 10n]) {
+    assert.throws(() => binding.rawCheckFs(bad, '/data/x', 0), TypeError, String(bad))
+    assert.throws(() => binding.policyBudgets(bad), TypeError, String(bad))
+  }
+  assert.throws(() => binding.rawBudgetElapsed(h), TypeError, 'a policy handle is not a budget handle')
+  assert.equal(typeof binding.rawBudgetElapsed(tracker), 'number')
+  // Released: refused, and refused still once its slot holds another policy.
+  binding.rawRelease(h)
+  binding.rawRelease(h)
+  assert.throws(() => binding.rawCheckFs(h, '/data/x', 0), TypeError)
+  const next = binding.compilePolicy('{"fs":["/**"]}', 'q', 'posix')
+  assert.notEqual(next, h)
+  assert.throws(() => binding.rawCheckFs(h, '/data/x', 0), TypeError, 'the old handle never names the new occupant')
+  assert.equal(binding.rawCheckFs(next, '/data/x', 0), 0)
+  binding.rawRelease(next)
+  binding.rawRelease(tracker)
+  assert.throws(() => binding.rawBudgetElapsed(tracker), TypeError)
+  // The FinalizationRegistry: once a policy and its tracker are collected, their handles name nothing.
+  require('node:v8').setFlagsFromString('--expose-gc')
+  const gc = require('node:vm').runInNewContext('gc')
+  let policyHandle
+  ;(() => {
+    const p = PermissionPolicy.fromManifest({ fs: ['/data/**'], budgets: { wallClockMs: 1000 } }, { plugin: 'p', platform: 'posix' })
+    policyHandle = require('../lib/policy.js').handleOf(p)
+    assert.ok(new pkg.BudgetTracker(p, { hooks: { now: () => 0 } }).check().ok)
+    assert.equal(binding.rawCheckFs(policyHandle, '/data/x', 0), 0)
+  })()
+  for (let i = 0; i < 50; i++) {
+    gc()
+    await new Promise((r) => setTimeout(r, 10))
+    try {
+      binding.rawCheckFs(policyHandle, '/data/x', 0)
+    } catch (e) {
+      assert.ok(e instanceof TypeError)
+      return
+    }
+  }
+  assert.fail('the collected policy was never released')
 })

@@ -93,8 +93,13 @@ class PermissionPolicy {
     const json = manifestJson(manifest)
     const handle = call(binding.compilePolicy, json, plugin, platform)
     const parity = grantParityError(json)
-    if (parity !== undefined) throw new InvalidManifestError(parity)
-    return new PermissionPolicy(TOKEN, handle, plugin, platform)
+    if (parity !== undefined) {
+      binding.rawRelease(handle)
+      throw new InvalidManifestError(parity)
+    }
+    const policy = new PermissionPolicy(TOKEN, handle, plugin, platform)
+    native.owned(policy, handle)
+    return policy
   }
 
   get plugin() {

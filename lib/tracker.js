@@ -151,16 +151,18 @@ class BudgetTracker {
     const graceMs = grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace)
     const create = (handleFor, which) => {
       const handle = rawBudgetCreate(handleFor, now, cpu, rss, graceMs, unmeasured)
-      if (typeof handle === 'number') {
-        if ((handle & RESULT.kindMask) === RESULT.unmeasured) {
-          const budget = BUDGET_KIND_LIST[handle >> RESULT.fieldShift]
+      if (handle < 0) {
+        // A negated result code (wire.rs `code`).
+        const code = -handle
+        if ((code & RESULT.kindMask) === RESULT.unmeasured) {
+          const budget = BUDGET_KIND_LIST[code >> RESULT.fieldShift]
           throw new TypeError(
             `BudgetTracker: ${which} ${budget} budget has no sampler (hooks.${SAMPLER_OF.get(budget)}); pass one, or list it in options.unmeasured if the host measures it elsewhere (record() pushes, or its own enforcement)`,
           )
         }
-        throw new InvalidSampleError({ field: SAMPLE_FIELDS[handle >> RESULT.fieldShift] })
+        throw new InvalidSampleError({ field: SAMPLE_FIELDS[code >> RESULT.fieldShift] })
       }
-      return handle
+      return native.owned(this, handle)
     }
     this.#native = create(policyHandle, "the policy's")
     if (shadow !== undefined) {
@@ -207,10 +209,13 @@ class BudgetTracker {
     }
     const s = this.#io
     if (s[IO.ok] === 1) {
-      const st = { ok: true, elapsedMs: s[IO.elapsedMs] }
-      if (s[IO.cpuPercentOrBudget] >= 0) st.cpuPercent = s[IO.cpuPercentOrBudget]
-      if (s[IO.memoryMbOrLimit] >= 0) st.memoryMb = s[IO.memoryMbOrLimit]
-      return st
+      // One literal per set of present fields (a literal is one allocation
+      // with its final shape; adding fields one by one moves it through several).
+      const elapsedMs = s[IO.elapsedMs]
+      const cpuPercent = s[IO.cpuPercentOrBudget]
+      const memoryMb = s[IO.memoryMbOrLimit]
+      if (cpuPercent >= 0) return memoryMb >= 0 ? { ok: true, elapsedMs, cpuPercent, memoryMb } : { ok: true, elapsedMs, cpuPercent }
+      return memoryMb >= 0 ? { ok: true, elapsedMs, memoryMb } : { ok: true, elapsedMs }
     }
     const budget = BUDGET_KIND_LIST[s[IO.cpuPercentOrBudget]]
     return { ok: false, budget, limit: s[IO.memoryMbOrLimit], observed: s[IO.observed], reason: BUDGET_KINDS.get(budget), elapsedMs: s[IO.elapsedMs] }

@@ -19,6 +19,7 @@
 //! the shipped addon is never built with (`scripts/test-hooks-addon.js`
 //! builds a separate debug addon for the tests that need them).
 
+mod handles;
 mod raw;
 pub mod wire;
 

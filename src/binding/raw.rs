@@ -1,26 +1,24 @@
 //! Hot paths registered directly on Node-API (`napi::sys`): no per-call
 //! napi-rs layers, strings copied into a stack buffer, decisions returned as
-//! numeric codes. Policy and budget handles are externals carrying a type tag
-//! that every call checks, so a foreign external is a TypeError, never a
-//! reinterpreted pointer. Every callback catches panics.
+//! numeric codes. Policy and budget handles are numbers naming slots of this
+//! thread's handle tables (`handles.rs`); anything that names no live slot of
+//! the right table is a TypeError, and no handle is ever read as a pointer.
+//! Every callback catches panics.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
 use napi::sys;
 
+use super::handles::{self, BUDGETS, POLICIES};
+
 use super::wire::{code, fs_bits, invalid_sample_code, io};
 use crate::budget::{BudgetState, BudgetStatus, Sample};
 use crate::error::{BudgetKind, Capability, Decision, DenyReason};
 use crate::fs::{FsMode, MAX_PATH_BYTES};
 use crate::policy::PermissionPolicy;
-
-const POLICY_TAG: sys::napi_type_tag =
-    sys::napi_type_tag { lower: 0x7375_6176_6570_6c61, upper: 0x6e2d_706f_6c69_6379 };
-const BUDGET_TAG: sys::napi_type_tag =
-    sys::napi_type_tag { lower: 0x7375_6176_6570_6c61, upper: 0x6e2d_6275_6467_6574 };
 
 const OK: sys::napi_status = sys::Status::napi_ok;
 
@@ -77,21 +75,6 @@ unsafe fn args<const N: usize>(env: sys::napi_env, info: sys::napi_callback_info
     unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), ptr::null_mut()) };
     // Missing arguments come back as `undefined`, which every reader rejects.
     argv
-}
-
-unsafe fn tagged<T>(env: sys::napi_env, v: sys::napi_value, tag: &sys::napi_type_tag) -> Option<*mut T> {
-    let mut ok = false;
-    // SAFETY: `tag` and `ok` are live; the call reads one and writes the other.
-    if unsafe { sys::napi_check_object_type_tag(env, v, tag, &mut ok) } != OK || !ok {
-        return None;
-    }
-    let mut data = ptr::null_mut();
-    // SAFETY: `data` is a live local; the value carries our tag, so it is an
-    // external we created (only `policy_handle`/`budget_create` tag objects).
-    if unsafe { sys::napi_get_value_external(env, v, &mut data) } != OK || data.is_null() {
-        return None;
-    }
-    Some(data as *mut T)
 }
 
 /// Copies a JS string as UTF-8 into `buf` (or `heap` when it does not fit),
@@ -182,38 +165,49 @@ fn guarded(env: sys::napi_env, f: impl FnOnce() -> sys::napi_value) -> sys::napi
     }
 }
 
-unsafe extern "C" fn finalize_policy(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: `data` is the pointer `policy_handle` got from `Arc::into_raw`,
-    // and Node calls the finalizer once, so this releases that one reference.
-    drop(unsafe { Arc::from_raw(data as *const PermissionPolicy) });
-}
-
-unsafe extern "C" fn finalize_budget(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: `data` is the pointer `budget_create` got from `Box::into_raw`,
-    // and Node calls the finalizer once.
-    drop(unsafe { Box::from_raw(data as *mut BudgetState) });
-}
-
-/// The policy of a policy handle, or `None` for anything else. The pointer
-/// is valid while the handle value is alive (at least the current call).
-pub(crate) unsafe fn policy_ref(env: sys::napi_env, v: sys::napi_value) -> Option<*const PermissionPolicy> {
+/// The number of a handle argument; NaN (which names nothing) for a non-number.
+unsafe fn handle_number(env: sys::napi_env, v: sys::napi_value) -> f64 {
     // SAFETY: the caller's contract: `env` is live and `v` one of its values.
-    unsafe { tagged::<PermissionPolicy>(env, v, &POLICY_TAG) }.map(|p| p as *const PermissionPolicy)
+    unsafe { number(env, v) }.unwrap_or(f64::NAN)
 }
 
-/// A tagged external owning one reference to the policy.
+/// The policy a handle argument names, or `None` for anything else.
+pub(crate) unsafe fn policy_arc(env: sys::napi_env, v: sys::napi_value) -> Option<Arc<PermissionPolicy>> {
+    // SAFETY: the caller's contract: `env` is live and `v` one of its values.
+    let h = unsafe { handle_number(env, v) };
+    POLICIES.with(|t| t.borrow().get(h).cloned())
+}
+
+/// A new policy handle (a JS number), or null when this thread's table is full.
 pub(crate) unsafe fn policy_handle(env: sys::napi_env, policy: Arc<PermissionPolicy>) -> sys::napi_value {
-    let raw = Arc::into_raw(policy) as *mut c_void;
-    let mut out = ptr::null_mut();
-    // SAFETY: `env` is the caller's live environment; on success the external
-    // owns `raw` and `finalize_policy` releases it; `out` is a live local.
-    if unsafe { sys::napi_create_external(env, raw, Some(finalize_policy), ptr::null_mut(), &mut out) } != OK {
-        // SAFETY: the external was not created, so `raw` is still ours to release, once.
-        drop(unsafe { Arc::from_raw(raw as *const PermissionPolicy) });
-        return ptr::null_mut();
+    match POLICIES.with(|t| t.borrow_mut().insert(policy)) {
+        // SAFETY: `env` is the caller's live environment.
+        Some(h) => unsafe { ret_f64(env, h) },
+        None => ptr::null_mut(),
     }
-    // SAFETY: `out` is the external just created; the tag is a live constant.
-    unsafe { sys::napi_type_tag_object(env, out, &POLICY_TAG) };
+}
+
+/// Runs `f` on the policy a handle argument names, borrowed from this
+/// thread's table for the call (no JS runs meanwhile, so nothing releases it);
+/// a TypeError for anything else.
+unsafe fn with_policy(
+    env: sys::napi_env,
+    h: sys::napi_value,
+    f: impl FnOnce(&PermissionPolicy) -> sys::napi_value,
+) -> sys::napi_value {
+    // SAFETY: the caller's contract: `env` is live and `h` one of its values.
+    let h = unsafe { handle_number(env, h) };
+    POLICIES.with(|t| match t.borrow().get(h) {
+        Some(p) => f(p),
+        // SAFETY: `env` is live; the message is NUL-terminated.
+        None => unsafe { throw_type_error(env, b"expected a policy handle\0") },
+    })
+}
+
+unsafe fn ret_f64(env: sys::napi_env, x: f64) -> sys::napi_value {
+    let mut out = ptr::null_mut();
+    // SAFETY: `out` is a live local the call writes one napi_value into.
+    unsafe { sys::napi_create_double(env, x, &mut out) };
     out
 }
 
@@ -230,104 +224,100 @@ const ID_BUF: usize = buf_len(MAX_ID_BYTES);
 /// `checkFs(handle, path, mode)`: mode 0 read, 1 write (2/3: with resolveSymlinks).
 unsafe extern "C" fn check_fs(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     // SAFETY: Node calls this with a live `env` and `info` (the helpers'
-    // contract). `p` points to the policy of a tagged external that is this
-    // call's argument, so its `Arc` reference outlives the call; it is only read.
+    // contract); `p` is borrowed from this thread's table for the call.
     guarded(env, || unsafe {
         let [h, path, mode] = args::<3>(env, info);
-        let Some(p) = tagged::<PermissionPolicy>(env, h, &POLICY_TAG) else {
-            return throw_type_error(env, b"expected a policy handle\0");
-        };
-        let mut m = 0u32;
-        if sys::napi_get_value_uint32(env, mode, &mut m) != OK || m > (fs_bits::WRITE | fs_bits::RESOLVE) {
-            return throw_type_error(env, b"mode must be 0-3\0");
-        }
-        let fs_mode = if m & fs_bits::WRITE != 0 { FsMode::Write } else { FsMode::Read };
-        let mut buf = [0u8; PATH_BUF];
-        let mut heap = Vec::new();
-        let code = match string(env, path, &mut buf, MAX_PATH_BYTES, &mut heap) {
-            Str::Ok(s) if m & fs_bits::RESOLVE != 0 => (*p).check_fs_resolved(s, fs_mode).code(),
-            Str::Ok(s) => (*p).check_fs(s, fs_mode).code(),
-            Str::TooLong => Decision::deny(fs_mode.capability(), DenyReason::InvalidPath).code(),
-            Str::NotString => return throw_type_error(env, b"path must be a string\0"),
-        };
-        ret_u32(env, code)
+        with_policy(env, h, |p| {
+            let mut m = 0u32;
+            if sys::napi_get_value_uint32(env, mode, &mut m) != OK || m > (fs_bits::WRITE | fs_bits::RESOLVE) {
+                return throw_type_error(env, b"mode must be 0-3\0");
+            }
+            let fs_mode = if m & fs_bits::WRITE != 0 { FsMode::Write } else { FsMode::Read };
+            let mut buf = [0u8; PATH_BUF];
+            let mut heap = Vec::new();
+            let code = match string(env, path, &mut buf, MAX_PATH_BYTES, &mut heap) {
+                Str::Ok(s) if m & fs_bits::RESOLVE != 0 => p.check_fs_resolved(s, fs_mode).code(),
+                Str::Ok(s) => p.check_fs(s, fs_mode).code(),
+                Str::TooLong => Decision::deny(fs_mode.capability(), DenyReason::InvalidPath).code(),
+                Str::NotString => return throw_type_error(env, b"path must be a string\0"),
+            };
+            ret_u32(env, code)
+        })
     })
 }
 
 /// `checkFetch(handle, url)`.
 unsafe extern "C" fn check_fetch(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: as in `check_fs`: live `env`/`info`; `p` kept alive by the argument.
+    // SAFETY: as in `check_fs`: live `env`/`info`.
     guarded(env, || unsafe {
         let [h, url] = args::<2>(env, info);
-        let Some(p) = tagged::<PermissionPolicy>(env, h, &POLICY_TAG) else {
-            return throw_type_error(env, b"expected a policy handle\0");
-        };
-        let mut buf = [0u8; URL_BUF];
-        let mut heap = Vec::new();
-        let code = match string(env, url, &mut buf, crate::fetch::MAX_URL_BYTES, &mut heap) {
-            Str::Ok(s) => (*p).check_fetch(s).code(),
-            Str::TooLong => Decision::deny(Capability::Fetch, DenyReason::InvalidUrl).code(),
-            Str::NotString => return throw_type_error(env, b"url must be a string\0"),
-        };
-        ret_u32(env, code)
+        with_policy(env, h, |p| {
+            let mut buf = [0u8; URL_BUF];
+            let mut heap = Vec::new();
+            let code = match string(env, url, &mut buf, crate::fetch::MAX_URL_BYTES, &mut heap) {
+                Str::Ok(s) => p.check_fetch(s).code(),
+                Str::TooLong => Decision::deny(Capability::Fetch, DenyReason::InvalidUrl).code(),
+                Str::NotString => return throw_type_error(env, b"url must be a string\0"),
+            };
+            ret_u32(env, code)
+        })
     })
 }
 
 /// `checkCapability(handle, id, field | null, second?)`: `second` is the
 /// second payload field of a two-field capability (`secrets.use`: `url`).
 unsafe extern "C" fn check_capability(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: as in `check_fs`: live `env`/`info`; `p` kept alive by the argument.
+    // SAFETY: as in `check_fs`: live `env`/`info`.
     guarded(env, || unsafe {
         let [h, id, field, second] = args::<4>(env, info);
-        let Some(p) = tagged::<PermissionPolicy>(env, h, &POLICY_TAG) else {
-            return throw_type_error(env, b"expected a policy handle\0");
-        };
-        let mut idbuf = [0u8; ID_BUF];
-        let mut idheap = Vec::new();
-        let id = match string(env, id, &mut idbuf, MAX_ID_BYTES, &mut idheap) {
-            Str::Ok(s) => s,
-            _ => return ret_u32(env, Decision::deny(Capability::Unknown, DenyReason::UnknownCapability).code()),
-        };
-        let mut buf = [0u8; PAYLOAD_BUF];
-        let mut heap = Vec::new();
-        let code = if is_nullish(env, field) {
-            (*p).check_capability_field(id, None).code()
-        } else {
-            match string(env, field, &mut buf, crate::capability::MAX_PAYLOAD_STRING_BYTES, &mut heap) {
-                Str::Ok(s) if is_nullish(env, second) => (*p).check_capability_field(id, Some(s)).code(),
-                // A two-field payload (`secrets.use`: name, url): the second
-                // field through the same copy, with the same 4096-byte limit.
-                Str::Ok(s) => {
-                    let mut buf2 = [0u8; PAYLOAD_BUF];
-                    let mut heap2 = Vec::new();
-                    match string(env, second, &mut buf2, crate::capability::MAX_PAYLOAD_STRING_BYTES, &mut heap2) {
-                        Str::Ok(s2) => (*p).check_capability_fields(id, Some(s), Some(s2)).code(),
-                        Str::TooLong | Str::NotString => match Capability::from_id(id) {
-                            Some(cap) => Decision::deny(cap, DenyReason::InvalidPayload).code(),
-                            None => Decision::deny(Capability::Unknown, DenyReason::UnknownCapability).code(),
-                        },
+        with_policy(env, h, |p| {
+            let mut idbuf = [0u8; ID_BUF];
+            let mut idheap = Vec::new();
+            let id = match string(env, id, &mut idbuf, MAX_ID_BYTES, &mut idheap) {
+                Str::Ok(s) => s,
+                _ => return ret_u32(env, Decision::deny(Capability::Unknown, DenyReason::UnknownCapability).code()),
+            };
+            let mut buf = [0u8; PAYLOAD_BUF];
+            let mut heap = Vec::new();
+            let code = if is_nullish(env, field) {
+                p.check_capability_field(id, None).code()
+            } else {
+                match string(env, field, &mut buf, crate::capability::MAX_PAYLOAD_STRING_BYTES, &mut heap) {
+                    Str::Ok(s) if is_nullish(env, second) => p.check_capability_field(id, Some(s)).code(),
+                    // A two-field payload (`secrets.use`: name, url): the second
+                    // field through the same copy, with the same 4096-byte limit.
+                    Str::Ok(s) => {
+                        let mut buf2 = [0u8; PAYLOAD_BUF];
+                        let mut heap2 = Vec::new();
+                        match string(env, second, &mut buf2, crate::capability::MAX_PAYLOAD_STRING_BYTES, &mut heap2) {
+                            Str::Ok(s2) => p.check_capability_fields(id, Some(s), Some(s2)).code(),
+                            Str::TooLong | Str::NotString => match Capability::from_id(id) {
+                                Some(cap) => Decision::deny(cap, DenyReason::InvalidPayload).code(),
+                                None => Decision::deny(Capability::Unknown, DenyReason::UnknownCapability).code(),
+                            },
+                        }
                     }
+                    Str::TooLong | Str::NotString => match Capability::from_id(id) {
+                        Some(cap) => Decision::deny(cap, DenyReason::InvalidPayload).code(),
+                        None => Decision::deny(Capability::Unknown, DenyReason::UnknownCapability).code(),
+                    },
                 }
-                Str::TooLong | Str::NotString => match Capability::from_id(id) {
-                    Some(cap) => Decision::deny(cap, DenyReason::InvalidPayload).code(),
-                    None => Decision::deny(Capability::Unknown, DenyReason::UnknownCapability).code(),
-                },
-            }
-        };
-        ret_u32(env, code)
+            };
+            ret_u32(env, code)
+        })
     })
 }
 
 /// `budgetCreate(policyHandle, now, cpu?, rss?, graceMs, unmeasured)`: a
-/// budget handle, or a number (the layout is [`code`]): the invalid-sample
+/// budget handle (a number, never negative), or a negated code (the layout is [`code`]): the invalid-sample
 /// code, or `UNMEASURED` with the budget index for a budget with no sampler
 /// that `unmeasured` (a bit set by budget index) does not declare measured elsewhere.
 unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: as in `check_fs`: live `env`/`info`; `p` kept alive by the
-    // argument. The new external owns the boxed state; `finalize_budget` frees it.
+    // SAFETY: as in `check_fs`: live `env`/`info`. The state moves into this
+    // thread's budget table; the tracker's FinalizationRegistry releases it.
     guarded(env, || unsafe {
         let [h, now, cpu, rss, grace, unmeasured] = args::<6>(env, info);
-        let Some(p) = tagged::<PermissionPolicy>(env, h, &POLICY_TAG) else {
+        let Some(budgets) = policy_arc(env, h).map(|p| p.budgets()) else {
             return throw_type_error(env, b"expected a policy handle\0");
         };
         let mut declared = 0u32;
@@ -336,26 +326,19 @@ unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_
         }
         let opt = |v| if is_nullish(env, v) { None } else { Some(number(env, v).unwrap_or(f64::NAN)) };
         let start = Sample { now_ms: number(env, now).unwrap_or(f64::NAN), cpu_time_ms: opt(cpu), rss_mb: opt(rss) };
-        let budgets = (*p).budgets();
         let declared = BudgetKind::ALL.iter().copied().filter(|k| declared & (1 << k.index()) != 0);
         let unmeasured =
             crate::budget::Measured { cpu_time_ms: start.cpu_time_ms.is_some(), rss_mb: start.rss_mb.is_some() }
                 .unmeasured(&budgets, declared);
         if let Some(kind) = unmeasured {
-            return ret_u32(env, code::UNMEASURED | (kind.index() << code::FIELD_SHIFT));
+            return ret_f64(env, -f64::from(code::UNMEASURED | (kind.index() << code::FIELD_SHIFT)));
         }
         match BudgetState::new(budgets, start, number(env, grace).unwrap_or(f64::NAN)) {
-            Ok(state) => {
-                let raw = Box::into_raw(Box::new(state)) as *mut c_void;
-                let mut out = ptr::null_mut();
-                if sys::napi_create_external(env, raw, Some(finalize_budget), ptr::null_mut(), &mut out) != OK {
-                    drop(Box::from_raw(raw as *mut BudgetState));
-                    return throw_error(env, b"could not create a budget handle\0");
-                }
-                sys::napi_type_tag_object(env, out, &BUDGET_TAG);
-                out
-            }
-            Err(e) => ret_u32(env, invalid_sample_code(e.field)),
+            Ok(state) => match BUDGETS.with(|t| t.borrow_mut().insert(state)) {
+                Some(handle) => ret_f64(env, handle),
+                None => throw_error(env, b"could not create a budget handle (this thread's table is full)\0"),
+            },
+            Err(e) => ret_f64(env, -f64::from(invalid_sample_code(e.field))),
         }
     })
 }
@@ -370,41 +353,48 @@ unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_
 /// write while we read) is a TypeError too. The JS memory is only ever read
 /// and written by value through the raw pointer: no Rust reference into it.
 unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: as in `check_fs`: live `env`/`info`; `state` points to the
-    // boxed state of a tagged external that is this call's argument (alive for
-    // the call), and JS cannot re-enter this callback while it runs, so the
-    // `&mut` to it is unique. `data` is checked below before any access.
+    // SAFETY: as in `check_fs`: live `env`/`info`; `state` is borrowed
+    // mutably from this thread's table for the call (no JS runs meanwhile).
+    // `data` is checked below before any access.
     guarded(env, || unsafe {
         let [h, io] = args::<2>(env, info);
-        let Some(state) = tagged::<BudgetState>(env, h, &BUDGET_TAG) else {
-            return throw_type_error(env, b"expected a budget handle\0");
-        };
-        let Some(io) = F64Io::of(env, io) else {
-            return throw_type_error(env, b"io must be an ArrayBuffer of at least 9 f64 (not shared, not detached)\0");
-        };
-        let flags = io.get(io::PRESENCE) as u32;
-        let sample = Sample {
-            now_ms: io.get(io::NOW),
-            cpu_time_ms: (flags & io::CPU_PRESENT != 0).then(|| io.get(io::CPU_TIME_MS)),
-            rss_mb: (flags & io::RSS_PRESENT != 0).then(|| io.get(io::RSS_MB)),
-        };
-        let code = match (*state).record(sample) {
-            Ok((status, new)) => {
-                let out = match status {
-                    BudgetStatus::Ok { elapsed_ms, cpu_percent, memory_mb } => {
-                        [1.0, elapsed_ms, cpu_percent.unwrap_or(-1.0), memory_mb.unwrap_or(-1.0), 0.0]
+        let h = handle_number(env, h);
+        BUDGETS.with(|t| {
+            let mut t = t.borrow_mut();
+            let Some(state) = t.get_mut(h) else {
+                return throw_type_error(env, b"expected a budget handle\0");
+            };
+            let Some(io) = F64Io::of(env, io) else {
+                return throw_type_error(
+                    env,
+                    b"io must be an ArrayBuffer of at least 9 f64 (not shared, not detached)\0",
+                );
+            };
+            let flags = io.get(io::PRESENCE) as u32;
+            let sample = Sample {
+                now_ms: io.get(io::NOW),
+                cpu_time_ms: (flags & io::CPU_PRESENT != 0).then(|| io.get(io::CPU_TIME_MS)),
+                rss_mb: (flags & io::RSS_PRESENT != 0).then(|| io.get(io::RSS_MB)),
+            };
+            let code = match (*state).record(sample) {
+                Ok((status, new)) => {
+                    let out = match status {
+                        BudgetStatus::Ok { elapsed_ms, cpu_percent, memory_mb } => {
+                            [1.0, elapsed_ms, cpu_percent.unwrap_or(-1.0), memory_mb.unwrap_or(-1.0), 0.0]
+                        }
+                        BudgetStatus::Exceeded(b) => [0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed],
+                    };
+                    let slots =
+                        [io::OK, io::ELAPSED_MS, io::CPU_PERCENT_OR_BUDGET, io::MEMORY_MB_OR_LIMIT, io::OBSERVED];
+                    for (slot, x) in slots.into_iter().zip(out) {
+                        io.set(slot, x);
                     }
-                    BudgetStatus::Exceeded(b) => [0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed],
-                };
-                let slots = [io::OK, io::ELAPSED_MS, io::CPU_PERCENT_OR_BUDGET, io::MEMORY_MB_OR_LIMIT, io::OBSERVED];
-                for (slot, x) in slots.into_iter().zip(out) {
-                    io.set(slot, x);
+                    (if status.is_ok() { code::OK } else { code::EXCEEDED }) | ((new.0 as u32) << code::FRESH_SHIFT)
                 }
-                (if status.is_ok() { code::OK } else { code::EXCEEDED }) | ((new.0 as u32) << code::FRESH_SHIFT)
-            }
-            Err(e) => invalid_sample_code(e.field),
-        };
-        ret_u32(env, code)
+                Err(e) => invalid_sample_code(e.field),
+            };
+            ret_u32(env, code)
+        })
     })
 }
 
@@ -456,15 +446,26 @@ impl F64Io {
 
 /// `budgetElapsed(handle)`.
 unsafe extern "C" fn budget_elapsed(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: as in `check_fs`: live `env`/`info`; `state` kept alive by the argument, only read.
+    // SAFETY: as in `check_fs`: live `env`/`info`.
     guarded(env, || unsafe {
         let [h] = args::<1>(env, info);
-        let Some(state) = tagged::<BudgetState>(env, h, &BUDGET_TAG) else {
-            return throw_type_error(env, b"expected a budget handle\0");
-        };
-        let mut v = ptr::null_mut();
-        sys::napi_create_double(env, (*state).elapsed_ms(), &mut v);
-        v
+        let h = handle_number(env, h);
+        match BUDGETS.with(|t| t.borrow().get(h).map(BudgetState::elapsed_ms)) {
+            Some(ms) => ret_f64(env, ms),
+            None => throw_type_error(env, b"expected a budget handle\0"),
+        }
+    })
+}
+
+/// `release(handle)`: frees what a policy or budget handle names (the
+/// FinalizationRegistry of `lib/native.js` calls it once the owner is
+/// collected); anything else is ignored.
+unsafe extern "C" fn release(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `check_fs`: live `env`/`info`.
+    guarded(env, || unsafe {
+        let [h] = args::<1>(env, info);
+        handles::release(handle_number(env, h));
+        ptr::null_mut()
     })
 }
 
@@ -485,6 +486,7 @@ const FUNCTIONS: &[(&[u8], Callback)] = &[
     (b"rawBudgetCreate\0", budget_create),
     (b"rawBudgetRecord\0", budget_record),
     (b"rawBudgetElapsed\0", budget_elapsed),
+    (b"rawRelease\0", release),
 ];
 
 /// Adds the raw functions to `exports`.

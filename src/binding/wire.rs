@@ -305,13 +305,10 @@ pub struct NodeView {
 }
 
 /// The policy behind a handle argument, or a TypeError.
-fn policy_of<'a>(env: &Env, handle: &Unknown<'a>) -> Result<&'a PermissionPolicy> {
-    // SAFETY: `handle` is an argument of the current call; a tagged external
-    // keeps its `Arc` reference alive at least as long as the argument, i.e.
-    // for the whole call ('a).
-    match unsafe { raw::policy_ref(env.raw(), handle.raw()) } {
-        // SAFETY: `p` is the policy of that live handle (see above); it is only read.
-        Some(p) => Ok(unsafe { &*p }),
+fn policy_of(env: &Env, handle: &Unknown<'_>) -> Result<Arc<PermissionPolicy>> {
+    // SAFETY: `handle` is a live argument of the current call.
+    match unsafe { raw::policy_arc(env.raw(), handle.raw()) } {
+        Some(p) => Ok(p),
         None => Err(WireError::Type("expected a policy handle".into()).throw(env)),
     }
 }
@@ -321,7 +318,7 @@ fn policy_of<'a>(env: &Env, handle: &Unknown<'a>) -> Result<&'a PermissionPolicy
 /// `TypeError` (SPEC: options are TypeErrors; the core decides the plugin id).
 /// Nothing else crosses: the budgets are read when asked ([`policy_budgets`]),
 /// so a host that compiles many policies pays for one value per policy.
-#[napi(catch_unwind, ts_return_type = "object")]
+#[napi(catch_unwind, ts_return_type = "number")]
 pub fn compile_policy<'env>(
     env: &'env Env,
     manifest_json: String,
@@ -340,7 +337,7 @@ pub fn compile_policy<'env>(
     };
     let policy = PermissionPolicy::from_json(&manifest_json, PolicyOptions::new(plugin).platform(platform))
         .map_err(|e| WireError::Manifest(e).throw(env))?;
-    // SAFETY: `env` is this call's live environment; the handle owns its own `Arc` reference.
+    // SAFETY: `env` is this call's live environment; the table owns the `Arc` reference.
     let v = unsafe { raw::policy_handle(env.raw(), Arc::new(policy)) };
     if v.is_null() {
         return Err(Error::new(Status::GenericFailure, "could not create a policy handle"));
@@ -372,7 +369,7 @@ pub fn policy_lint(env: Env, handle: Unknown<'_>) -> Result<String> {
 #[napi(catch_unwind)]
 pub fn policy_diff(env: Env, old: Unknown<'_>, new: Unknown<'_>) -> Result<String> {
     let (a, b) = (policy_of(&env, &old)?, policy_of(&env, &new)?);
-    Ok(crate::diff::diff_policies(a, b).to_json().to_string())
+    Ok(crate::diff::diff_policies(&a, &b).to_json().to_string())
 }
 
 /// JSON explanation: kind `fs-read`/`fs-write` (a = path), `fetch` (a = url),
@@ -439,7 +436,7 @@ pub fn policy_check_fetch(
     ip: Option<String>,
     node: Option<NodeView>,
 ) -> Result<Verdict> {
-    Ok(fetch_verdict(policy_of(&env, &handle)?, &url, ip.as_deref(), node.as_ref()))
+    Ok(fetch_verdict(&*policy_of(&env, &handle)?, &url, ip.as_deref(), node.as_ref()))
 }
 
 fn fetch_verdict(p: &PermissionPolicy, url: &str, ip: Option<&str>, node: Option<&NodeView>) -> Verdict {
@@ -490,7 +487,7 @@ pub fn policy_check_capability(
     };
     if cap.second_payload_field().is_none() {
         return Ok(match cap {
-            Capability::Fetch => fetch_verdict(p, field, None, node.as_ref()),
+            Capability::Fetch => fetch_verdict(&p, field, None, node.as_ref()),
             _ => Verdict { code: p.check_capability_field(&id, Some(field)).code(), url: None, target: None },
         });
     }
