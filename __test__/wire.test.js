@@ -193,3 +193,25 @@ test('handles: a number names only a live slot of its own table; an owner collec
   }
   assert.fail('the collected policy was never released')
 })
+
+test("handles: another thread's handle names nothing in this thread, though its tables fill the same slots", async () => {
+  const { Worker } = require('node:worker_threads')
+  const { binding } = native
+  const denyAll = binding.compilePolicy('{}', 'main', 'posix')
+  assert.equal(binding.rawCheckFs(denyAll, '/etc/passwd', 0) !== 0, true)
+  const src = `
+    const { parentPort, workerData } = require('node:worker_threads')
+    const { binding } = require(${JSON.stringify(require.resolve('../lib/native.js'))})
+    const mine = Array.from({ length: 64 }, () => binding.compilePolicy('{"fs":["/**"]}', 'w', 'posix'))
+    const out = []
+    for (const h of workerData) {
+      try { out.push(binding.rawCheckFs(h, '/etc/passwd', 0)) } catch (e) { out.push(e.constructor.name) }
+    }
+    parentPort.postMessage({ out, allowsOwn: binding.rawCheckFs(mine[0], '/etc/passwd', 0) })
+  `
+  const w = new Worker(src, { eval: true, workerData: [denyAll, denyAll + 1, denyAll - 1] })
+  const { out, allowsOwn } = await new Promise((resolve, reject) => w.once('message', resolve).once('error', reject))
+  assert.equal(allowsOwn, 0, "the worker's own allow-all policy allows")
+  assert.deepEqual(out, ['TypeError', 'TypeError', 'TypeError'])
+  binding.rawRelease(denyAll)
+})

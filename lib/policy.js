@@ -13,7 +13,8 @@ const { urlHref, withParity, nodeView, grantParityError } = require('./url-parit
 const { binding, call, Capability, DenyReason, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, PLATFORMS, DECISIONS, codeOf } = native
 
 const TOKEN = Symbol('compiled')
-const HANDLE = Symbol('handle')
+/** `PermissionPolicy`'s handle reader (set by its static block; not reachable from outside this module). */
+let readHandle
 const INSPECT = Symbol.for('nodejs.util.inspect.custom')
 const FS_MODES = new Set(['read', 'write'])
 const FETCH_INVALID_URL = codeOf(Capability.FETCH, DenyReason.INVALID_URL)
@@ -91,7 +92,8 @@ class PermissionPolicy {
     const platform = platformOpt === undefined ? hostPlatform() : platformOpt
     if (typeof platform !== 'string' || !PLATFORMS.includes(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
     const json = manifestJson(manifest)
-    const handle = call(binding.compilePolicy, json, plugin, platform)
+    // The raw fast path; on any refusal `compilePolicy` compiles again and throws the error.
+    const handle = binding.rawCompile(json, plugin, platform === 'posix' ? 0 : 1) ?? call(binding.compilePolicy, json, plugin, platform)
     const parity = grantParityError(json)
     if (parity !== undefined) {
       binding.rawRelease(handle)
@@ -243,15 +245,16 @@ class PermissionPolicy {
     return inspectAs('PermissionPolicy', policySummary(this), options, inspect)
   }
 
-  static [HANDLE](policy) {
-    return policy.#handle
+  static {
+    // The one reader of a policy's handle outside the class; module-private.
+    readHandle = (policy) => policy.#handle
   }
 }
 
 /** The policy handle of a real PermissionPolicy (never a Proxy or a look-alike), else a TypeError. */
 function handleOf(policy) {
   if (types.isProxy(policy) || !(policy instanceof PermissionPolicy)) throw new TypeError('expected a PermissionPolicy (from PermissionPolicy.fromManifest)')
-  return PermissionPolicy[HANDLE](policy)
+  return readHandle(policy)
 }
 
 module.exports = { PermissionPolicy, handleOf, policySummary, inspectAs }

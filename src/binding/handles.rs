@@ -1,9 +1,10 @@
 //! The binding's handle tables. A compiled policy or a tracker's budget
 //! state lives in a table of the thread that made it (a Node environment runs
 //! on one thread, its own); JS holds a number naming the slot
-//! ([`crate::handle_table`]), and the JS object that owns it registers that
-//! number with a `FinalizationRegistry`, which releases the slot once the
-//! object is collected (`lib/native.js` `owned`).
+//! ([`crate::handle_table`]: a number from another thread's table, or a
+//! released one, names nothing), and the JS object that owns it registers
+//! that number with a `FinalizationRegistry`, which releases the slot once
+//! the object is collected (`lib/native.js` `owned`).
 //!
 //! Why not an external with a finalizer, one per policy: Node-API tracks each
 //! such finalizer (a weak global handle, a tracker node in a hash set, a

@@ -220,6 +220,7 @@ const URL_BUF: usize = 2048;
 /// Longer than every capability id; a longer id is unknown.
 const MAX_ID_BYTES: usize = 59;
 const ID_BUF: usize = buf_len(MAX_ID_BYTES);
+const NAME_BUF: usize = buf_len(crate::policy::MAX_NAME_BYTES);
 
 /// `checkFs(handle, path, mode)`: mode 0 read, 1 write (2/3: with resolveSymlinks).
 unsafe extern "C" fn check_fs(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
@@ -457,6 +458,44 @@ unsafe extern "C" fn budget_elapsed(env: sys::napi_env, info: sys::napi_callback
     })
 }
 
+/// `compile(json, plugin, platform)`: the fast path of `compilePolicy`
+/// (`platform` is its index in the wire's `platforms`: 0 posix, 1 win32).
+/// The new policy's handle, or `undefined` for anything refused (the
+/// manifest, the plugin id, the platform, a full table): the caller then
+/// calls `compilePolicy`, which throws the error with its details. The
+/// strings cross through [`string`] (no per-argument allocation for the
+/// plugin id; the manifest text copied once).
+unsafe extern "C" fn compile(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as in `check_fs`: live `env`/`info`.
+    guarded(env, || unsafe {
+        let [json, plugin, platform] = args::<3>(env, info);
+        let mut p = 0u32;
+        if sys::napi_get_value_uint32(env, platform, &mut p) != OK {
+            return ptr::null_mut();
+        }
+        let platform = match p {
+            0 => crate::platform::Platform::Posix,
+            1 => crate::platform::Platform::Win32,
+            _ => return ptr::null_mut(),
+        };
+        let mut idbuf = [0u8; NAME_BUF];
+        let mut idheap = Vec::new();
+        let Str::Ok(plugin) = string(env, plugin, &mut idbuf, crate::policy::MAX_NAME_BYTES, &mut idheap) else {
+            return ptr::null_mut();
+        };
+        let mut buf = [0u8; URL_BUF];
+        let mut heap = Vec::new();
+        let Str::Ok(json) = string(env, json, &mut buf, isize::MAX as usize / 2, &mut heap) else {
+            return ptr::null_mut();
+        };
+        let options = crate::policy::PolicyOptions::new(plugin).platform(platform);
+        match PermissionPolicy::from_json(json, options) {
+            Ok(policy) => policy_handle(env, Arc::new(policy)),
+            Err(_) => ptr::null_mut(),
+        }
+    })
+}
+
 /// `release(handle)`: frees what a policy or budget handle names (the
 /// FinalizationRegistry of `lib/native.js` calls it once the owner is
 /// collected); anything else is ignored.
@@ -487,6 +526,7 @@ const FUNCTIONS: &[(&[u8], Callback)] = &[
     (b"rawBudgetRecord\0", budget_record),
     (b"rawBudgetElapsed\0", budget_elapsed),
     (b"rawRelease\0", release),
+    (b"rawCompile\0", compile),
 ];
 
 /// Adds the raw functions to `exports`.
