@@ -417,7 +417,10 @@ impl FsMatcher {
         if self.platform != Platform::Posix {
             return false;
         }
-        if path.is_ascii() && !deny.fold_differs && !path.bytes().any(|b| b.is_ascii_uppercase()) {
+        // Branch-free over the bytes (it vectorises): a non-ASCII or upper-case byte sets a bit.
+        if !deny.fold_differs
+            && path.bytes().fold(0u8, |acc, b| acc | (b & 0x80) | u8::from(b.is_ascii_uppercase())) == 0
+        {
             // The fold is the identity on both sides: `index` already answered.
             return false;
         }
