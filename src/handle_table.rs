@@ -186,4 +186,19 @@ mod tests {
         // A stamp past 2^STAMP_BITS keeps its low bits only.
         assert_eq!(decode(encode(Kind::Policy, 3, STAMP_MASK + 2)), Some((Kind::Policy, 3, 1)));
     }
+
+    #[test]
+    fn a_full_table_refuses_and_a_freed_slot_is_taken_again() {
+        let mut t = Table::new(Kind::Policy);
+        let mut last = 0.0;
+        for _ in 0..MAX_SLOTS {
+            last = t.insert(()).expect("room up to MAX_SLOTS");
+        }
+        assert_eq!(decode(last).unwrap().1, MAX_SLOTS - 1);
+        assert_eq!(t.insert(()), None, "no index beyond MAX_SLOTS (it would spill into the kind bit)");
+        assert_eq!(t.remove(last), Some(()));
+        let again = t.insert(()).unwrap();
+        assert_eq!(decode(again).unwrap().1, MAX_SLOTS - 1);
+        assert_eq!(t.insert(()), None);
+    }
 }

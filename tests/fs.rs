@@ -223,6 +223,13 @@ fn posix_deny_fold_is_skipped_only_where_it_changes_nothing() {
         ("/srv/a.KEY", "/srv/a.key"),
         ("/srv/out/**", "/srv/OUT/x"),
         ("/srv/out/**", "/srv/out/x"),
+        // An even number of upper-case letters or of non-ASCII bytes: the
+        // skip test must not let pairs cancel (cargo mutants: `|` -> `^`).
+        ("/srv/out/**", "/srv/OUt/x"),
+        ("/srv/out/**", "/srv/OUT/XY"),
+        // U+017F LATIN SMALL LETTER LONG S (two UTF-8 bytes) folds to `s`.
+        ("/srv/sout/**", "/srv/\u{17f}out/x"),
+        ("/srv/sout/**", "/srv/\u{17f}OUT/x"),
     ] {
         let p = with_deny(deny);
         assert_eq!(reason(p.check_fs(path, FsMode::Read)), denied, "{deny} {path}");
