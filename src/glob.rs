@@ -1022,7 +1022,8 @@ impl GlobIndex {
                         }
                     }
                 }
-                let by_last = d.by_last.get(name);
+                // (An empty map is not asked: hashing the name is most of a miss.)
+                let by_last = if d.by_last.is_empty() { None } else { d.by_last.get(name) };
                 let below_short = if short_below { Some(&d.below) } else { None };
                 if !d.general.is_empty() || by_last.is_some() || below_short.is_some_and(|b| !b.is_empty()) {
                     let segs: Vec<&str> = path[at + 1..].split('/').collect();
