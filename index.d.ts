@@ -230,6 +230,8 @@ export declare const LIMITS: {
   readonly maxPolicyGlobVariants: number
   /** Compiled elements (prefix bytes, segments, characters, wildcards, class ranges) of all fs glob variants of one policy (1,048,576). */
   readonly maxPolicyGlobSize: number
+  /** Path-scope segments of all fetch patterns, `deny.fetch` rules and bound-secret hosts of one policy together (131,072): each is a node of a path trie. */
+  readonly maxPolicyPathSegments: number
   /** Pattern-against-name steps one fs check may spend on wildcard grants (4,000,000); past it they do not match (fail closed). */
   readonly maxMatchSteps: number
   readonly maxUrlBytes: number

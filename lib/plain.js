@@ -96,7 +96,12 @@ function manifestJson(manifest) {
     throw new TypeError(`manifest could not be read as plain data (${e && e.name ? e.name : typeof e})`)
   }
   // `__proto__` keys were copied onto null-prototype objects, so stringify keeps them.
-  return JSON.stringify(plain)
+  try {
+    return JSON.stringify(plain)
+  } catch {
+    // Past V8's longest string (about 2^29 characters): far past every limit.
+    throw invalid([], 'a manifest whose JSON text fits in one JS string (every limit is far below that)')
+  }
 }
 
 module.exports = { manifestJson }

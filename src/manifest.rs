@@ -24,6 +24,29 @@ pub const MAX_PATTERNS: usize = 10_000;
 /// (each `hosts` list is also at most [`MAX_PATTERNS`]): 10,000 secrets of
 /// 10,000 hosts each would be 10^8 compiled patterns.
 pub const MAX_BOUND_SECRET_HOSTS: usize = MAX_PATTERNS;
+
+/// Path-scope segments of one policy's fetch patterns, `deny.fetch` rules
+/// and bound-secret hosts together (SPEC §8: a manifest within every limit
+/// compiles to bounded memory). Each segment is a node of a path trie, so
+/// 10,000 patterns of 1,024 bytes each (500 segments) would otherwise
+/// compile to gigabytes.
+pub const MAX_POLICY_PATH_SEGMENTS: usize = 1 << 17;
+
+/// Adds `pattern`'s path-scope segments to the policy's count; past
+/// [`MAX_POLICY_PATH_SEGMENTS`], an error at `ptr`.
+fn count_path_segments(pattern: &FetchPattern, total: &mut usize, ptr: &str) -> Result<(), ManifestError> {
+    *total += pattern.path.as_ref().map_or(0, |p| p.segs.len());
+    if *total > MAX_POLICY_PATH_SEGMENTS {
+        return Err(ManifestError::new(
+            ptr,
+            format!(
+                "path scopes within the policy-wide cap of {MAX_POLICY_PATH_SEGMENTS} segments (fetch, deny.fetch \
+                 and bound-secret hosts together; this one takes it past)"
+            ),
+        ));
+    }
+    Ok(())
+}
 /// Longest secret name, database name or plugin id, in bytes.
 pub const MAX_NAME_BYTES: usize = 256;
 
@@ -95,14 +118,15 @@ pub(crate) fn compile(manifest: &Value, platform: Platform) -> Result<Compiled, 
     let top = expect_object(manifest, "", "a manifest object", TOP_KEYS)?;
     let mut fs = FsMatcher::new(platform);
     let fs_grants = top.get("fs").map(|v| fs_section(v, platform, &mut fs)).transpose()?;
-    let fetch = top.get("fetch").map(fetch_section).transpose()?;
-    let deny = top.get("deny").map(|v| deny_section(v, platform, &mut fs)).transpose()?;
+    let mut path_segments = 0usize;
+    let fetch = top.get("fetch").map(|v| fetch_section(v, &mut path_segments)).transpose()?;
+    let deny = top.get("deny").map(|v| deny_section(v, platform, &mut fs, &mut path_segments)).transpose()?;
     let fetch_matcher = FetchMatcher::compile_with_deny(
         fetch.as_deref().unwrap_or_default(),
         deny.as_ref().and_then(|d| d.fetch.as_deref()).unwrap_or_default(),
     );
     let budgets = top.get("budgets").map(budgets_section).transpose()?;
-    let secrets = top.get("secrets").map(secrets_section).transpose()?;
+    let secrets = top.get("secrets").map(|v| secrets_section(v, &mut path_segments)).transpose()?;
     let events = top.get("events").map(events_section).transpose()?;
     let database = top.get("db").map(db_section).transpose()?;
     let sections =
@@ -147,27 +171,38 @@ fn fs_section(v: &Value, platform: Platform, matcher: &mut FsMatcher) -> Result<
 }
 
 /// `fetch`: host pattern strings.
-fn fetch_section(v: &Value) -> Result<Vec<FetchPattern>, ManifestError> {
-    fetch_patterns(v, "/fetch", "host pattern strings", "a host pattern string")
+fn fetch_section(v: &Value, path_segments: &mut usize) -> Result<Vec<FetchPattern>, ManifestError> {
+    let list = expect_array(v, "/fetch", "host pattern strings")?;
+    fetch_patterns_upto(list, "/fetch", "a host pattern string", usize::MAX, path_segments)
 }
 
-/// A list of fetch pattern strings at `ptr` (`fetch`, a bound secret's `hosts`).
-fn fetch_patterns(v: &Value, ptr: &str, what: &str, each: &str) -> Result<Vec<FetchPattern>, ManifestError> {
-    fetch_patterns_upto(expect_array(v, ptr, what)?, ptr, each, usize::MAX)
-}
-
-/// The first `max` entries of a list of fetch pattern strings at `ptr`, parsed.
-fn fetch_patterns_upto(list: &[Value], ptr: &str, each: &str, max: usize) -> Result<Vec<FetchPattern>, ManifestError> {
+/// The first `max` entries of a list of fetch pattern strings at `ptr`
+/// (`fetch`, a bound secret's `hosts`), parsed; their path-scope segments
+/// are counted into `path_segments`.
+fn fetch_patterns_upto(
+    list: &[Value],
+    ptr: &str,
+    each: &str,
+    max: usize,
+    path_segments: &mut usize,
+) -> Result<Vec<FetchPattern>, ManifestError> {
     let mut out = Vec::with_capacity(list.len().min(max));
     for (i, p) in list.iter().take(max).enumerate() {
         let pptr = format!("{ptr}/{i}");
-        out.push(FetchPattern::parse(expect_str(p, &pptr, each)?, &pptr)?);
+        let pattern = FetchPattern::parse(expect_str(p, &pptr, each)?, &pptr)?;
+        count_path_segments(&pattern, path_segments, &pptr)?;
+        out.push(pattern);
     }
     Ok(out)
 }
 
 /// `deny`: `{ fs?, fetch? }`; `deny.fs` globs are compiled into `matcher` beside the grants.
-fn deny_section(v: &Value, platform: Platform, matcher: &mut FsMatcher) -> Result<Deny, ManifestError> {
+fn deny_section(
+    v: &Value,
+    platform: Platform,
+    matcher: &mut FsMatcher,
+    path_segments: &mut usize,
+) -> Result<Deny, ManifestError> {
     let o = expect_object(v, "/deny", "a deny object { fs?, fetch? }", &["fs", "fetch"])?;
     let mut deny = Deny::default();
     if let Some(a) = o.get("fs") {
@@ -186,7 +221,11 @@ fn deny_section(v: &Value, platform: Platform, matcher: &mut FsMatcher) -> Resul
         for (i, p) in expect_array(a, "/deny/fetch", "fetch pattern or CIDR strings")?.iter().enumerate() {
             let ptr = format!("/deny/fetch/{i}");
             let s = expect_str(p, &ptr, "a fetch pattern or CIDR block string")?;
-            rules.push(DenyFetch::parse(s, &ptr)?);
+            let rule = DenyFetch::parse(s, &ptr)?;
+            if let DenyFetch::Pattern(pattern) = &rule {
+                count_path_segments(pattern, path_segments, &ptr)?;
+            }
+            rules.push(rule);
         }
         deny.fetch = Some(rules);
     }
@@ -207,7 +246,7 @@ fn budgets_section(v: &Value) -> Result<Budgets, ManifestError> {
 }
 
 /// `secrets`: readable names, or `{ name, hosts }` for a destination-bound secret (SPEC §13).
-fn secrets_section(v: &Value) -> Result<Secrets, ManifestError> {
+fn secrets_section(v: &Value, path_segments: &mut usize) -> Result<Secrets, ManifestError> {
     let what = "secrets (a secret name, or { name, hosts } for a destination-bound secret)";
     let mut secrets = Secrets::default();
     // Bound-secret host patterns so far, all secrets together.
@@ -231,7 +270,7 @@ fn secrets_section(v: &Value) -> Result<Secrets, ManifestError> {
             // The hosts before the cap are parsed (an invalid one among them
             // reports first, in document order); the first one past it is the error.
             let room = MAX_BOUND_SECRET_HOSTS - host_total;
-            let hosts = fetch_patterns_upto(list, &hosts_ptr, "a fetch pattern string", room)?;
+            let hosts = fetch_patterns_upto(list, &hosts_ptr, "a fetch pattern string", room, path_segments)?;
             if list.len() > room {
                 return Err(ManifestError::new(
                     format!("{hosts_ptr}/{room}"),
@@ -431,6 +470,28 @@ fn expect_budget(v: &Value, ptr: &str, unit: &str) -> Result<f64, ManifestError>
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn path_scope_segments_are_capped_over_every_list() {
+        use serde_json::json;
+        let per = 256usize;
+        let long = |host: &str| format!("https://{host}/{}b", "a/".repeat(per - 1));
+        let whole = MAX_POLICY_PATH_SEGMENTS / per;
+        let fetch: Vec<String> = (0..whole).map(|i| long(&format!("h{i}.x"))).collect();
+        compile(&json!({ "fetch": fetch }), Platform::Posix).expect("exactly at the cap");
+        let err = |m: serde_json::Value| compile(&m, Platform::Posix).unwrap_err();
+        let mut more = fetch.clone();
+        more.push("https://one.more/z".into());
+        assert_eq!(err(json!({ "fetch": more })).pointer, format!("/fetch/{whole}"));
+        let fewer = &fetch[..whole - 1];
+        let e = err(json!({ "fetch": fewer, "deny": { "fetch": ["10.0.0.0/8", long("d.x"), "https://d2.x/z"] } }));
+        assert_eq!(e.pointer, "/deny/fetch/2");
+        let e = err(json!({ "fetch": fewer, "secrets": [{ "name": "K", "hosts": [long("s.x"), "https://s2.x/z"] }] }));
+        assert_eq!(e.pointer, "/secrets/0/hosts/1");
+        // Host-only patterns and CIDR blocks count nothing.
+        let ok = json!({ "fetch": fetch, "deny": { "fetch": ["10.0.0.0/8", "https://d.x"] }, "secrets": [{ "name": "K", "hosts": ["s.x"] }] });
+        assert!(compile(&ok, Platform::Posix).is_ok());
+    }
     use serde_json::json;
 
     use super::*;

@@ -14,7 +14,7 @@ use crate::error::{Capability, Decision, DenyReason, ManifestError};
 use crate::fetch::{AllowedUrl, DenyFetch, FetchMatcher, FetchPattern};
 use crate::fs::{FsGrant, FsMatcher, FsMode};
 use crate::manifest::{self, Compiled, Sections};
-pub use crate::manifest::{Budgets, MAX_NAME_BYTES, MAX_PATTERNS};
+pub use crate::manifest::{Budgets, MAX_NAME_BYTES, MAX_PATTERNS, MAX_POLICY_PATH_SEGMENTS};
 /// Re-exported: the path flavour lives in [`crate::platform`]; this path keeps working.
 pub use crate::platform::Platform;
 use crate::topic::TopicPattern;

@@ -162,6 +162,7 @@ pub fn export_data() -> String {
             "maxBraceVariants": crate::glob::MAX_BRACE_VARIANTS,
             "maxPolicyGlobVariants": crate::fs::MAX_POLICY_GLOB_VARIANTS,
             "maxPolicyGlobSize": crate::fs::MAX_POLICY_GLOB_SIZE,
+            "maxPolicyPathSegments": crate::policy::MAX_POLICY_PATH_SEGMENTS,
             "maxMatchSteps": crate::glob::MAX_MATCH_STEPS,
             "maxUrlBytes": crate::fetch::MAX_URL_BYTES,
             "defaultCpuGraceMs": crate::budget::DEFAULT_CPU_GRACE_MS,
