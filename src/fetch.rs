@@ -1397,10 +1397,13 @@ pub(crate) fn redacted_origin_str(input: &str) -> Option<String> {
     Url::parse(input).ok().as_ref().and_then(redacted_origin)
 }
 
-/// Parses an IP address as a resolver reports it (`1.2.3.4`, `::1`, `[::1]`); zone ids are rejected.
+/// Parses an IP address as a resolver reports it (`1.2.3.4`, `::1`, `[::1]`);
+/// zone ids are rejected, and brackets hold an IPv6 address only (`[1.2.3.4]` is no address).
 pub(crate) fn parse_ip(s: &str) -> Option<IpAddr> {
-    let s = s.strip_prefix('[').and_then(|x| x.strip_suffix(']')).unwrap_or(s);
-    s.parse::<IpAddr>().ok()
+    match s.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+        Some(inner) => inner.parse::<std::net::Ipv6Addr>().ok().map(IpAddr::V6),
+        None => s.parse::<IpAddr>().ok(),
+    }
 }
 
 /// Folds IPv4-mapped IPv6 to IPv4.
