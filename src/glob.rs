@@ -37,7 +37,70 @@ use std::collections::HashMap;
 /// a fixed fast hash. Their keys come from the manifest (trusted); a path a
 /// plugin chooses only looks up, which costs at most the probe length of a
 /// table the manifest built, so a seeded hash buys no safety here.
-type PathMap<V> = HashMap<String, V, rustc_hash::FxBuildHasher>;
+type PathMap<V> = HashMap<PathKey, V, rustc_hash::FxBuildHasher>;
+
+/// A [`PathMap`] key: up to [`PathKey::INLINE`] bytes are kept in the map's
+/// own bucket, so the lookup that finds a directory prefix does not also
+/// read a separate heap block for its text (with checks spread over
+/// thousands of policies that block is a cache miss: issue K). Longer keys
+/// are boxed. Hash, equality and lookups are those of the text's bytes
+/// (`Borrow<[u8]>`: look up with `path.as_bytes()`).
+#[derive(Clone)]
+enum PathKey {
+    Inline { len: u8, bytes: [u8; PathKey::INLINE] },
+    Boxed(Box<str>),
+}
+
+impl PathKey {
+    /// 30 bytes: the key is 32 bytes with its length and tag (a `String` is 24).
+    const INLINE: usize = 30;
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            PathKey::Inline { len, bytes } => &bytes[..*len as usize],
+            PathKey::Boxed(s) => s.as_bytes(),
+        }
+    }
+}
+
+impl From<String> for PathKey {
+    fn from(s: String) -> Self {
+        if s.len() <= Self::INLINE {
+            let mut bytes = [0u8; Self::INLINE];
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            PathKey::Inline { len: s.len() as u8, bytes }
+        } else {
+            PathKey::Boxed(s.into_boxed_str())
+        }
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for PathKey {
+    fn borrow(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl PartialEq for PathKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for PathKey {}
+
+impl std::hash::Hash for PathKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        // As `[u8]` hashes, so a lookup by `&[u8]` finds it (the `Borrow` contract).
+        self.as_bytes().hash(h)
+    }
+}
+
+impl std::fmt::Debug for PathKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&String::from_utf8_lossy(self.as_bytes()), f)
+    }
+}
 
 use crate::ntfs_upcase;
 use crate::posix_fold;
@@ -876,7 +939,7 @@ impl GlobIndex {
             return;
         }
         self.depths |= depth_bit(prefix.bytes().filter(|&b| b == b'/').count());
-        let e = self.by_prefix.entry(prefix).or_default();
+        let e = self.by_prefix.entry(prefix.into()).or_default();
         match rest.len() {
             0 => e.exact |= modes,
             1 if rest[0] == Seg::Rec => e.subtree |= modes,
@@ -888,7 +951,7 @@ impl GlobIndex {
                 let d = e.deep.get_or_insert_with(Box::default);
                 match rest.last() {
                     Some(Seg::Pat(p)) if p.is_literal() => {
-                        *d.by_last.entry(p.literal()).or_default().entry(rest).or_default() |= modes;
+                        *d.by_last.entry(p.literal().into()).or_default().entry(rest).or_default() |= modes;
                     }
                     _ if matches!(&rest[..], [Seg::Rec, Seg::Pat(_)]) => *d.below.entry(rest).or_default() |= modes,
                     _ => *d.general.entry(rest).or_default() |= modes,
@@ -969,7 +1032,7 @@ impl GlobIndex {
         let bytes = path.as_bytes();
         let full_depth = bytes.iter().filter(|&&b| b == b'/').count();
         if self.depths & depth_bit(full_depth) != 0 {
-            if let Some(e) = self.by_prefix.get(path) {
+            if let Some(e) = self.by_prefix.get(path.as_bytes()) {
                 got |= e.exact;
                 if got & wanted != 0 {
                     return got;
@@ -1000,7 +1063,7 @@ impl GlobIndex {
             let prefix = &path[..at];
             let wanted_depth = self.depths & depth_bit(depth) != 0;
             depth += 1;
-            if let Some(e) = if wanted_depth { self.by_prefix.get(prefix) } else { None } {
+            if let Some(e) = if wanted_depth { self.by_prefix.get(prefix.as_bytes()) } else { None } {
                 let short_below = last_short_sep.is_some_and(|s| s >= at);
                 if !short_below {
                     got |= e.subtree;
@@ -1023,7 +1086,7 @@ impl GlobIndex {
                     }
                 }
                 // (An empty map is not asked: hashing the name is most of a miss.)
-                let by_last = if d.by_last.is_empty() { None } else { d.by_last.get(name) };
+                let by_last = if d.by_last.is_empty() { None } else { d.by_last.get(name.as_bytes()) };
                 let below_short = if short_below { Some(&d.below) } else { None };
                 if !d.general.is_empty() || by_last.is_some() || below_short.is_some_and(|b| !b.is_empty()) {
                     let segs: Vec<&str> = path[at + 1..].split('/').collect();
@@ -1080,6 +1143,36 @@ pub(crate) fn variant_shapes(glob: &str, syntax: Syntax) -> Result<Vec<VariantSh
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn path_keys_inline_and_boxed_look_up_by_their_bytes() {
+        let mut m: PathMap<usize> = PathMap::default();
+        let keys = [
+            "",
+            "/",
+            "/a",
+            &"x".repeat(PathKey::INLINE),
+            &"x".repeat(PathKey::INLINE + 1),
+            "/é/ß/日本/𝄞",
+            &"é".repeat(15),
+            &"é".repeat(16),
+        ];
+        for (i, k) in keys.iter().enumerate() {
+            let key = PathKey::from(k.to_string());
+            assert_eq!(matches!(key, PathKey::Inline { .. }), k.len() <= PathKey::INLINE, "{k:?}");
+            assert_eq!(key.as_bytes(), k.as_bytes());
+            m.insert(key, i);
+        }
+        assert_eq!(m.len(), keys.len(), "no two keys collide");
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(m.get(k.as_bytes()), Some(&i), "{k:?}");
+        }
+        // A prefix or an extension of a key is another key.
+        assert_eq!(m.get(&"x".repeat(PathKey::INLINE - 1).into_bytes()[..]), None);
+        assert_eq!(m.get(&"x".repeat(PathKey::INLINE + 2).into_bytes()[..]), None);
+        assert_eq!(m.get(&b"/a/"[..]), None);
+        assert_eq!(format!("{:?}", PathKey::from("/é".to_string())), "\"/é\"");
+    }
     use super::*;
 
     fn seg(p: &str) -> SegPattern {
@@ -1256,7 +1349,7 @@ mod tests {
                 idx.add(pg, 1);
             }
         }
-        let e = &idx.by_prefix["/a"];
+        let e = &idx.by_prefix[&b"/a"[..]];
         assert_eq!(e.deep.as_ref().unwrap().by_last.values().map(HashMap::len).sum::<usize>(), 2);
         assert_eq!(e.in_dir.len(), 1);
     }
