@@ -202,19 +202,21 @@ fn glob_engine_agrees_with_globset() {
     assert!(compared > 50_000, "{compared}");
 }
 
+/// A posix policy granting `/srv/**` read-write with one `deny.fs` glob.
+fn posix_srv_with_deny(deny: &str) -> PermissionPolicy {
+    PermissionPolicy::from_manifest(
+        &json!({ "fs": [{ "path": "/srv/**", "mode": "readwrite" }], "deny": { "fs": [deny] } }),
+        PolicyOptions::new("t").platform(Platform::Posix),
+    )
+    .unwrap()
+}
+
 /// The posix deny fold is skipped only where it is the identity on both
 /// sides (an ASCII path without upper case, deny globs the fold leaves as
 /// they are): a deny written in upper case or with a class still denies
 /// every case of what it reads, and `fs_denied` (explain, lint) agrees.
 #[test]
 fn posix_deny_fold_is_skipped_only_where_it_changes_nothing() {
-    let with_deny = |deny: &str| {
-        PermissionPolicy::from_manifest(
-            &json!({ "fs": [{ "path": "/srv/**", "mode": "readwrite" }], "deny": { "fs": [deny] } }),
-            PolicyOptions::new("t").platform(Platform::Posix),
-        )
-        .unwrap()
-    };
     let denied = Some(DenyReason::ExplicitlyDenied);
     for (deny, path) in [
         ("/srv/OUT/**", "/srv/out/x"),
@@ -231,16 +233,16 @@ fn posix_deny_fold_is_skipped_only_where_it_changes_nothing() {
         ("/srv/sout/**", "/srv/\u{17f}out/x"),
         ("/srv/sout/**", "/srv/\u{17f}OUT/x"),
     ] {
-        let p = with_deny(deny);
+        let p = posix_srv_with_deny(deny);
         assert_eq!(reason(p.check_fs(path, FsMode::Read)), denied, "{deny} {path}");
         assert_eq!(reason(p.check_fs(path, FsMode::Write)), denied, "{deny} {path}");
         assert!(p.fs_denied(path), "{deny} {path}");
     }
-    let p = with_deny("/srv/out/**");
+    let p = posix_srv_with_deny("/srv/out/**");
     assert_eq!(reason(p.check_fs("/srv/in/x", FsMode::Read)), None);
     assert!(!p.fs_denied("/srv/in/x"));
     assert!(!p.fs_denied("/srv/outer/x"));
-    let p = with_deny("/srv/OUT/**");
+    let p = posix_srv_with_deny("/srv/OUT/**");
     assert_eq!(reason(p.check_fs("/srv/in/x", FsMode::Read)), None);
     assert!(!p.fs_denied("/srv/in/x"));
 }
@@ -275,22 +277,15 @@ fn multi_segment_grants_of_every_shape_match() {
 /// `ss`, which a one-character class cannot match).
 #[test]
 fn posix_deny_fold_extra_readings() {
-    let with_deny = |deny: &str| {
-        PermissionPolicy::from_manifest(
-            &json!({ "fs": [{ "path": "/srv/**", "mode": "readwrite" }], "deny": { "fs": [deny] } }),
-            PolicyOptions::new("t").platform(Platform::Posix),
-        )
-        .unwrap()
-    };
     let denied =
         |p: &PermissionPolicy, path: &str| reason(p.check_fs(path, FsMode::Read)) == Some(DenyReason::ExplicitlyDenied);
-    let p = with_deny("/srv/[\u{100}-\u{212A}]/**");
+    let p = posix_srv_with_deny("/srv/[\u{100}-\u{212A}]/**");
     assert!(denied(&p, "/srv/\u{1E9E}/x"));
     assert!(denied(&p, "/srv/\u{1E9E}\u{202A}/x"), "an ignorable after a character the class holds");
     assert!(!denied(&p, "/srv/a\u{202A}/x"));
-    let p = with_deny("/srv/[\u{DF}]/**");
+    let p = posix_srv_with_deny("/srv/[\u{DF}]/**");
     assert!(denied(&p, "/srv/\u{DF}/x"));
     assert!(denied(&p, "/srv/\u{1E9E}/x"), "capital sharp s folds to sharp s one for one");
-    let p = with_deny("/srv/[a]/**");
+    let p = posix_srv_with_deny("/srv/[a]/**");
     assert!(!denied(&p, "/srv/\u{1E9E}/x"), "a fold that changes the path is no deny by itself");
 }

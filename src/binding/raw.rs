@@ -225,6 +225,8 @@ const URL_BUF: usize = 2048;
 const MAX_ID_BYTES: usize = 59;
 const ID_BUF: usize = buf_len(MAX_ID_BYTES);
 const NAME_BUF: usize = buf_len(crate::policy::MAX_NAME_BYTES);
+/// Manifest text up to 2 KiB is copied on the stack; longer text is measured and copied to the heap.
+const MANIFEST_BUF: usize = 2048;
 
 /// `checkFs(handle, path, mode)`: mode 0 read, 1 write (2/3: with resolveSymlinks).
 unsafe extern "C" fn check_fs(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
@@ -322,7 +324,8 @@ unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_
     // thread's budget table; the tracker's FinalizationRegistry releases it.
     guarded(env, || unsafe {
         let [h, now, cpu, rss, grace, unmeasured] = args::<6>(env, info);
-        let Some(budgets) = policy_arc(env, h).map(|p| p.budgets()) else {
+        let h = handle_number(env, h);
+        let Some(budgets) = POLICIES.with(|t| t.borrow().get(h).map(|p| p.budgets())) else {
             return throw_type_error(env, b"expected a policy handle\0");
         };
         let mut declared = 0u32;
@@ -487,7 +490,7 @@ unsafe extern "C" fn compile(env: sys::napi_env, info: sys::napi_callback_info) 
         let Str::Ok(plugin) = string(env, plugin, &mut idbuf, crate::policy::MAX_NAME_BYTES, &mut idheap) else {
             return ptr::null_mut();
         };
-        let mut buf = [MaybeUninit::<u8>::uninit(); URL_BUF];
+        let mut buf = [MaybeUninit::<u8>::uninit(); MANIFEST_BUF];
         let mut heap = Vec::new();
         let Str::Ok(json) = string(env, json, &mut buf, isize::MAX as usize / 2, &mut heap) else {
             return ptr::null_mut();

@@ -516,29 +516,20 @@ pub fn lockdown(env: Env, on_denied: String, landlock: String, fs: String) -> Re
     #[cfg(all(feature = "lockdown", target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         use crate::lockdown::{FsAccess, LandlockRequirement, LockdownError, LockdownOptions, OnDenied};
-        let on_denied = match on_denied.as_str() {
-            "eperm" => OnDenied::Eperm,
-            "kill" => OnDenied::Kill,
-            _ => {
-                return Err(
-                    WireError::Lockdown("LOCKDOWN_REFUSED", format!("unknown onDenied {on_denied:?}")).throw(&env)
-                )
-            }
-        };
-        let landlock = match landlock.as_str() {
-            "report" => LandlockRequirement::Report,
-            "strict" => LandlockRequirement::Strict,
-            _ => {
-                return Err(
-                    WireError::Lockdown("LOCKDOWN_REFUSED", format!("unknown landlock {landlock:?}")).throw(&env)
-                )
-            }
-        };
-        let fs = match fs.as_str() {
-            "none" => FsAccess::None,
-            "landlock" => FsAccess::Landlock,
-            _ => return Err(WireError::Lockdown("LOCKDOWN_REFUSED", format!("unknown fs {fs:?}")).throw(&env)),
-        };
+        /// One of an option's named values, or LOCKDOWN_REFUSED naming the option.
+        fn choose<T: Copy>(env: &Env, option: &str, value: &str, choices: &[(&str, T)]) -> Result<T> {
+            choices.iter().find(|(name, _)| *name == value).map(|&(_, v)| v).ok_or_else(|| {
+                WireError::Lockdown("LOCKDOWN_REFUSED", format!("unknown {option} {value:?}")).throw(env)
+            })
+        }
+        let on_denied = choose(&env, "onDenied", &on_denied, &[("eperm", OnDenied::Eperm), ("kill", OnDenied::Kill)])?;
+        let landlock = choose(
+            &env,
+            "landlock",
+            &landlock,
+            &[("report", LandlockRequirement::Report), ("strict", LandlockRequirement::Strict)],
+        )?;
+        let fs = choose(&env, "fs", &fs, &[("none", FsAccess::None), ("landlock", FsAccess::Landlock)])?;
         match crate::lockdown::lockdown_with(LockdownOptions { on_denied, landlock, fs }) {
             Ok(r) => {
                 let self_only: Vec<&str> =
