@@ -103,9 +103,9 @@ pub(crate) struct Events {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CapabilityGrants {
     /// `secrets`.
-    pub(crate) secrets: Option<Secrets>,
+    pub(crate) secrets: Option<Box<Secrets>>,
     /// `events`.
-    pub(crate) events: Option<Events>,
+    pub(crate) events: Option<Box<Events>>,
     /// `db.database`.
     pub(crate) database: Option<String>,
 }
@@ -113,7 +113,7 @@ pub(crate) struct CapabilityGrants {
 impl CapabilityGrants {
     /// Every declared secret name, in manifest order.
     pub(crate) fn secret_names(&self) -> &[String] {
-        self.secrets.as_ref().map_or(&[], Secrets::names)
+        self.secrets.as_deref().map_or(&[], Secrets::names)
     }
 
     /// The bound secret named `name`, if any.
@@ -285,11 +285,14 @@ mod tests {
     fn the_dispatch_reaches_each_gate_and_checks_the_payload_first() {
         let grants = CapabilityGrants {
             secrets: Some({
-                let mut s = Secrets::default();
+                let mut s = Box::<Secrets>::default();
                 s.add_readable("token");
                 s
             }),
-            events: Some(Events { publishes: Some(vec![TopicPattern::parse("a.*").unwrap()]), subscribes: None }),
+            events: Some(Box::new(Events {
+                publishes: Some(vec![TopicPattern::parse("a.*").unwrap()]),
+                subscribes: None,
+            })),
             database: Some("main".into()),
         };
         let (fs, fetch) = (FsMatcher::new(Platform::Posix), FetchMatcher::default());

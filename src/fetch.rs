@@ -9,6 +9,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use url::Url;
 
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
+use crate::small_map::SmallMap;
 pub use crate::urlpath::PathPattern;
 use crate::urlpath::{deny_pattern, deny_segments, PathSeg, PathTrie};
 
@@ -542,6 +543,15 @@ impl HostRules {
             Some(p) => self.paths.get_or_insert_with(Default::default).insert(p, rule),
         }
     }
+
+    /// Drops the spare capacity the adds left.
+    fn shrink(&mut self) {
+        self.all.shrink_to_fit();
+        self.pathless.shrink_to_fit();
+        if let Some(t) = &mut self.paths {
+            t.shrink();
+        }
+    }
 }
 
 /// The compiled fetch grants: exact-host hash maps and a suffix map looked up
@@ -550,9 +560,9 @@ impl HostRules {
 /// request's path segments, walked once through a per-host trie).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FetchMatcher {
-    exact_domains: HashMap<String, HostRules>,
-    exact_ips: HashMap<IpAddr, HostRules>,
-    suffix: HashMap<String, HostRules>,
+    exact_domains: SmallMap<String, HostRules>,
+    exact_ips: SmallMap<IpAddr, HostRules>,
+    suffix: SmallMap<String, HostRules>,
     /// The distinct byte lengths of the suffixes in `suffix`, ascending: a
     /// host is looked up only at these lengths, so a check hashes at most
     /// `suffix_lens.len()` suffixes of at most `MAX_HOST_PATTERN_BYTES` each,
@@ -635,10 +645,10 @@ impl FetchMatcher {
         for p in patterns {
             let rule = Rule { scheme: p.scheme, port: p.port };
             let list = match &p.host {
-                HostPattern::Exact(Host::Domain(d)) => m.exact_domains.entry(d.clone()).or_default(),
-                HostPattern::Exact(Host::Ipv4(a)) => m.exact_ips.entry(IpAddr::V4(*a)).or_default(),
-                HostPattern::Exact(Host::Ipv6(a)) => m.exact_ips.entry(IpAddr::V6(*a)).or_default(),
-                HostPattern::Suffix(s) => m.suffix.entry(s.clone()).or_default(),
+                HostPattern::Exact(Host::Domain(d)) => m.exact_domains.entry_or_default(d.clone()),
+                HostPattern::Exact(Host::Ipv4(a)) => m.exact_ips.entry_or_default(IpAddr::V4(*a)),
+                HostPattern::Exact(Host::Ipv6(a)) => m.exact_ips.entry_or_default(IpAddr::V6(*a)),
+                HostPattern::Suffix(s) => m.suffix.entry_or_default(s.clone()),
             };
             list.add(rule, p.path.as_ref());
             if let HostPattern::Suffix(s) = &p.host {
@@ -652,6 +662,12 @@ impl FetchMatcher {
                 }
             }
         }
+        // A compiled policy lives as long as its plugin: no spare capacity.
+        m.exact_domains.each_value_mut(HostRules::shrink);
+        m.exact_ips.each_value_mut(HostRules::shrink);
+        m.suffix.each_value_mut(HostRules::shrink);
+        m.suffix_lens.shrink_to_fit();
+        m.extra_schemes.shrink_to_fit();
         m
     }
 

@@ -33,6 +33,8 @@
 
 use std::collections::HashMap;
 
+use crate::small_map::SmallMap;
+
 /// The maps a check looks up by path text (directory prefixes, last names):
 /// a fixed fast hash. Their keys come from the manifest (trusted); a path a
 /// plugin chooses only looks up, which costs at most the probe length of a
@@ -219,25 +221,33 @@ pub(crate) enum ClassFold {
 /// A run of single-character atoms between two `*` (or an end of the pattern).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Chunk {
-    atoms: Vec<Atom>,
+    /// The run's atoms; empty when `literal` holds the run (a policy keeps
+    /// one copy of it: issue K, memory per policy).
+    atoms: Box<[Atom]>,
     /// The run as text when every atom is a literal character.
-    literal: Option<String>,
+    literal: Option<Box<str>>,
+    /// The run's length in atoms (each matches one character).
+    len: usize,
 }
 
 impl Chunk {
-    fn new(atoms: Vec<Atom>) -> Self {
+    fn new(atoms: &[Atom]) -> Self {
         let literal =
             atoms.iter().map(|a| if let Atom::Char(c) = a { Some(*c) } else { None }).collect::<Option<String>>();
-        Self { atoms, literal }
+        let len = atoms.len();
+        match literal {
+            Some(l) => Self { atoms: Box::default(), literal: Some(l.into_boxed_str()), len },
+            None => Self { atoms: atoms.into(), literal: None, len },
+        }
     }
 
     /// The byte length of the match of this run at the start of `s`, if any.
     fn at_start(&self, s: &str, budget: &Budget) -> Option<usize> {
-        if let Some(lit) = &self.literal {
+        if let Some(lit) = self.literal.as_deref() {
             // The first byte before a library compare: most names differ there.
             let ok = match lit.as_bytes().first() {
                 None => true,
-                Some(b) => s.as_bytes().first() == Some(b) && budget.spend(lit.len()) && s.starts_with(lit.as_str()),
+                Some(b) => s.as_bytes().first() == Some(b) && budget.spend(lit.len()) && s.starts_with(lit),
             };
             return ok.then_some(lit.len());
         }
@@ -256,9 +266,9 @@ impl Chunk {
     /// The end (in bytes) of the leftmost match of this run in `s`. A literal
     /// run is found by `str::find` (linear in `s` and the run).
     fn find_end(&self, s: &str, budget: &Budget) -> Option<usize> {
-        if let Some(lit) = &self.literal {
+        if let Some(lit) = self.literal.as_deref() {
             // Two-way search: linear in the part of `s` it scans.
-            let found = s.find(lit.as_str());
+            let found = s.find(lit);
             let scanned = found.map_or(s.len(), |i| i + lit.len());
             return if budget.spend(scanned + lit.len()) { found.map(|i| i + lit.len()) } else { None };
         }
@@ -279,7 +289,7 @@ impl Chunk {
 pub struct SegPattern {
     atoms: Vec<Atom>,
     /// The atoms split at each `*`: one more chunk than stars.
-    chunks: Vec<Chunk>,
+    chunks: Box<[Chunk]>,
     /// Steps per name character this pattern may spend (see [`MATCH_STEPS_PER_CHAR`]).
     rate: usize,
     /// The pattern is `*`: every name matches.
@@ -296,8 +306,9 @@ impl SegPattern {
     /// Consecutive stars are one star.
     fn new(mut atoms: Vec<Atom>) -> Self {
         atoms.dedup_by(|b, a| *a == Atom::Star && *b == Atom::Star);
-        let chunks: Vec<Chunk> = atoms.split(|a| *a == Atom::Star).map(|run| Chunk::new(run.to_vec())).collect();
-        let wild_run = chunks.iter().filter(|c| c.literal.is_none()).map(|c| c.atoms.len()).max().unwrap_or(0);
+        atoms.shrink_to_fit();
+        let chunks: Box<[Chunk]> = atoms.split(|a| *a == Atom::Star).map(Chunk::new).collect();
+        let wild_run = chunks.iter().filter(|c| c.literal.is_none()).map(|c| c.len).max().unwrap_or(0);
         let rate = MATCH_STEPS_PER_CHAR + 1 + wild_run.min(MAX_FREE_WILD_RUN);
         let min_bytes = atoms.iter().filter(|a| **a != Atom::Star).count();
         let fixed = |a: Option<&Atom>| if let Some(Atom::Char(c)) = a { Some(*c) } else { None };
@@ -355,13 +366,13 @@ impl SegPattern {
             return first.at_start(name, budget) == Some(name.len());
         };
         let Some(mut pos) = first.at_start(name, budget) else { return false };
-        let tail_start = if last.atoms.is_empty() {
+        let tail_start = if last.len == 0 {
             name.len()
         } else {
-            if !budget.spend(last.atoms.len()) {
+            if !budget.spend(last.len) {
                 return false;
             }
-            match name.char_indices().rev().nth(last.atoms.len() - 1) {
+            match name.char_indices().rev().nth(last.len - 1) {
                 Some((i, _)) => i,
                 None => return false,
             }
@@ -887,7 +898,7 @@ pub const DENY: Modes = 4;
 struct Entry {
     exact: Modes,
     subtree: Modes,
-    in_dir: HashMap<SegPattern, Modes>,
+    in_dir: SmallMap<SegPattern, Modes>,
     deep: Option<Box<Deep>>,
 }
 
@@ -895,12 +906,12 @@ struct Entry {
 #[derive(Debug, Clone, Default)]
 struct Deep {
     /// Multi-segment patterns whose last segment is a literal name, by that name.
-    by_last: PathMap<HashMap<Vec<Seg>, Modes>>,
+    by_last: PathMap<SmallMap<Vec<Seg>, Modes>>,
     /// `**/name-pattern` (a wildcard name at any depth below): matched on
     /// the last path segment alone, without splitting the path.
-    below: HashMap<Vec<Seg>, Modes>,
+    below: SmallMap<Vec<Seg>, Modes>,
     /// Other multi-segment patterns.
-    general: HashMap<Vec<Seg>, Modes>,
+    general: SmallMap<Vec<Seg>, Modes>,
 }
 
 /// The empty [`Deep`] an entry without multi-segment patterns reads.
@@ -945,16 +956,16 @@ impl GlobIndex {
             1 if rest[0] == Seg::Rec => e.subtree |= modes,
             1 => {
                 let Some(Seg::Pat(p)) = rest.pop() else { unreachable!() };
-                *e.in_dir.entry(p).or_default() |= modes;
+                *e.in_dir.entry_or_default(p) |= modes;
             }
             _ => {
                 let d = e.deep.get_or_insert_with(Box::default);
                 match rest.last() {
                     Some(Seg::Pat(p)) if p.is_literal() => {
-                        *d.by_last.entry(p.literal().into()).or_default().entry(rest).or_default() |= modes;
+                        *d.by_last.entry(p.literal().into()).or_default().entry_or_default(rest) |= modes;
                     }
-                    _ if matches!(&rest[..], [Seg::Rec, Seg::Pat(_)]) => *d.below.entry(rest).or_default() |= modes,
-                    _ => *d.general.entry(rest).or_default() |= modes,
+                    _ if matches!(&rest[..], [Seg::Rec, Seg::Pat(_)]) => *d.below.entry_or_default(rest) |= modes,
+                    _ => *d.general.entry_or_default(rest) |= modes,
                 }
             }
         }
@@ -1350,7 +1361,7 @@ mod tests {
             }
         }
         let e = &idx.by_prefix[&b"/a"[..]];
-        assert_eq!(e.deep.as_ref().unwrap().by_last.values().map(HashMap::len).sum::<usize>(), 2);
+        assert_eq!(e.deep.as_ref().unwrap().by_last.values().map(SmallMap::len).sum::<usize>(), 2);
         assert_eq!(e.in_dir.len(), 1);
     }
 

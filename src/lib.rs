@@ -194,6 +194,7 @@ mod ntfs_upcase;
 pub mod platform;
 pub mod policy;
 mod posix_fold;
+mod small_map;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod topic;

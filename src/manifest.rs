@@ -94,8 +94,9 @@ pub(crate) struct Sections {
     pub(crate) fs: Option<Vec<FsGrant>>,
     /// `fetch` patterns.
     pub(crate) fetch: Option<Vec<FetchPattern>>,
-    /// `deny`.
-    pub(crate) deny: Option<Deny>,
+    /// `deny` (boxed, like the rarer sections: most policies have none, and
+    /// every policy carries this struct inline).
+    pub(crate) deny: Option<Box<Deny>>,
     /// `budgets`.
     pub(crate) budgets: Option<Budgets>,
     /// `secrets`, `events`, `db`.
@@ -129,8 +130,8 @@ pub(crate) fn compile(manifest: &Value, platform: Platform) -> Result<Compiled, 
     let secrets = top.get("secrets").map(|v| secrets_section(v, &mut path_segments)).transpose()?;
     let events = top.get("events").map(events_section).transpose()?;
     let database = top.get("db").map(db_section).transpose()?;
-    let sections =
-        Sections { fs: fs_grants, fetch, deny, budgets, capabilities: CapabilityGrants { secrets, events, database } };
+    let capabilities = CapabilityGrants { secrets: secrets.map(Box::new), events: events.map(Box::new), database };
+    let sections = Sections { fs: fs_grants, fetch, deny: deny.map(Box::new), budgets, capabilities };
     Ok(Compiled { sections, fs, fetch: fetch_matcher })
 }
 
@@ -167,6 +168,7 @@ fn fs_section(v: &Value, platform: Platform, matcher: &mut FsMatcher) -> Result<
         matcher.add(&grant, &path_ptr)?;
         grants.push(grant);
     }
+    grants.shrink_to_fit();
     Ok(grants)
 }
 
@@ -307,6 +309,7 @@ fn events_section(v: &Value) -> Result<Events, ManifestError> {
             let tptr = format!("{ptr}/{i}");
             out.push(TopicPattern::parse_manifest(expect_str(t, &tptr, "a topic pattern string")?, &tptr)?);
         }
+        out.shrink_to_fit();
         Ok(Some(out))
     };
     Ok(Events { publishes: list("publishes")?, subscribes: list("subscribes")? })

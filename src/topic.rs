@@ -78,6 +78,7 @@ impl TopicPattern {
             };
             segs.push(seg);
         }
+        segs.shrink_to_fit();
         Ok(TopicPattern(segs))
     }
 

@@ -604,6 +604,19 @@ impl<R: PartialEq + Clone> Default for PathTrie<R> {
 }
 
 impl<R: PartialEq + Clone> PathTrie<R> {
+    /// Drops the spare capacity insertion left (called once it is built).
+    pub fn shrink(&mut self) {
+        self.nodes.shrink_to_fit();
+        self.text.shrink_to_fit();
+        for n in &mut self.nodes {
+            n.end.shrink_to_fit();
+            n.rest.shrink_to_fit();
+            if let Children::Few(v) = &mut n.lit {
+                v.shrink_to_fit();
+            }
+        }
+    }
+
     pub fn insert(&mut self, p: &PathPattern, rule: R) {
         let mut at = 0usize;
         for s in &p.segs {
