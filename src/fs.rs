@@ -197,6 +197,27 @@ fn posix_is_normal(raw: &str) -> bool {
     true
 }
 
+/// Whether every byte is ASCII and none is upper case (`A`-`Z`): the bytes
+/// [`crate::posix_fold::fold`] leaves as they are. Eight bytes at a time: for
+/// a word whose bytes are all below 0x80, adding 0x3F to each sets its high
+/// bit exactly when it is at least `A`, adding 0x25 exactly when it is past
+/// `Z`, and neither sum carries into the next byte.
+fn ascii_without_upper(b: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const FROM_A: u64 = 0x3F3F_3F3F_3F3F_3F3F;
+    const PAST_Z: u64 = 0x2525_2525_2525_2525;
+    let plain = |w: u64| w & HIGH == 0 && w.wrapping_add(FROM_A) & !w.wrapping_add(PAST_Z) & HIGH == 0;
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        if !plain(u64::from_le_bytes(w.try_into().expect("8 bytes"))) {
+            return false;
+        }
+    }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    plain(u64::from_le_bytes(last))
+}
+
 /// Lexically normalises `raw` per SPEC §2 rules 1 and 2.
 pub fn normalize(raw: &str, platform: Platform) -> Result<NormalPath, DenyReason> {
     if raw.is_empty() || raw.len() > MAX_PATH_BYTES || raw.contains('\0') {
@@ -417,10 +438,7 @@ impl FsMatcher {
         if self.platform != Platform::Posix {
             return false;
         }
-        // Branch-free over the bytes (it vectorises): a non-ASCII or upper-case byte sets a bit.
-        if !deny.fold_differs
-            && path.bytes().fold(0u8, |acc, b| acc | (b & 0x80) | u8::from(b.is_ascii_uppercase())) == 0
-        {
+        if !deny.fold_differs && ascii_without_upper(path.as_bytes()) {
             // The fold is the identity on both sides: `index` already answered.
             return false;
         }
@@ -803,4 +821,48 @@ fn real_path_components(path: &Path) -> std::io::Result<PathBuf> {
 pub(crate) fn deny_matches(glob: &str, path: &str, platform: Platform) -> bool {
     let mut m = FsMatcher::new(platform);
     m.add_deny(glob, "").is_ok() && m.denied(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ascii_without_upper;
+
+    fn naive(b: &[u8]) -> bool {
+        b.iter().all(|&c| c.is_ascii() && !c.is_ascii_uppercase())
+    }
+
+    #[test]
+    fn ascii_without_upper_is_exact_for_every_byte_at_every_position() {
+        // Every byte value at every position of every length up to three
+        // words, over lower-case, digit and punctuation backgrounds.
+        for background in [b'a', b'z', b'0', b'/', b'@', b'[', b'`', b'{', b'\x7f', 0] {
+            for len in 0..=24 {
+                let mut v = vec![background; len];
+                assert_eq!(ascii_without_upper(&v), naive(&v), "{background} {len}");
+                for at in 0..len {
+                    for byte in 0..=255u8 {
+                        v[at] = byte;
+                        assert_eq!(ascii_without_upper(&v), naive(&v), "{v:?}");
+                    }
+                    v[at] = background;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ascii_without_upper_over_paths() {
+        for (p, want) in [
+            ("/srv/app-1/data/dir-2/file-3.txt", true),
+            ("/srv/app-1/data/dir-2/File-3.txt", false),
+            ("/srv/app-1/data/dir-2/file-3.txZ", false),
+            ("/Srv", false),
+            ("/srv/é", false),
+            ("/srv/\u{212A}", false),
+            ("/[\\]^_`{|}~@?>=<;:", true),
+            ("", true),
+        ] {
+            assert_eq!(ascii_without_upper(p.as_bytes()), want, "{p:?}");
+        }
+    }
 }
