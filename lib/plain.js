@@ -26,18 +26,26 @@ function invalid(keys, expected, extra) {
   return new InvalidManifestError({ pointer: pointerOf(keys, extra), expected })
 }
 
-function toPlain(value, keys, open) {
+/**
+ * `value` as JSON text, written while it is read: strings, numbers and
+ * booleans by `JSON.stringify` of the primitive (no `toJSON` is consulted
+ * for a primitive), arrays and objects by their own data properties in
+ * `Reflect.ownKeys` order, which is the order `JSON.stringify` writes an
+ * object's keys in. No intermediate copy is built, so no setter or
+ * inherited `toJSON` of any prototype can take part.
+ */
+function toJson(value, keys, open) {
   switch (typeof value) {
     case 'string':
       if (!value.isWellFormed()) throw invalid(keys, 'well-formed Unicode text (no lone surrogates)')
-      return value
+      return JSON.stringify(value)
     case 'boolean':
-      return value
+      return value ? 'true' : 'false'
     case 'number':
-      if (Number.isFinite(value)) return value
+      if (Number.isFinite(value)) return JSON.stringify(value)
       throw invalid(keys, keys.length > 1 && keys[0] === 'budgets' ? 'a finite number greater than 0' : 'a finite number')
     case 'object':
-      if (value === null) return null
+      if (value === null) return 'null'
       break
     default:
       throw invalid(keys, `JSON data, got ${typeof value}`)
@@ -50,13 +58,13 @@ function toPlain(value, keys, open) {
       const lenDesc = Object.getOwnPropertyDescriptor(value, 'length')
       const len = lenDesc.value
       if (len > LIMITS.maxPatterns) throw invalid(keys, `at most ${LIMITS.maxPatterns} entries`)
-      const out = new Array(len)
+      let out = '['
       for (let i = 0; i < len; i++) {
         const d = Object.getOwnPropertyDescriptor(value, i)
         if (d === undefined) throw invalid(keys, 'an array without holes', i)
         if (!('value' in d)) throw invalid(keys, 'a data property, not a getter', i)
         keys.push(i)
-        out[i] = toPlain(d.value, keys, open)
+        out += i === 0 ? toJson(d.value, keys, open) : `,${toJson(d.value, keys, open)}`
         keys.pop()
       }
       // Only indices and `length`: another own property would be dropped silently.
@@ -64,11 +72,11 @@ function toPlain(value, keys, open) {
         if (typeof key === 'symbol') throw invalid(keys, 'an array without extra properties (string keys only)')
         if (key !== 'length' && !(String(Number(key)) === key && Number(key) < len)) throw invalid(keys, 'an array without extra properties', key)
       }
-      return out
+      return `${out}]`
     }
     const proto = Object.getPrototypeOf(value)
     if (proto !== Object.prototype && proto !== null) throw invalid(keys, 'a plain object')
-    const out = Object.create(null)
+    let out = '{'
     for (const key of Reflect.ownKeys(value)) {
       if (typeof key === 'symbol') throw invalid(keys, 'string keys only')
       if (!key.isWellFormed()) throw invalid(keys, 'keys of well-formed Unicode text')
@@ -77,10 +85,11 @@ function toPlain(value, keys, open) {
       // An explicit `undefined` is an absent optional field (as TypeScript writes it).
       if (d.value === undefined) continue
       keys.push(key)
-      out[key] = toPlain(d.value, keys, open)
+      const v = toJson(d.value, keys, open)
       keys.pop()
+      out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${v}`
     }
-    return out
+    return `${out}}`
   } finally {
     open.pop()
   }
@@ -88,20 +97,18 @@ function toPlain(value, keys, open) {
 
 /** The manifest as JSON text, or throws INVALID_MANIFEST / TypeError. */
 function manifestJson(manifest) {
-  let plain
+  let text
   try {
-    plain = toPlain(manifest, [], [])
+    text = toJson(manifest, [], [])
   } catch (e) {
     if (e instanceof InvalidManifestError) throw e
+    // Past V8's longest string (about 2^29 characters): far past every limit.
+    if (e instanceof RangeError && /string length/i.test(e.message)) {
+      throw invalid([], 'a manifest whose JSON text fits in one JS string (every limit is far below that)')
+    }
     throw new TypeError(`manifest could not be read as plain data (${e && e.name ? e.name : typeof e})`)
   }
-  // `__proto__` keys were copied onto null-prototype objects, so stringify keeps them.
-  try {
-    return JSON.stringify(plain)
-  } catch {
-    // Past V8's longest string (about 2^29 characters): far past every limit.
-    throw invalid([], 'a manifest whose JSON text fits in one JS string (every limit is far below that)')
-  }
+  return text
 }
 
 module.exports = { manifestJson }
