@@ -1553,6 +1553,36 @@ mod tests {
         FetchMatcher::compile(&p)
     }
 
+    #[test]
+    fn compiled_host_rules_keep_no_spare_capacity() {
+        // Several rules and path scopes per host, for a name, an IP and a suffix.
+        let mut patterns = Vec::new();
+        for host in ["api.example.com", "10.0.0.1", "*.cdn.example.net"] {
+            for port in [443, 8443, 9443, 10443, 11443] {
+                patterns.push(format!("https://{host}:{port}"));
+                patterns.push(format!("https://{host}:{port}/v1/a{port}/*"));
+                patterns.push(format!("https://{host}:{port}/v2/**"));
+            }
+        }
+        let refs: Vec<&str> = patterns.iter().map(String::as_str).collect();
+        let m = matcher(&refs);
+        let mut hosts = 0;
+        let mut check = |r: &HostRules| {
+            hosts += 1;
+            assert_eq!(r.all.len(), 5);
+            assert_eq!(r.all.capacity(), r.all.len());
+            assert_eq!(r.pathless.capacity(), r.pathless.len());
+            assert_eq!(r.paths.as_ref().expect("path scopes").spare(), 0);
+        };
+        m.exact_domains.iter().for_each(|(_, r)| check(r));
+        m.exact_ips.iter().for_each(|(_, r)| check(r));
+        m.suffix.iter().for_each(|(_, r)| check(r));
+        assert_eq!(hosts, 3);
+        assert_eq!(m.check("https://api.example.com:8443/v1/a8443/x").map(|_| ()), Ok(()));
+        assert_eq!(m.check("https://x.cdn.example.net:9443/v2/a/b").map(|_| ()), Ok(()));
+        assert_eq!(m.check("https://10.0.0.1:443/v3/a").map(|_| ()), Ok(()));
+    }
+
     /// `xs` as a strategy of owned strings (shrinks towards the first).
     fn one_of(xs: &'static [&'static str]) -> impl Strategy<Value = String> + Clone {
         prop::sample::select(xs).prop_map(str::to_owned)

@@ -1261,6 +1261,12 @@ mod tests {
             ("?日*本?", "a日b本", false),
             ("*\u{10348}", "a\u{10348}", true),
             ("*\u{10348}", "a\u{10349}", false),
+            // Literal runs that share their first byte with the name, then differ.
+            ("ab*", "axb", false),
+            ("ab*", "abx", true),
+            ("ab*cd*ef", "abXcdYeX", false),
+            ("ab*cd*ef", "abXcdYef", true),
+            ("éa*", "éb", false),
         ] {
             assert_eq!(seg(p).matches(s, &Budget::new(MAX_MATCH_STEPS)), want, "{p} ~ {s:?}");
         }
@@ -1413,6 +1419,29 @@ mod tests {
     /// A hostile manifest within every limit (grants whose middle run holds a
     /// `?`, so no substring search applies) costs at most the step budget per
     /// check, and fails closed past it.
+    #[test]
+    fn quick_rejects_spend_no_match_steps() {
+        // Too short, or a first or last character the pattern fixes (ASCII or
+        // not): rejected before any run is compared, so no step is spent.
+        for (p, name) in [
+            ("*.json", "a.txt"),
+            ("*.json", "json"),
+            ("a*", "ba"),
+            ("*a", "ab"),
+            ("é*", "e\u{301}"),
+            ("*é", "eé\u{301}"),
+            ("a?c", "ab"),
+        ] {
+            let budget = Budget::new(MAX_MATCH_STEPS);
+            assert!(!seg(p).matches(name, &budget), "{p} ~ {name:?}");
+            assert_eq!(MAX_MATCH_STEPS - budget.left(), 0, "{p} ~ {name:?} spent steps");
+        }
+        // A name that passes them is matched run by run.
+        let budget = Budget::new(MAX_MATCH_STEPS);
+        assert!(!seg("a*b*c").matches("aXc", &budget));
+        assert!(MAX_MATCH_STEPS - budget.left() > 0);
+    }
+
     #[test]
     fn match_steps_are_budgeted() {
         let body = format!("*?{}b*", "a".repeat(2000));

@@ -617,6 +617,18 @@ impl<R: PartialEq + Clone> PathTrie<R> {
         }
     }
 
+    /// Capacity beyond the length, over every list of the trie (tests).
+    #[cfg(test)]
+    pub(crate) fn spare(&self) -> usize {
+        let few = |c: &Children| if let Children::Few(v) = c { v.capacity() - v.len() } else { 0 };
+        self.nodes.capacity() - self.nodes.len() + self.text.capacity() - self.text.len()
+            + self
+                .nodes
+                .iter()
+                .map(|n| n.end.capacity() - n.end.len() + n.rest.capacity() - n.rest.len() + few(&n.lit))
+                .sum::<usize>()
+    }
+
     pub fn insert(&mut self, p: &PathPattern, rule: R) {
         let mut at = 0usize;
         for s in &p.segs {
