@@ -1420,6 +1420,32 @@ mod tests {
     /// `?`, so no substring search applies) costs at most the step budget per
     /// check, and fails closed past it.
     #[test]
+    fn grants_at_every_depth_are_found() {
+        // The depth filter's two words and its shared last bit (127 or more).
+        for depth in [0usize, 1, 2, 62, 63, 64, 65, 100, 126, 127, 128, 129, 200, 1000] {
+            let dir: String = (0..depth).map(|i| format!("/d{i}")).collect();
+            for (grant, inside, outside) in [
+                (format!("{dir}/f"), format!("{dir}/f"), format!("{dir}/g")),
+                (format!("{dir}/**"), format!("{dir}/x/y"), format!("{dir}x/y")),
+                (format!("{dir}/*.json"), format!("{dir}/a.json"), format!("{dir}/a/b.json")),
+            ] {
+                let mut idx = GlobIndex::new(Case::Exact, 0);
+                for g in parse(&grant, Syntax::POSIX).unwrap() {
+                    idx.add(g, 1);
+                }
+                // A grant at another depth past 127 shares the last filter bit.
+                for g in parse(&format!("{}/z/**", "/e".repeat(depth.max(130))), Syntax::POSIX).unwrap() {
+                    idx.add(g, 2);
+                }
+                assert_eq!(idx.modes(&inside, 1), 1, "{grant} ~ {inside}");
+                if outside.starts_with('/') {
+                    assert_eq!(idx.modes(&outside, 1), 0, "{grant} !~ {outside}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn quick_rejects_spend_no_match_steps() {
         // Too short, or a first or last character the pattern fixes (ASCII or
         // not): rejected before any run is compared, so no step is spent.
