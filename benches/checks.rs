@@ -1,4 +1,4 @@
-//! `cargo bench --no-default-features`: the core checks in Rust, at 10 and
+//! `cargo bench -p api-sandbox-permissions-benches --bench checks`: the core checks in Rust, at 10 and
 //! 10,000 grants, over thousands of distinct inputs per shape.
 use api_sandbox_permissions::{FsMode, PermissionPolicy, Platform, PolicyOptions};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};

@@ -1,4 +1,4 @@
-//! `cargo bench --no-default-features --bench diff`: the semantic diff of two
+//! `cargo bench -p api-sandbox-permissions-benches --bench diff`: the semantic diff of two
 //! manifests of 1,000 grants each side (the goal: under 1 s), for an
 //! equal pair, a narrowing everywhere, and a narrowing with one widening
 //! (a confirmed witness), plus a mix of fs wildcards, fetch, deny rules and
