@@ -93,7 +93,7 @@ class PermissionPolicy {
     if (typeof platform !== 'string' || !PLATFORMS.includes(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
     const json = manifestJson(manifest)
     // The raw fast path; on any refusal `compilePolicy` compiles again and throws the error.
-    const handle = binding.rawCompile(json, plugin, platform === 'posix' ? 0 : 1) ?? call(binding.compilePolicy, json, plugin, platform)
+    const handle = binding.rawCompile(json, plugin, PLATFORMS.indexOf(platform)) ?? call(binding.compilePolicy, json, plugin, platform)
     const parity = grantParityError(json)
     if (parity !== undefined) {
       binding.rawRelease(handle)

@@ -14,6 +14,11 @@ pub enum Platform {
 }
 
 impl Platform {
+    /// Every flavour, in the wire's order (the JS `PLATFORMS` list; the raw
+    /// compile entry takes an index into it).
+    #[cfg_attr(not(feature = "napi"), allow(dead_code))]
+    pub(crate) const ALL: [Platform; 2] = [Platform::Posix, Platform::Win32];
+
     /// The flavour named `posix` or `win32` (the JS option's spelling); `None` for any other name.
     #[must_use]
     pub fn parse(s: &str) -> Option<Self> {
@@ -40,9 +45,14 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_nothing_else_parses() {
-        for p in [Platform::Posix, Platform::Win32] {
+        for p in Platform::ALL {
             assert_eq!(Platform::parse(p.as_str()), Some(p));
+            // Every variant is listed (a new one fails to compile here).
+            match p {
+                Platform::Posix | Platform::Win32 => {}
+            }
         }
+        assert_eq!(Platform::ALL.map(Platform::as_str), ["posix", "win32"]);
         for bad in ["", "Posix", "WIN32", "linux", "win32 "] {
             assert_eq!(Platform::parse(bad), None, "{bad:?}");
         }

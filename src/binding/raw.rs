@@ -480,10 +480,8 @@ unsafe extern "C" fn compile(env: sys::napi_env, info: sys::napi_callback_info) 
         if sys::napi_get_value_uint32(env, platform, &mut p) != OK {
             return ptr::null_mut();
         }
-        let platform = match p {
-            0 => crate::platform::Platform::Posix,
-            1 => crate::platform::Platform::Win32,
-            _ => return ptr::null_mut(),
+        let Some(&platform) = crate::platform::Platform::ALL.get(p as usize) else {
+            return ptr::null_mut();
         };
         let mut idbuf = [MaybeUninit::<u8>::uninit(); NAME_BUF];
         let mut idheap = Vec::new();

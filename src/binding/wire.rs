@@ -136,7 +136,7 @@ pub fn export_data() -> String {
         "decisions": decisions,
         "instruments": instruments,
         "meterName": METER_NAME,
-        "platforms": ["posix", "win32"],
+        "platforms": Platform::ALL.map(Platform::as_str),
         "wire": {
             "io": {
                 "now": io::NOW, "cpuTimeMs": io::CPU_TIME_MS, "rssMb": io::RSS_MB, "presence": io::PRESENCE,
