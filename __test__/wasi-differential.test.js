@@ -23,9 +23,9 @@ const { spawn, spawnSync } = require('node:child_process')
 const { PermissionPolicy } = require('..')
 const { meterHarness } = require('./helpers.js')
 const { runWasiPlugin, assembleWat } = require('../examples/wasi-host/host.js')
+const { SELECTION } = require('../scripts/cargo-test.js')
 const fx = require('../examples/wasi-host/fixture.js')
 
-const RS = path.join(__dirname, '..', 'examples', 'wasi-host-rs')
 const C_GUESTS = path.join(__dirname, '..', 'examples', 'wasi-host', 'guests', 'c')
 const E = fx.ERRNO
 
@@ -34,7 +34,9 @@ const skipPlatform = process.platform !== 'linux' && 'the fixtures plant posix s
 /** Builds the Rust host's `run` example; `{ bin }` or `{ skip }` when cargo is absent. */
 function rustRunner() {
   if (spawnSync('cargo', ['--version']).error) return { skip: 'cargo is not installed: the Rust WASI host cannot be built' }
-  const r = spawnSync('cargo', ['build', '--manifest-path', path.join(RS, 'Cargo.toml'), '--example', 'run', '--message-format', 'json-render-diagnostics'], {
+  // The selection `npm run test:rust` builds with, so after it this is a no-op.
+  const r = spawnSync('cargo', ['build', ...SELECTION, '--example', 'run', '--message-format', 'json-render-diagnostics'], {
+    cwd: path.join(__dirname, '..'),
     encoding: 'utf8',
     maxBuffer: 64 << 20,
   })

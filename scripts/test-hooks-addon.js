@@ -12,6 +12,10 @@ const root = path.join(__dirname, '..')
 const out = path.join(root, 'target', 'test-hooks', 'api-sandbox-permissions-test-hooks.node')
 
 function testHooksAddonPath() {
+  // `npm test` builds it in its Rust lane before the JS tests start and says
+  // so here, so the JS tests do not queue for the target directory's lock
+  // while that lane's `cargo test` compiles.
+  if (process.env.ASP_TEST_HOOKS_BUILT === '1' && fs.existsSync(out)) return out
   // cargo decides what is stale; a fresh build is a no-op.
   const json = execFileSync('cargo', ['build', '--lib', '--features', 'test-hooks', '--message-format=json-render-diagnostics'], {
     cwd: root,

@@ -2,13 +2,17 @@
 // `npm test`: every step, then how long each took and the total (a
 // newcomer's first run is a cold build; this says where the time went). The
 // steps are the package.json scripts below, in two lanes that run side by
-// side: the JS lane needs the release addon, the Rust lane needs nothing the
-// JS lane builds. Each lane runs its steps in order. Running them together
-// keeps both cores busy: the release build ends in one serial LTO unit, and
-// each test phase has serial stretches the other lane fills. Cargo locks a
-// target directory per profile (the release build and the debug test builds
-// do not wait for each other), and the JS tests that build with cargo wait for
-// the lock, never race it.
+// side, each in order:
+//   js:   build (the release addon), then test:js
+//   rust: build:test-hooks (the debug addon some JS tests load), then
+//         test:rust (the crate's and the example WASI host's Rust tests)
+// test:js also waits for build:test-hooks. Running the lanes together keeps
+// both cores busy: the release build ends in one serial LTO unit, and each
+// test phase has serial stretches the other lane fills. Cargo locks a
+// target directory per profile, so the release build and the debug builds do
+// not wait for each other; the one JS test that builds with cargo (the WASI
+// host's `run` example, with test:rust's selection) waits for the debug
+// lock and then finds everything built.
 //
 // Each line of output is prefixed with its lane. The first failing step stops
 // the other lane; the exit code is that step's.
@@ -17,14 +21,20 @@ const readline = require('node:readline')
 
 const LANES = {
   js: ['build', 'test:js'],
-  rust: ['test:rust', 'test:wasi-rs'],
+  rust: ['build:test-hooks', 'test:rust'],
 }
+const AFTER = { 'test:js': ['build:test-hooks'] }
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 const started = process.hrtime.bigint()
 const seconds = (from) => Number(process.hrtime.bigint() - from) / 1e9
 const times = []
 const running = new Set()
 let failed = null
+const done = new Map(Object.values(LANES).flat().map((step) => {
+  let settle
+  const p = new Promise((resolve) => (settle = resolve))
+  return [step, { p, settle }]
+}))
 
 function report() {
   const rows = times.map(([lane, step, s, how]) => `  ${lane.padEnd(5)} ${step.padEnd(14)} ${s.toFixed(1).padStart(7)} s${how ? `  ${how}` : ''}`)
@@ -36,6 +46,8 @@ function runStep(lane, step) {
     const t = process.hrtime.bigint()
     const child = spawn(npm, ['run', '-s', step], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      // test:js loads the debug addon build:test-hooks made (it waited for it) without asking cargo again.
+      env: step === 'test:js' ? { ...process.env, ASP_TEST_HOOKS_BUILT: '1' } : process.env,
       shell: process.platform === 'win32',
       // Its own process group, so a failure elsewhere can stop all of it (cargo, node --test and their children).
       detached: process.platform !== 'win32',
@@ -76,16 +88,20 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 async function runLane(lane, steps) {
   for (const step of steps) {
-    if (failed) return
+    await Promise.all((AFTER[step] || []).map((s) => done.get(s).p))
+    if (failed) break
     const code = await runStep(lane, step)
+    done.get(step).settle()
     if (code !== 0) {
       if (!failed) {
         failed = { step, code }
         stopOthers()
       }
-      return
+      break
     }
   }
+  // A lane that stops early releases whoever waits on its steps (they see `failed`).
+  for (const step of steps) done.get(step).settle()
 }
 
 Promise.all(Object.entries(LANES).map(([lane, steps]) => runLane(lane, steps))).then(() => {

@@ -271,7 +271,7 @@ function judge(world, before, after, reports, calls) {
 
 /** The Rust host's `run` example when it is built (the differential test builds it), else null. */
 function rustRunner() {
-  const target = process.env.CARGO_TARGET_DIR || path.join(__dirname, '..', '..', 'examples', 'wasi-host-rs', 'target')
+  const target = process.env.CARGO_TARGET_DIR || path.join(__dirname, '..', '..', 'target')
   const bin = path.join(target, 'debug', 'examples', 'run')
   return fs.existsSync(bin) ? bin : null
 }
@@ -306,7 +306,7 @@ async function run({ seconds = 3, seed = Date.now() >>> 0, log = () => {} } = {}
   const mismatches = []
   const runtimeDifferences = []
   const rust = rustRunner()
-  if (!rust) log('the Rust WASI host is not built (cargo build --example run in examples/wasi-host-rs): Node host only')
+  if (!rust) log('the Rust WASI host is not built (cargo build -p wasi-host-rs --example run): Node host only')
   while (Date.now() < deadline || worlds === 0) {
     const worldSeed = r.int(2 ** 31)
     const one = async (host) => {
