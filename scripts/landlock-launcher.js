@@ -5,11 +5,18 @@
 // Usage: `node scripts/landlock-launcher.js [--release]` prints the path.
 const path = require('node:path')
 const { execFileSync } = require('node:child_process')
+const { SELECTION } = require('./cargo-test.js')
 
 const root = path.join(__dirname, '..')
 
 function landlockLauncher({ release = false } = {}) {
-  const args = ['build', '--bin', 'asp-landlock', '--no-default-features', '--features', 'launcher', '--message-format=json-render-diagnostics']
+  // The debug build uses `npm run test:rust`'s selection (it builds the
+  // launcher for tests/landlock.rs), so after that step this is a no-op. A
+  // build with other features would rebuild the crate's library in
+  // target/debug (a cdylib crate's library has no hash in its file name)
+  // while `npm test`'s other lane may be running the doc-tests that link it.
+  const selection = release ? ['--no-default-features', '--features', 'launcher'] : SELECTION
+  const args = ['build', '--bin', 'asp-landlock', ...selection, '--message-format=json-render-diagnostics']
   if (release) args.push('--release')
   const json = execFileSync('cargo', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 })
   for (const line of json.split('\n')) {
