@@ -207,20 +207,16 @@ fn ascii_without_upper(b: &[u8]) -> bool {
     const FROM_A: u64 = 0x3F3F_3F3F_3F3F_3F3F;
     const PAST_Z: u64 = 0x2525_2525_2525_2525;
     let plain = |w: u64| w & HIGH == 0 && w.wrapping_add(FROM_A) & !w.wrapping_add(PAST_Z) & HIGH == 0;
-    let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
     if b.len() < 8 {
         return b.iter().all(|&c| c < 0x80 && !c.is_ascii_uppercase());
     }
+    let word = |w: &[u8]| plain(u64::from_le_bytes(w.try_into().expect("8 bytes")));
     let mut words = b.chunks_exact(8);
-    for w in &mut words {
-        if !plain(u64::from_le_bytes(w.try_into().expect("8 bytes"))) {
-            return false;
-        }
-    }
-    // The last eight bytes, overlapping words already read: copying the
-    // remainder into a zeroed word instead cost a call to memcpy and a
-    // stalled load (the word read back from bytes just stored) on every check.
-    words.remainder().is_empty() || plain(word(b.len() - 8))
+    // The whole words, then the last eight bytes, overlapping words already
+    // read: copying the remainder into a zeroed word instead cost a call to
+    // memcpy and a stalled load (the word read back from bytes just stored)
+    // on every check.
+    words.all(word) && (words.remainder().is_empty() || word(&b[b.len() - 8..]))
 }
 
 /// Lexically normalises `raw` per SPEC §2 rules 1 and 2.
