@@ -922,6 +922,44 @@ struct Entry {
     subtree: Modes,
     in_dir: SmallMap<SegPattern, Modes>,
     deep: Option<Box<Deep>>,
+    /// Bit [`seg_bit`]`(s)` set: no key of the index lies below this prefix
+    /// through a next segment `s` with that bit, so a walk that found this
+    /// entry stops there when the path's next segment has it (every lookup
+    /// further down would find nothing). Clear bits claim nothing: the
+    /// default, 0, prunes nothing, so an entry whose keys below are not known
+    /// is only walked in full (issue K, deny lists: the walk past a grant).
+    absent_below: u64,
+}
+
+/// The bit of one path segment in an [`Entry`]'s `absent_below`.
+#[inline]
+fn seg_bit(seg: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(seg);
+    1 << (h.finish() >> 58)
+}
+
+/// The segment of `key` after its prefix `key[..at]` (`key[at]` is a `/`).
+fn next_segment(key: &[u8], at: usize) -> &[u8] {
+    let rest = &key[at + 1..];
+    &rest[..rest.iter().position(|&b| b == b'/').unwrap_or(rest.len())]
+}
+
+/// The prefixes a walk looks up on its way to `key`, as `(at, segment)`:
+/// `key[..at]` and the segment after it, from the root (`root_len`) on, the
+/// same steps [`GlobIndex::scan`] takes along a path.
+fn ancestors(key: &[u8], root_len: usize) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut at = root_len;
+    std::iter::from_fn(move || {
+        if at >= key.len() {
+            return None;
+        }
+        let seg = next_segment(key, at);
+        let here = at;
+        at += 1 + seg.len();
+        Some((here, seg))
+    })
 }
 
 /// An [`Entry`]'s multi-segment patterns.
@@ -971,7 +1009,11 @@ impl GlobIndex {
             }
             return;
         }
-        self.depths |= depth_bit(prefix.bytes().filter(|&b| b == b'/').count());
+        let depth = prefix.bytes().filter(|&b| b == b'/').count();
+        if !self.by_prefix.contains_key(prefix.as_bytes()) {
+            self.add_key(&prefix, depth);
+        }
+        self.depths |= depth_bit(depth);
         let e = self.by_prefix.entry(prefix.into()).or_default();
         match rest.len() {
             0 => e.exact |= modes,
@@ -992,6 +1034,42 @@ impl GlobIndex {
             }
         }
     }
+
+    /// Before `key` (with `depth` separators) joins the index: its ancestors
+    /// that are keys learn that something lies below them through its next
+    /// segment, and its own `absent_below` is set from the keys already
+    /// below it. Those are found by a scan of a small index only; in a large
+    /// one, a key added after a deeper key keeps 0 (nothing pruned below it).
+    fn add_key(&mut self, key: &str, depth: usize) {
+        let k = key.as_bytes();
+        for (at, seg) in ancestors(k, self.root_len) {
+            if let Some(e) = self.by_prefix.get_mut(&k[..at]) {
+                e.absent_below &= !seg_bit(seg);
+            }
+        }
+        // A key below another has more separators, but for a key of the
+        // root's length (the walk's first step need not cross a `/`).
+        let deeper_exists = depth >= 127 || k.len() <= self.root_len || self.depths >> (depth + 1) != 0;
+        let absent_below = if !deeper_exists {
+            !0
+        } else if self.by_prefix.len() <= Self::SCAN_KEYS {
+            let mut below = 0;
+            for j in self.by_prefix.keys().map(PathKey::as_bytes) {
+                for (at, seg) in ancestors(j, self.root_len) {
+                    if at == k.len() && &j[..at] == k {
+                        below |= seg_bit(seg);
+                    }
+                }
+            }
+            !below
+        } else {
+            0
+        };
+        self.by_prefix.insert(key.to_owned().into(), Entry { absent_below, ..Entry::default() });
+    }
+
+    /// Most keys [`Self::add_key`] scans for the keys below a new one.
+    const SCAN_KEYS: usize = 64;
 
     /// The union of the modes of every grant matching `path` (normalised,
     /// `/`-separated, no trailing `/` except a root). Stops early once
@@ -1092,6 +1170,8 @@ impl GlobIndex {
         let name = &path[last_sep + 1..];
         let mut at = self.root_len;
         let mut depth = 0usize;
+        // The `absent_below` of the entry found at `at` (0: none found there).
+        let mut absent_below = 0u64;
         loop {
             let prefix = &path[..at];
             let wanted_depth = self.depths & depth_bit(depth) != 0;
@@ -1136,14 +1216,18 @@ impl GlobIndex {
                 if got & wanted != 0 {
                     return got;
                 }
+                absent_below = e.absent_below;
             }
             if at >= last_sep {
                 break;
             }
-            at = match bytes[at + 1..].iter().position(|&b| b == b'/') {
-                Some(i) => at + 1 + i,
-                None => break,
-            };
+            let seg = next_segment(bytes, at);
+            if absent_below & seg_bit(seg) != 0 {
+                // No key lies below `path[..at]` through this segment.
+                break;
+            }
+            absent_below = 0;
+            at += 1 + seg.len();
         }
         got
     }

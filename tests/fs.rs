@@ -73,6 +73,95 @@ fn fast_matcher_agrees_with_the_naive_reference() {
     assert!(checked > 10000, "{checked}");
 }
 
+/// Many grants and deny globs in one policy, added in any order (a deeper
+/// prefix before or after its ancestors, more prefixes than the index scans
+/// on insert), against the naive reference: the walk over a path's
+/// ancestors may stop early where no prefix of the index lies below (issue
+/// K), and it must never stop before a grant or deny glob that matches. A
+/// policy allows exactly when some grant of the mode matches and no deny
+/// glob (or the directory a trailing `**` hangs from) does. Paths are drawn
+/// along the globs' own literal prefixes, so the walks cross many of them.
+#[test]
+fn many_globs_in_any_order_agree_with_the_naive_reference() {
+    const NAMES: &[&str] = &["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"];
+    const TAILS: &[&str] = &["", "/**", "/*.x", "/*", "/**/x.x", "/?", "/{a,b}/**", "/**/**", "/[ab]*"];
+    const MODES: &[&str] = &["read", "write", "readwrite"];
+    let glob = || (joined(NAMES, 1..6), prop::sample::select(TAILS)).prop_map(|(lit, tail)| format!("{lit}{tail}"));
+    let grants = prop::collection::vec((glob(), prop::sample::select(MODES)), 1..160);
+    let denies = prop::collection::vec(glob(), 0..40);
+    let case = (grants, denies).prop_flat_map(|(grants, deny)| {
+        let n = grants.len() + deny.len();
+        let path = (0..n, 0..6usize, joined(&["a", "b", "c", "x.x", "zz"], 1..4));
+        (Just(grants), Just(deny), prop::collection::vec(path, 60))
+    });
+    let denied = |deny: &[String], body: &str, fold: bool| {
+        deny.iter().any(|d| {
+            let mut d = d.as_str();
+            loop {
+                if naive_glob::matches(d, body, fold) {
+                    return true;
+                }
+                match d.strip_suffix("/**") {
+                    Some(up) => d = up,
+                    None => return false,
+                }
+            }
+        })
+    };
+    let (compiled, allowed) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    let checked = run_counted(file!(), 250, case, |(grants, deny, picks)| {
+        // A path: the first `keep` literal segments of glob `i`, then `extra`.
+        let globs: Vec<&str> = grants.iter().map(|(g, _)| g.as_str()).chain(deny.iter().map(String::as_str)).collect();
+        let paths: Vec<String> = picks
+            .iter()
+            .map(|(i, keep, extra)| {
+                let lit: Vec<&str> =
+                    globs[*i].split('/').skip(1).take_while(|s| NAMES.contains(s)).take(*keep).collect();
+                format!("{}{extra}", if lit.is_empty() { String::new() } else { format!("/{}", lit.join("/")) })
+            })
+            .collect();
+        let mut checked = 0;
+        for platform in [Platform::Posix, Platform::Win32] {
+            let drive = if platform == Platform::Win32 { "C:" } else { "" };
+            let fs: Vec<_> = grants.iter().map(|(g, m)| json!({ "path": format!("{drive}{g}"), "mode": m })).collect();
+            let deny_fs: Vec<_> = deny.iter().map(|d| format!("{drive}{d}")).collect();
+            let manifest = json!({ "fs": fs, "deny": { "fs": deny_fs } });
+            let p = PermissionPolicy::from_manifest(&manifest, PolicyOptions::new("t").platform(platform))
+                .map_err(|e| TestCaseError::fail(format!("{e}")))?;
+            compiled.set(compiled.get() + 1);
+            let fold = platform == Platform::Win32;
+            for path in &paths {
+                let input = format!("{drive}{path}");
+                let norm = normalize(&input, platform).expect("a plain absolute path");
+                let body = &norm.path()[drive.len()..];
+                let no = denied(&deny, body, fold);
+                for (mode, bit) in [(FsMode::Read, "read"), (FsMode::Write, "write")] {
+                    let want = !no && grants.iter().any(|(g, m)| m.contains(bit) && naive_glob::matches(g, body, fold));
+                    let got = p.check_fs(&input, mode).is_allowed();
+                    prop_assert_eq!(
+                        got,
+                        want,
+                        "{:?} {:?} {:?} grants {:?} deny {:?}",
+                        platform,
+                        mode,
+                        input,
+                        grants,
+                        deny
+                    );
+                    allowed.set(allowed.get() + usize::from(got));
+                    checked += 1;
+                }
+            }
+        }
+        Ok(checked)
+    });
+    let (compiled, allowed) = (compiled.get(), allowed.get());
+    assert!(
+        compiled >= 500 && allowed > 5000 && checked >= 60_000,
+        "{compiled} policies, {allowed} of {checked} allowed"
+    );
+}
+
 /// The chunked one-segment matcher (`*` runs, substring search, a step
 /// budget) against plain backtracking: a leading `?` segment keeps the grant
 /// out of the literal-prefix index, so the segment pattern itself decides.
