@@ -1487,6 +1487,45 @@ mod tests {
         assert_eq!(err.pointer, format!("/fs/{at_cap}"));
     }
 
+    /// An entry's `absent_below` names exactly the next segments no key lies
+    /// below it through, whichever key came first, so a walk stops under a
+    /// found prefix only where nothing deeper is indexed (the property test
+    /// in tests/fs.rs checks the answers; this pins that it does stop).
+    #[test]
+    fn absent_below_claims_the_segments_with_nothing_below() {
+        let index = |globs: &[&str]| {
+            let mut idx = GlobIndex::new(Case::Exact, 0);
+            for g in globs {
+                for pg in parse(g, Syntax::POSIX).unwrap() {
+                    idx.add(pg, 1);
+                }
+            }
+            idx
+        };
+        let absent = |idx: &GlobIndex, key: &str| idx.by_prefix[key.as_bytes()].absent_below;
+        // Each order: the shallow key first (its entry learns from the deeper
+        // ones as they come), the deep keys first (a scan of a small index).
+        for globs in [["/a/**", "/a/b/c/**", "/a/d/*.x"], ["/a/b/c/**", "/a/d/*.x", "/a/**"]] {
+            let idx = index(&globs);
+            assert_eq!(absent(&idx, "/a"), !(seg_bit(b"b") | seg_bit(b"d")), "{globs:?}");
+            assert_eq!(absent(&idx, "/a/b/c"), !0, "{globs:?}");
+            assert_eq!(absent(&idx, "/a/d"), !0, "{globs:?}");
+        }
+        // Past the scan's size, a key that comes after deeper ones claims nothing.
+        let mut many: Vec<String> = (0..=GlobIndex::SCAN_KEYS).map(|i| format!("/a/k{i}/**")).collect();
+        many.push("/a/**".into());
+        let idx = index(&many.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(absent(&idx, "/a"), 0);
+        assert_eq!(idx.modes("/a/zz/f", 1), 1);
+        // A key of the root's length is looked up first and scanned for.
+        let idx = index(&["/b/c/**", "/*.x"]);
+        assert_eq!(absent(&idx, ""), !seg_bit(b"b"));
+        // Single bits, spread: ten names take at least eight of the 64.
+        let names: Vec<u64> = (0..10).map(|i| seg_bit(format!("name{i}").as_bytes())).collect();
+        assert!(names.iter().all(|b| b.count_ones() == 1));
+        assert!(names.iter().fold(0u64, |m, b| m | b).count_ones() >= 8);
+    }
+
     #[test]
     fn identical_variants_are_stored_once() {
         let mut idx = GlobIndex::new(Case::Exact, 0);
