@@ -1505,7 +1505,8 @@ mod tests {
         let absent = |idx: &GlobIndex, key: &str| idx.by_prefix[key.as_bytes()].absent_below;
         // Each order: the shallow key first (its entry learns from the deeper
         // ones as they come), the deep keys first (a scan of a small index).
-        for globs in [["/a/**", "/a/b/c/**", "/a/d/*.x"], ["/a/b/c/**", "/a/d/*.x", "/a/**"]] {
+        // (`/b/e` is a key of the same length as `/a`, not below it.)
+        for globs in [["/a/**", "/a/b/c/**", "/a/d/*.x", "/b/e/**"], ["/b/e/**", "/a/b/c/**", "/a/d/*.x", "/a/**"]] {
             let idx = index(&globs);
             assert_eq!(absent(&idx, "/a"), !(seg_bit(b"b") | seg_bit(b"d")), "{globs:?}");
             assert_eq!(absent(&idx, "/a/b/c"), !0, "{globs:?}");
@@ -1517,6 +1518,11 @@ mod tests {
         let idx = index(&many.iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(absent(&idx, "/a"), 0);
         assert_eq!(idx.modes("/a/zz/f", 1), 1);
+        // In a large index, a key with nothing deeper anywhere claims every segment.
+        let mut flat: Vec<String> = (0..=GlobIndex::SCAN_KEYS).map(|i| format!("/k{i}/*.x")).collect();
+        flat.push("/z/**".into());
+        let idx = index(&flat.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(absent(&idx, "/z"), !0);
         // A key of the root's length is looked up first and scanned for.
         let idx = index(&["/b/c/**", "/*.x"]);
         assert_eq!(absent(&idx, ""), !seg_bit(b"b"));
