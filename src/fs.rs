@@ -377,10 +377,20 @@ struct FsDeny {
     fold_differs: bool,
 }
 
-/// win32: whether a glob's text could spell or match the `~N` of an 8.3
-/// short name (`PROGRA~1`, `SECRET~?.TXT`, `X~[0-9]`, `A~{1,2}`, `B~*`).
+/// win32: whether a glob's text spells or aims at the `~N` of an 8.3 short
+/// name (`PROGRA~1`, `PROGRA~12`, `SECRET~?.TXT`, `X~[0-9]`). A `~*` (`~*.tmp`,
+/// names starting with `~`) is a pattern over names like any other.
 fn names_short_name(glob: &str) -> bool {
-    glob.as_bytes().windows(2).any(|w| w[0] == b'~' && (w[1].is_ascii_digit() || b"?*[{".contains(&w[1])))
+    glob.as_bytes().windows(2).any(|w| w[0] == b'~' && (w[1].is_ascii_digit() || w[1] == b'?' || w[1] == b'['))
+}
+
+/// win32: whether a brace variant has a literal segment shaped like an 8.3
+/// short name (`A~{1,2}` expands to `A~1`, `A~2`).
+fn spells_short_name(g: &glob::ParsedGlob) -> bool {
+    g.prefix.split('/').any(glob::is_short_name_shape)
+        || g.rest
+            .iter()
+            .any(|s| matches!(s, glob::Seg::Pat(p) if p.is_literal() && glob::is_short_name_shape(&p.literal())))
 }
 
 const fn mode_bit(mode: FsMode) -> Modes {
@@ -417,18 +427,19 @@ impl FsMatcher {
     /// Parses one normalised `deny.fs` glob and adds it; a bad glob is an
     /// error at `pointer`. Deny globs count toward the policy-wide caps.
     pub fn add_deny(&mut self, glob: &str, pointer: &str) -> Result<(), ManifestError> {
-        if self.platform == Platform::Win32 && names_short_name(glob) {
+        let variants = self.parse_counted(glob, pointer)?;
+        if self.platform == Platform::Win32 && (names_short_name(glob) || variants.iter().any(spells_short_name)) {
             // The long name an 8.3 name stands for is the volume's to choose
             // (any long name can take it), so such a deny cannot be held to
             // what it reads (SPEC §10); a deny of the long name covers its
             // short aliases (the path side of the 8.3 rule).
             return Err(ManifestError::new(
                 pointer,
-                "a deny glob without an 8.3 short name (a `~` followed by a digit, `?`, `*`, `[` or `{`): a short \
-                 name can stand for any long name; deny the long name, which denies its short aliases too",
+                "a deny glob without an 8.3 short name (a literal segment shaped like `NAME~1.EXT`, or a `~` \
+                 followed by a digit, `?` or `[`): a short name can stand for any long name; deny the long name, \
+                 which denies its short aliases too",
             ));
         }
-        let variants = self.parse_counted(glob, pointer)?;
         let deny = self.deny.get_or_insert_with(|| {
             Box::new(FsDeny { variants: Vec::new(), folded: GlobIndex::new(glob::Case::Exact, 0), fold_differs: false })
         });
@@ -848,13 +859,12 @@ mod tests {
 
     #[test]
     fn win32_deny_globs_naming_short_names_are_refused() {
-        for g in ["C:/d/PROGRA~1/**", "C:/d/X~?", "C:/d/X~*", "C:/d/X~[1]", "C:/d/X~{1,2}", "C:/~9"] {
-            assert!(names_short_name(g), "{g}");
+        for g in ["C:/d/PROGRA~1/**", "C:/d/X~?", "C:/d/X~[1]", "C:/d/X~{1,2}", "C:/d/{a,X~{1,2}.TXT}/**", "C:/~9"] {
             let err = FsMatcher::new(Platform::Win32).add_deny(g, "/deny/fs/3").unwrap_err();
             assert_eq!(err.pointer, "/deny/fs/3");
             assert!(FsMatcher::new(Platform::Posix).add_deny(&g[2..], "/deny/fs/3").is_ok(), "{g}");
         }
-        for g in ["C:/d/backup~/**", "C:/d/~x", "C:/d/a~b.txt", "C:/d/~", "C:/d/x~.y"] {
+        for g in ["C:/d/backup~/**", "C:/d/~x", "C:/d/a~b.txt", "C:/d/~", "C:/d/x~.y", "C:/d/~*.tmp", "C:/d/X~*"] {
             assert!(!names_short_name(g), "{g}");
             assert!(FsMatcher::new(Platform::Win32).add_deny(g, "").is_ok(), "{g}");
         }
