@@ -464,6 +464,12 @@ function denyRound(r, platform, stats) {
     if (e.code !== 'INVALID_MANIFEST') stats.mismatches.push({ platform, deny, error: String(e) })
     return
   }
+  // win32: a deny that spells an 8.3 short name cannot deny the long name it
+  // stands for (the volume's choice), so the checker must refuse it.
+  if (platform === 'win32' && deny.split(/[\\/]/).some((s) => !/[*?[\]{}]/.test(s) && shortShaped(s))) {
+    stats.wrongAllows.push({ platform, deny, path: '', bytes: 0, note: 'a deny glob naming an 8.3 short name was accepted: its long name is not denied' })
+    return
+  }
   const names = aliasNames(deny)
   for (let k = 0; k < 25; k++) {
     const p = genPath(r, platform)
