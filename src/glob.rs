@@ -1010,11 +1010,12 @@ impl GlobIndex {
             return;
         }
         let depth = prefix.bytes().filter(|&b| b == b'/').count();
-        if !self.by_prefix.contains_key(prefix.as_bytes()) {
-            self.add_key(&prefix, depth);
-        }
+        let absent_below = (!self.by_prefix.contains_key(prefix.as_bytes())).then(|| self.new_key(&prefix, depth));
         self.depths |= depth_bit(depth);
-        let e = self.by_prefix.entry(prefix.into()).or_default();
+        let e = self
+            .by_prefix
+            .entry(prefix.into())
+            .or_insert_with(|| Entry { absent_below: absent_below.unwrap_or(0), ..Entry::default() });
         match rest.len() {
             0 => e.exact |= modes,
             1 if rest[0] == Seg::Rec => e.subtree |= modes,
@@ -1037,10 +1038,10 @@ impl GlobIndex {
 
     /// Before `key` (with `depth` separators) joins the index: its ancestors
     /// that are keys learn that something lies below them through its next
-    /// segment, and its own `absent_below` is set from the keys already
-    /// below it. Those are found by a scan of a small index only; in a large
-    /// one, a key added after a deeper key keeps 0 (nothing pruned below it).
-    fn add_key(&mut self, key: &str, depth: usize) {
+    /// segment; returns its own `absent_below`, from the keys already below
+    /// it. Those are found by a scan of a small index only; in a large one, a
+    /// key added after a deeper key gets 0 (nothing pruned below it).
+    fn new_key(&mut self, key: &str, depth: usize) -> u64 {
         let k = key.as_bytes();
         for (at, seg) in ancestors(k, self.root_len) {
             if let Some(e) = self.by_prefix.get_mut(&k[..at]) {
@@ -1050,7 +1051,7 @@ impl GlobIndex {
         // A key below another has more separators, but for a key of the
         // root's length (the walk's first step need not cross a `/`).
         let deeper_exists = depth >= 127 || k.len() <= self.root_len || self.depths >> (depth + 1) != 0;
-        let absent_below = if !deeper_exists {
+        if !deeper_exists {
             !0
         } else if self.by_prefix.len() <= Self::SCAN_KEYS {
             let mut below = 0;
@@ -1064,11 +1065,10 @@ impl GlobIndex {
             !below
         } else {
             0
-        };
-        self.by_prefix.insert(key.to_owned().into(), Entry { absent_below, ..Entry::default() });
+        }
     }
 
-    /// Most keys [`Self::add_key`] scans for the keys below a new one.
+    /// Most keys [`Self::new_key`] scans for the keys below a new one.
     const SCAN_KEYS: usize = 64;
 
     /// The union of the modes of every grant matching `path` (normalised,
@@ -1222,7 +1222,8 @@ impl GlobIndex {
                 break;
             }
             let seg = next_segment(bytes, at);
-            if absent_below & seg_bit(seg) != 0 {
+            // (The segment is hashed only below a found entry that claims something.)
+            if absent_below != 0 && absent_below & seg_bit(seg) != 0 {
                 // No key lies below `path[..at]` through this segment.
                 break;
             }
