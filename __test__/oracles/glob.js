@@ -496,6 +496,51 @@ function denyRound(r, platform, stats) {
   if (platform === 'posix') foldRound(r, policy, deny, stats)
 }
 
+// ---- many grants and denies in one policy ------------------------------------
+// Up to 150 grants and 40 deny globs over a few literal names, in random
+// order (deeper literal prefixes before or after their ancestors, past the
+// 64 prefixes the index scans on insert), and paths drawn along their
+// literal prefixes, sometimes past 127 segments. The checker's walk over a
+// path's ancestors may stop where no indexed prefix lies below; it must
+// never stop before a grant or deny that matches. Reference: allowed iff no
+// deny covers the path and a grant of the mode matches it.
+const MANY_NAMES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']
+const MANY_TAILS = ['', '/**', '/*.x', '/*', '/**/x.x', '/?', '/{a,b}/**', '/**/**', '/[ab]*']
+const MANY_MODES = ['read', 'write', 'readwrite']
+function manyRound(r, platform, stats) {
+  const root = platform === 'win32' ? 'C:' : ''
+  const lits = []
+  const glob = () => {
+    const lit = Array.from({ length: 1 + r(5) }, () => MANY_NAMES[r(MANY_NAMES.length)])
+    lits.push(lit)
+    return `${root}/${lit.join('/')}${MANY_TAILS[r(MANY_TAILS.length)]}`
+  }
+  const grants = Array.from({ length: 1 + r(150) }, () => ({ path: glob(), mode: MANY_MODES[r(3)] }))
+  const deny = Array.from({ length: r(40) }, glob)
+  let policy
+  try {
+    policy = PermissionPolicy.fromManifest({ fs: grants, deny: { fs: deny } }, { plugin: 'oracle-many', platform })
+  } catch (e) {
+    stats.mismatches.push({ platform, grants: grants.length, deny: deny.length, error: String(e) })
+    return
+  }
+  for (let k = 0; k < 20; k++) {
+    const lit = lits[r(lits.length)].slice(0, r(6))
+    const extra = Array.from({ length: 1 + r(3) }, () => ['a', 'b', 'c', 'x.x', 'zz'][r(5)])
+    if (r(10) === 0) for (let d = 0; d < 130; d++) extra.unshift(MANY_NAMES[r(2)])
+    let p = `${root}/${[...lit, ...extra].join('/')}`
+    if (platform === 'win32' && r(2)) p = p.toUpperCase().replaceAll('/', '\\')
+    const norm = normalizePath(p, platform)
+    for (const mode of ['read', 'write']) {
+      const got = policy.checkFs(p, mode)
+      stats.cases++
+      const want = !deny.some((d) => denyCovers(d, platform, norm)) && grants.some((g) => g.mode.includes(mode) && globMatches(g.path, platform, norm))
+      if (got.allowed && !want) stats.wrongAllows.push({ platform, path: p, bytes: Buffer.byteLength(p), mode, grants, deny, note: 'many globs: allowed what the reference denies' })
+      else if (!got.allowed && want) stats.mismatches.push({ platform, path: p, mode, got: got.reason, note: 'many globs: denied what the reference allows' })
+    }
+  }
+}
+
 /**
  * posix: paths the deny covers as written (the reference), respelled in
  * case and normalisation; every respelling the JS fold says names the same
@@ -539,6 +584,7 @@ async function run({ seconds = 3, seed = 0x5eed, log = () => {} } = {}) {
   const denyStats = { cases: 0, denied: 0, folded: 0, wrongAllows, mismatches }
   while (Date.now() < deadline) {
     for (const platform of ['posix', 'win32']) denyRound(r, platform, denyStats)
+    manyRound(r, r(2) ? 'posix' : 'win32', denyStats)
     for (const platform of ['posix', 'win32']) {
       const glob = genGlob(r, platform)
       let policy
