@@ -79,11 +79,11 @@ test('huge strings and huge manifests are rejected quickly', () => {
 
 test('the shipped addon has no test hooks (they live in a separate test-hooks build)', () => {
   const { binding } = require('../lib/native.js')
-  for (const name of ['__panicForTesting', '__rawPanicForTesting', '__lockdownProbe']) {
+  for (const name of ['__panicForTesting', '__rawPanicForTesting', '__lockdownProbe', 'rawBudgetCreate', 'rawBudgetRecord', 'rawBudgetElapsed']) {
     assert.equal(name in binding, false, `the release addon exports ${name}`)
   }
   const hooks = loadTestHooksAddon()
-  for (const name of ['__panicForTesting', '__rawPanicForTesting', '__lockdownProbe']) {
+  for (const name of ['__panicForTesting', '__rawPanicForTesting', '__lockdownProbe', 'rawBudgetCreate', 'rawBudgetRecord', 'rawBudgetElapsed']) {
     assert.equal(typeof hooks[name], 'function', `the test-hooks addon lacks ${name}`)
   }
 })
@@ -96,24 +96,28 @@ test('a Rust panic becomes a JS error in both binding layers', () => {
   // Raw entry points reject foreign handles instead of dereferencing them.
   assert.throws(() => binding.rawCheckFs({}, '/x', 0), TypeError)
   assert.throws(() => binding.rawCheckFs(null, '/x', 0), TypeError)
-  assert.throws(() => binding.rawBudgetCreate({}, 0, null, null, 0), TypeError)
-  assert.throws(() => binding.rawBudgetRecord({}, new ArrayBuffer(9 * 8)), TypeError)
-  const policyHandle = binding.compilePolicy('{}', 'p', 'posix')
-  const bh = binding.rawBudgetCreate(policyHandle, 0, null, null, 0, 0)
-  assert.throws(() => binding.rawBudgetRecord(bh, new ArrayBuffer(9 * 8 - 1)), TypeError, 'one byte short')
-  assert.throws(() => binding.rawBudgetRecord(bh, new Float64Array(9)), TypeError, 'a view, not its buffer')
-  assert.throws(() => binding.rawBudgetRecord(bh, new DataView(new ArrayBuffer(9 * 8))), TypeError, 'a DataView')
+})
+
+test("the test-hooks addon's raw budget functions (the Rust arithmetic for the parity test) refuse what is not theirs", () => {
+  const hooks = loadTestHooksAddon()
+  assert.throws(() => hooks.rawBudgetCreate({}, 0, null, null, 0), TypeError)
+  assert.throws(() => hooks.rawBudgetRecord({}, new ArrayBuffer(9 * 8)), TypeError)
+  const policyHandle = hooks.compilePolicy('{}', 'p', 'posix')
+  const bh = hooks.rawBudgetCreate(policyHandle, 0, null, null, 0, 0)
+  assert.throws(() => hooks.rawBudgetRecord(bh, new ArrayBuffer(9 * 8 - 1)), TypeError, 'one byte short')
+  assert.throws(() => hooks.rawBudgetRecord(bh, new Float64Array(9)), TypeError, 'a view, not its buffer')
+  assert.throws(() => hooks.rawBudgetRecord(bh, new DataView(new ArrayBuffer(9 * 8))), TypeError, 'a DataView')
   const io = new Float64Array(9)
   structuredClone(io.buffer, { transfer: [io.buffer] })
-  assert.throws(() => binding.rawBudgetRecord(bh, io.buffer), TypeError, 'a detached buffer')
+  assert.throws(() => hooks.rawBudgetRecord(bh, io.buffer), TypeError, 'a detached buffer')
   // Another thread could write a SharedArrayBuffer while Rust reads it: refused.
   const shared = new Float64Array(new SharedArrayBuffer(9 * 8))
-  assert.throws(() => binding.rawBudgetRecord(bh, shared.buffer), TypeError, 'a SharedArrayBuffer')
+  assert.throws(() => hooks.rawBudgetRecord(bh, shared.buffer), TypeError, 'a SharedArrayBuffer')
   assert.deepEqual([...shared], new Array(9).fill(0), 'nothing written into shared memory')
   // An ordinary buffer longer than the nine slots works, read and written in place from its start.
   const big = new Float64Array(new ArrayBuffer(12 * 8))
   big[0] = 5
-  assert.equal(binding.rawBudgetRecord(bh, big.buffer), 0)
+  assert.equal(hooks.rawBudgetRecord(bh, big.buffer), 0)
   assert.deepEqual([...big], [5, 0, 0, 0, 1, 5, -1, -1, 0, 0, 0, 0])
 })
 
@@ -128,8 +132,8 @@ test('the worst inputs in a child process: it exits normally', () => {
     for (let i = 0; i < 1000; i++) { try { hooks.__rawPanicForTesting() } catch {} }
     for (let i = 0; i < 1000; i++) { try { hooks.__panicForTesting() } catch {} }
     try { binding.rawCheckFs(binding.rawCheckFs, '/x', 0) } catch {}
-    try { binding.rawBudgetRecord({}, new Float64Array(1)) } catch {}
-    try { binding.rawBudgetRecord({}, new ArrayBuffer(1)) } catch {}
+    try { hooks.rawBudgetRecord({}, new Float64Array(1)) } catch {}
+    try { hooks.rawBudgetRecord({}, new ArrayBuffer(1)) } catch {}
     let deep = {}; for (let i = 0; i < 1e5; i++) deep = { fs: deep }
     try { pkg.PermissionPolicy.fromManifest(deep, { plugin: 'p' }) } catch {}
     try { binding.compilePolicy('['.repeat(1e6), 'p', 'posix') } catch {}

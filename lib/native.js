@@ -43,8 +43,9 @@ const LIMITS = data.limits
 const METER_NAME = data.meterName
 /**
  * The numeric layouts of the hot paths (wire.rs `io`, `code`, `fs_bits`):
- * `IO` the slots of the tracker's Float64Array, `RESULT` the budget result
- * codes, `FS_BITS` the fs mode bits.
+ * `IO` the slots of the Float64Array and `RESULT` the result codes of the
+ * test-hooks addon's raw budget functions (the parity test's Rust side;
+ * `BudgetTracker` computes in JS, lib/budget.js), `FS_BITS` the fs mode bits.
  */
 const IO = data.wire.io
 const RESULT = data.wire.code

@@ -257,4 +257,9 @@ function handleOf(policy) {
   return readHandle(policy)
 }
 
-module.exports = { PermissionPolicy, handleOf, policySummary, inspectAs }
+/** A policy's budgets, read through its handle (never a getter anyone could redefine). */
+function policyBudgets(policy) {
+  return budgetsOf(binding.policyBudgets(handleOf(policy)))
+}
+
+module.exports = { PermissionPolicy, handleOf, policyBudgets, policySummary, inspectAs }

@@ -1,16 +1,15 @@
 'use strict'
 // BudgetTracker: one request's wall clock, memory and CPU against a policy's
-// budgets. Readings and status cross in one Float64Array whose slots are the
-// wire's named indices (native.IO); result codes are native.RESULT.
+// budgets: hooks, options and metrics around the arithmetic of lib/budget.js.
 
 const { types } = require('node:util')
 const native = require('./native.js')
 const { BudgetExceededError, InvalidSampleError, redact } = require('./errors.js')
 const { optionsObject, securityOption, securityOptions, ownValue, meterFrom, counterFor } = require('./options.js')
-const { handleOf } = require('./policy.js')
+const { handleOf, policyBudgets } = require('./policy.js')
+const { BudgetState, unmeasuredBudget } = require('./budget.js')
 
-const { binding, LIMITS, BUDGET_KIND_LIST, BUDGET_KINDS, SAMPLE_FIELDS, IO, RESULT } = native
-const { rawBudgetCreate, rawBudgetRecord, rawBudgetElapsed } = binding
+const { LIMITS, BUDGET_KIND_LIST, BUDGET_KINDS } = native
 
 /** Every option `BudgetTracker` knows; any other key is a TypeError. */
 const TRACKER_OPTION_KEYS = Object.freeze(['hooks', 'capability', 'cpuGraceMs', 'unmeasured', 'meter', 'shadow'])
@@ -19,9 +18,6 @@ const TRACKER_OPTION_KEYS = Object.freeze(['hooks', 'capability', 'cpuGraceMs', 
  * `tool.call`), never a path or URL (no `/`, `:`, `\\`, spaces or upper case).
  */
 const BUDGET_LABEL = /^[a-z][a-z0-9_.-]{0,63}$/
-
-/** The input slots, which the shadow tracker copies. */
-const INPUT_SLOTS = [IO.now, IO.cpuTimeMs, IO.rssMb, IO.presence]
 
 function hook(hooks, name) {
   const f = ownValue(hooks, name)
@@ -103,24 +99,20 @@ function unmeasuredBits(opts) {
  * silently unenforced.
  */
 class BudgetTracker {
-  #native
-  // Readings in, status out: the slots of native.IO (see rawBudgetRecord).
-  #io = new Float64Array(IO.len)
-  // What crosses: the array's buffer (see rawBudgetRecord).
-  #ioBuffer = this.#io.buffer
+  /** The budget arithmetic (lib/budget.js): readings in, status fields out. */
+  #state
   #policy
   #now
   #cpu
   #rss
   #counter
   #capability
-  /** The shadow policy's tracker (SPEC §12): its own handle, readings and status buffer. */
-  #shadowNative
-  #shadowIo
+  /** The shadow policy's arithmetic (SPEC §12): the same readings, its own budgets and counter. */
+  #shadow
   #shadowCounter
 
   constructor(policy, options) {
-    const policyHandle = handleOf(policy)
+    handleOf(policy)
     const opts = securityOptions(options, 'options', TRACKER_OPTION_KEYS) || {}
     const hooks = optionsObject(ownValue(opts, 'hooks'), 'options.hooks')
     if (types.isProxy(hooks)) throw new TypeError('options.hooks must be a plain object, not a Proxy')
@@ -149,87 +141,56 @@ class BudgetTracker {
     const cpu = this.#cpu ? num(this.#cpu()) : undefined
     const rss = this.#rss ? num(this.#rss()) : undefined
     const graceMs = grace === undefined ? LIMITS.defaultCpuGraceMs : num(grace)
-    const create = (handleFor, which) => {
-      const handle = rawBudgetCreate(handleFor, now, cpu, rss, graceMs, unmeasured)
-      if (handle < 0) {
-        // A negated result code (wire.rs `code`).
-        const code = -handle
-        if ((code & RESULT.kindMask) === RESULT.unmeasured) {
-          const budget = BUDGET_KIND_LIST[code >> RESULT.fieldShift]
-          throw new TypeError(
-            `BudgetTracker: ${which} ${budget} budget has no sampler (hooks.${SAMPLER_OF.get(budget)}); pass one, or list it in options.unmeasured if the host measures it elsewhere (record() pushes, or its own enforcement)`,
-          )
-        }
-        throw new InvalidSampleError({ field: SAMPLE_FIELDS[code >> RESULT.fieldShift] })
+    const create = (p, which) => {
+      const budgets = policyBudgets(p)
+      const missing = unmeasuredBudget(budgets, cpu !== undefined, rss !== undefined, unmeasured)
+      if (missing >= 0) {
+        const budget = BUDGET_KIND_LIST[missing]
+        throw new TypeError(
+          `BudgetTracker: ${which} ${budget} budget has no sampler (hooks.${SAMPLER_OF.get(budget)}); pass one, or list it in options.unmeasured if the host measures it elsewhere (record() pushes, or its own enforcement)`,
+        )
       }
-      return native.owned(this, handle)
+      const state = new BudgetState(budgets, now, cpu, rss, graceMs)
+      if (state.invalid !== undefined) throw new InvalidSampleError({ field: state.invalid })
+      return state
     }
-    this.#native = create(policyHandle, "the policy's")
+    this.#state = create(policy, "the policy's")
     if (shadow !== undefined) {
-      this.#shadowNative = create(handleOf(shadow), "the shadow policy's")
-      this.#shadowIo = new Float64Array(IO.len)
+      this.#shadow = create(shadow, "the shadow policy's")
       this.#shadowCounter = counterFor(meter, native.BUDGET_SHADOW_EXCEEDED_TOTAL)
     }
     Object.freeze(this)
   }
 
-  /** The shadow policy's budgets see the same readings; each of its breaches counts once (never thrown). */
-  #recordShadow() {
-    const io = this.#shadowIo
-    for (const slot of INPUT_SLOTS) io[slot] = this.#io[slot]
-    let code
-    try {
-      code = rawBudgetRecord(this.#shadowNative, io.buffer)
-    } catch {
-      return
-    }
-    if ((code & RESULT.kindMask) === RESULT.invalidSample) return
-    const fresh = (code >> RESULT.freshShift) & RESULT.freshMask
-    for (let i = 0; i < BUDGET_KIND_LIST.length; i++) {
-      if (fresh & (1 << i)) {
-        this.#shadowCounter.add(1, { plugin: this.#policy.plugin, capability: this.#capability, reason: BUDGET_KINDS.get(BUDGET_KIND_LIST[i]) })
-      }
-    }
-  }
-
   /** Wall-clock ms since the tracker started (never decreasing). */
   get elapsedMs() {
-    return rawBudgetElapsed(this.#native)
+    return this.#state.elapsed
   }
 
-  #apply(code) {
-    if ((code & RESULT.kindMask) === RESULT.invalidSample) throw new InvalidSampleError({ field: SAMPLE_FIELDS[code >> RESULT.fieldShift] })
-    const fresh = (code >> RESULT.freshShift) & RESULT.freshMask
-    if (fresh !== 0) {
-      for (let i = 0; i < BUDGET_KIND_LIST.length; i++) {
-        if (fresh & (1 << i)) {
-          this.#counter.add(1, { plugin: this.#policy.plugin, capability: this.#capability, reason: BUDGET_KINDS.get(BUDGET_KIND_LIST[i]) })
-        }
+  /** Counts each budget in `fresh` (a bit per index) once in `counter`. */
+  #count(counter, fresh) {
+    for (let i = 0; i < BUDGET_KIND_LIST.length; i++) {
+      if (fresh & (1 << i)) {
+        counter.add(1, { plugin: this.#policy.plugin, capability: this.#capability, reason: BUDGET_KINDS.get(BUDGET_KIND_LIST[i]) })
       }
     }
-    const s = this.#io
-    if (s[IO.ok] === 1) {
-      // One literal per set of present fields (a literal is one allocation
-      // with its final shape; adding fields one by one moves it through several).
-      const elapsedMs = s[IO.elapsedMs]
-      const cpuPercent = s[IO.cpuPercentOrBudget]
-      const memoryMb = s[IO.memoryMbOrLimit]
-      if (cpuPercent >= 0) return memoryMb >= 0 ? { ok: true, elapsedMs, cpuPercent, memoryMb } : { ok: true, elapsedMs, cpuPercent }
-      return memoryMb >= 0 ? { ok: true, elapsedMs, memoryMb } : { ok: true, elapsedMs }
-    }
-    const budget = BUDGET_KIND_LIST[s[IO.cpuPercentOrBudget]]
-    return { ok: false, budget, limit: s[IO.memoryMbOrLimit], observed: s[IO.observed], reason: BUDGET_KINDS.get(budget), elapsedMs: s[IO.elapsedMs] }
   }
 
   #record(now, cpu, rss) {
-    const io = this.#io
-    io[IO.now] = now
-    io[IO.cpuTimeMs] = cpu === undefined ? 0 : cpu
-    io[IO.rssMb] = rss === undefined ? 0 : rss
-    io[IO.presence] = (cpu === undefined ? 0 : IO.cpuPresent) | (rss === undefined ? 0 : IO.rssPresent)
-    const code = rawBudgetRecord(this.#native, this.#ioBuffer)
-    if (this.#shadowNative !== undefined && (code & RESULT.kindMask) !== RESULT.invalidSample) this.#recordShadow()
-    return this.#apply(code)
+    const s = this.#state
+    // The status and fresh breaches are taken before any counter runs: a
+    // meter is host code and may record on this tracker again.
+    const status = s.record(now, cpu, rss)
+    if (status === undefined) throw new InvalidSampleError({ field: s.invalid })
+    const fresh = s.fresh
+    const shadow = this.#shadow
+    if (shadow !== undefined) {
+      // The same readings, just accepted; its breaches are counted, never thrown.
+      shadow.record(now, cpu, rss)
+      if (shadow.fresh !== 0) this.#count(this.#shadowCounter, shadow.fresh)
+    }
+    if (fresh !== 0) this.#count(this.#counter, fresh)
+    return status
   }
 
   /** Reads every hook, records and evaluates. Hook errors propagate. */

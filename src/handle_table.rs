@@ -96,6 +96,8 @@ impl<T> Table<T> {
         self.slot(h).and_then(|i| self.slots[i].value.as_ref())
     }
 
+    /// Mutable access (the test-hooks addon's budget states).
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn get_mut(&mut self, h: f64) -> Option<&mut T> {
         self.slot(h).and_then(|i| self.slots[i].value.as_mut())
     }

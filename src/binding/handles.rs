@@ -1,5 +1,5 @@
-//! The binding's handle tables. A compiled policy or a tracker's budget
-//! state lives in a table of the thread that made it (a Node environment runs
+//! The binding's handle tables. A compiled policy (or, in the test-hooks
+//! addon only, a budget state) lives in a table of the thread that made it (a Node environment runs
 //! on one thread, its own); JS holds a number naming the slot
 //! ([`crate::handle_table`]: a number from another thread's table, or a
 //! released one, names nothing), and the JS object that owns it registers
@@ -13,12 +13,19 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
+#[cfg(feature = "test-hooks")]
 use crate::budget::BudgetState;
 use crate::handle_table::{decode, Kind, Table};
 use crate::policy::PermissionPolicy;
 
 thread_local! {
     pub(crate) static POLICIES: RefCell<Table<Arc<PermissionPolicy>>> = const { RefCell::new(Table::new(Kind::Policy)) };
+}
+
+// Budget states: only the test-hooks addon makes them (`raw.rs` `budget`);
+// the shipped `BudgetTracker` keeps its arithmetic in JS (`lib/budget.js`).
+#[cfg(feature = "test-hooks")]
+thread_local! {
     pub(crate) static BUDGETS: RefCell<Table<BudgetState>> = const { RefCell::new(Table::new(Kind::Budget)) };
 }
 
@@ -27,7 +34,8 @@ thread_local! {
 pub(crate) fn release(h: f64) {
     match decode(h) {
         Some((Kind::Policy, ..)) => drop(POLICIES.with(|t| t.borrow_mut().remove(h))),
+        #[cfg(feature = "test-hooks")]
         Some((Kind::Budget, ..)) => drop(BUDGETS.with(|t| t.borrow_mut().remove(h))),
-        None => {}
+        _ => {}
     }
 }

@@ -13,11 +13,10 @@ use std::sync::Arc;
 
 use napi::sys;
 
-use super::handles::{self, BUDGETS, POLICIES};
+use super::handles::{self, POLICIES};
 
-use super::wire::{code, fs_bits, invalid_sample_code, io};
-use crate::budget::{BudgetState, BudgetStatus, Sample};
-use crate::error::{BudgetKind, Capability, Decision, DenyReason};
+use super::wire::fs_bits;
+use crate::error::{Capability, Decision, DenyReason};
 use crate::fs::{FsMode, MAX_PATH_BYTES};
 use crate::policy::PermissionPolicy;
 
@@ -315,154 +314,186 @@ unsafe extern "C" fn check_capability(env: sys::napi_env, info: sys::napi_callba
     })
 }
 
-/// `budgetCreate(policyHandle, now, cpu?, rss?, graceMs, unmeasured)`: a
-/// budget handle (a number, never negative), or a negated code (the layout is [`code`]): the invalid-sample
-/// code, or `UNMEASURED` with the budget index for a budget with no sampler
-/// that `unmeasured` (a bit set by budget index) does not declare measured elsewhere.
-unsafe extern "C" fn budget_create(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: as in `check_fs`: live `env`/`info`. The state moves into this
-    // thread's budget table; the tracker's FinalizationRegistry releases it.
-    guarded(env, || unsafe {
-        let [h, now, cpu, rss, grace, unmeasured] = args::<6>(env, info);
-        let h = handle_number(env, h);
-        let Some(budgets) = POLICIES.with(|t| t.borrow().get(h).map(|p| p.budgets())) else {
-            return throw_type_error(env, b"expected a policy handle\0");
-        };
-        let mut declared = 0u32;
-        if sys::napi_get_value_uint32(env, unmeasured, &mut declared) != OK || declared > 7 {
-            return throw_type_error(env, b"unmeasured must be a budget bit set\0");
-        }
-        let opt = |v| if is_nullish(env, v) { None } else { Some(number(env, v).unwrap_or(f64::NAN)) };
-        let start = Sample { now_ms: number(env, now).unwrap_or(f64::NAN), cpu_time_ms: opt(cpu), rss_mb: opt(rss) };
-        let declared = BudgetKind::ALL.iter().copied().filter(|k| declared & (1 << k.index()) != 0);
-        let unmeasured =
-            crate::budget::Measured { cpu_time_ms: start.cpu_time_ms.is_some(), rss_mb: start.rss_mb.is_some() }
-                .unmeasured(&budgets, declared);
-        if let Some(kind) = unmeasured {
-            return ret_f64(env, -f64::from(code::UNMEASURED | (kind.index() << code::FIELD_SHIFT)));
-        }
-        match BudgetState::new(budgets, start, number(env, grace).unwrap_or(f64::NAN)) {
-            Ok(state) => match BUDGETS.with(|t| t.borrow_mut().insert(state)) {
-                Some(handle) => ret_f64(env, handle),
-                None => throw_error(env, b"could not create a budget handle (this thread's table is full)\0"),
-            },
-            Err(e) => ret_f64(env, -f64::from(invalid_sample_code(e.field))),
-        }
-    })
-}
+/// The Rust budget arithmetic (`src/budget.rs`) straight to JS, for the test
+/// suite only: `BudgetTracker` does the arithmetic in JS (`lib/budget.js`,
+/// the Node-API call cost more than the arithmetic), and
+/// `__test__/budget-parity.test.js` drives both with the same readings. The
+/// shipped addon has none of these.
+#[cfg(feature = "test-hooks")]
+mod budget {
+    use std::ptr;
 
-/// `budgetRecord(handle, io: Float64Array(io::LEN))`: the readings are
-/// passed in the input slots of [`io`] so the call converts no JS numbers.
-/// Returns the result code ([`code`]: `OK`, `EXCEEDED`, or `INVALID_SAMPLE`
-/// with the field index; the budgets newly breached from `FRESH_SHIFT`) and
-/// writes the status into the output slots of [`io`]. The array is looked up on
-/// every call (never cached), so a detached buffer is a TypeError, not a
-/// dangling pointer; one over a SharedArrayBuffer (which another thread could
-/// write while we read) is a TypeError too. The JS memory is only ever read
-/// and written by value through the raw pointer: no Rust reference into it.
-unsafe extern "C" fn budget_record(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: as in `check_fs`: live `env`/`info`; `state` is borrowed
-    // mutably from this thread's table for the call (no JS runs meanwhile).
-    // `data` is checked below before any access.
-    guarded(env, || unsafe {
-        let [h, io] = args::<2>(env, info);
-        let h = handle_number(env, h);
-        BUDGETS.with(|t| {
-            let mut t = t.borrow_mut();
-            let Some(state) = t.get_mut(h) else {
-                return throw_type_error(env, b"expected a budget handle\0");
+    use napi::sys;
+
+    use super::super::handles::{BUDGETS, POLICIES};
+    use super::super::wire::{code, invalid_sample_code, io};
+    use super::{
+        args, guarded, handle_number, is_nullish, number, ret_f64, ret_u32, throw_error, throw_type_error, OK,
+    };
+    use crate::budget::{BudgetState, BudgetStatus, Sample};
+    use crate::error::BudgetKind;
+
+    /// `budgetCreate(policyHandle, now, cpu?, rss?, graceMs, unmeasured)`: a
+    /// budget handle (a number, never negative), or a negated code (the layout is [`code`]): the invalid-sample
+    /// code, or `UNMEASURED` with the budget index for a budget with no sampler
+    /// that `unmeasured` (a bit set by budget index) does not declare measured elsewhere.
+    pub(super) unsafe extern "C" fn budget_create(
+        env: sys::napi_env,
+        info: sys::napi_callback_info,
+    ) -> sys::napi_value {
+        // SAFETY: as in `check_fs`: live `env`/`info`. The state moves into this
+        // thread's budget table; the test releases it (rawRelease).
+        guarded(env, || unsafe {
+            let [h, now, cpu, rss, grace, unmeasured] = args::<6>(env, info);
+            let h = handle_number(env, h);
+            let Some(budgets) = POLICIES.with(|t| t.borrow().get(h).map(|p| p.budgets())) else {
+                return throw_type_error(env, b"expected a policy handle\0");
             };
-            let Some(io) = F64Io::of(env, io) else {
-                return throw_type_error(
-                    env,
-                    b"io must be an ArrayBuffer of at least 9 f64 (not shared, not detached)\0",
-                );
-            };
-            let flags = io.get(io::PRESENCE) as u32;
-            let sample = Sample {
-                now_ms: io.get(io::NOW),
-                cpu_time_ms: (flags & io::CPU_PRESENT != 0).then(|| io.get(io::CPU_TIME_MS)),
-                rss_mb: (flags & io::RSS_PRESENT != 0).then(|| io.get(io::RSS_MB)),
-            };
-            let code = match (*state).record(sample) {
-                Ok((status, new)) => {
-                    let out = match status {
-                        BudgetStatus::Ok { elapsed_ms, cpu_percent, memory_mb } => {
-                            [1.0, elapsed_ms, cpu_percent.unwrap_or(-1.0), memory_mb.unwrap_or(-1.0), 0.0]
-                        }
-                        BudgetStatus::Exceeded(b) => [0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed],
-                    };
-                    let slots =
-                        [io::OK, io::ELAPSED_MS, io::CPU_PERCENT_OR_BUDGET, io::MEMORY_MB_OR_LIMIT, io::OBSERVED];
-                    for (slot, x) in slots.into_iter().zip(out) {
-                        io.set(slot, x);
-                    }
-                    (if status.is_ok() { code::OK } else { code::EXCEEDED }) | ((new.0 as u32) << code::FRESH_SHIFT)
-                }
-                Err(e) => invalid_sample_code(e.field),
-            };
-            ret_u32(env, code)
+            let mut declared = 0u32;
+            if sys::napi_get_value_uint32(env, unmeasured, &mut declared) != OK || declared > 7 {
+                return throw_type_error(env, b"unmeasured must be a budget bit set\0");
+            }
+            let opt = |v| if is_nullish(env, v) { None } else { Some(number(env, v).unwrap_or(f64::NAN)) };
+            let start =
+                Sample { now_ms: number(env, now).unwrap_or(f64::NAN), cpu_time_ms: opt(cpu), rss_mb: opt(rss) };
+            let declared = BudgetKind::ALL.iter().copied().filter(|k| declared & (1 << k.index()) != 0);
+            let unmeasured =
+                crate::budget::Measured { cpu_time_ms: start.cpu_time_ms.is_some(), rss_mb: start.rss_mb.is_some() }
+                    .unmeasured(&budgets, declared);
+            if let Some(kind) = unmeasured {
+                return ret_f64(env, -f64::from(code::UNMEASURED | (kind.index() << code::FIELD_SHIFT)));
+            }
+            match BudgetState::new(budgets, start, number(env, grace).unwrap_or(f64::NAN)) {
+                Ok(state) => match BUDGETS.with(|t| t.borrow_mut().insert(state)) {
+                    Some(handle) => ret_f64(env, handle),
+                    None => throw_error(env, b"could not create a budget handle (this thread's table is full)\0"),
+                },
+                Err(e) => ret_f64(env, -f64::from(invalid_sample_code(e.field))),
+            }
         })
-    })
-}
-
-/// Nine f64 slots at the start of an ordinary (non-shared, attached)
-/// ArrayBuffer, accessed by value through a raw pointer only. The tracker
-/// passes its Float64Array's buffer, not the array: a typed array's info
-/// costs Node a test of every element type (a third of `sample()`), a
-/// buffer's is one pointer and one length.
-struct F64Io {
-    data: *mut f64,
-}
-
-impl F64Io {
-    /// `None` unless `v` is an ArrayBuffer (`napi_is_arraybuffer` is false for
-    /// a SharedArrayBuffer and for any view) of at least 9 f64, not detached
-    /// (a detached one reports length 0).
-    unsafe fn of(env: sys::napi_env, v: sys::napi_value) -> Option<Self> {
-        let mut plain = false;
-        // SAFETY: `v` is a live argument; `plain` is a live local.
-        if unsafe { sys::napi_is_arraybuffer(env, v, &mut plain) } != OK || !plain {
-            return None;
-        }
-        let mut data = ptr::null_mut();
-        let mut len = 0usize;
-        // SAFETY: `v` is an ArrayBuffer (checked above); the out-pointers are live locals.
-        if unsafe { sys::napi_get_arraybuffer_info(env, v, &mut data, &mut len) } != OK
-            || data.is_null()
-            || len < io::LEN * std::mem::size_of::<f64>()
-        {
-            return None;
-        }
-        Some(Self { data: data as *mut f64 })
     }
 
-    fn get(&self, i: usize) -> f64 {
-        assert!(i < io::LEN);
-        // SAFETY: `of` checked that `data` holds at least 9 f64 of an
-        // unshared, attached ArrayBuffer, and only this thread runs JS on it
-        // while the callback runs; read by value, unaligned to assume nothing.
-        unsafe { self.data.add(i).read_unaligned() }
+    /// `budgetRecord(handle, io: Float64Array(io::LEN))`: the readings are
+    /// passed in the input slots of [`io`] so the call converts no JS numbers.
+    /// Returns the result code ([`code`]: `OK`, `EXCEEDED`, or `INVALID_SAMPLE`
+    /// with the field index; the budgets newly breached from `FRESH_SHIFT`) and
+    /// writes the status into the output slots of [`io`]. The array is looked up on
+    /// every call (never cached), so a detached buffer is a TypeError, not a
+    /// dangling pointer; one over a SharedArrayBuffer (which another thread could
+    /// write while we read) is a TypeError too. The JS memory is only ever read
+    /// and written by value through the raw pointer: no Rust reference into it.
+    pub(super) unsafe extern "C" fn budget_record(
+        env: sys::napi_env,
+        info: sys::napi_callback_info,
+    ) -> sys::napi_value {
+        // SAFETY: as in `check_fs`: live `env`/`info`; `state` is borrowed
+        // mutably from this thread's table for the call (no JS runs meanwhile).
+        // `data` is checked below before any access.
+        guarded(env, || unsafe {
+            let [h, io] = args::<2>(env, info);
+            let h = handle_number(env, h);
+            BUDGETS.with(|t| {
+                let mut t = t.borrow_mut();
+                let Some(state) = t.get_mut(h) else {
+                    return throw_type_error(env, b"expected a budget handle\0");
+                };
+                let Some(io) = F64Io::of(env, io) else {
+                    return throw_type_error(
+                        env,
+                        b"io must be an ArrayBuffer of at least 9 f64 (not shared, not detached)\0",
+                    );
+                };
+                let flags = io.get(io::PRESENCE) as u32;
+                let sample = Sample {
+                    now_ms: io.get(io::NOW),
+                    cpu_time_ms: (flags & io::CPU_PRESENT != 0).then(|| io.get(io::CPU_TIME_MS)),
+                    rss_mb: (flags & io::RSS_PRESENT != 0).then(|| io.get(io::RSS_MB)),
+                };
+                let code = match (*state).record(sample) {
+                    Ok((status, new)) => {
+                        let out = match status {
+                            BudgetStatus::Ok { elapsed_ms, cpu_percent, memory_mb } => {
+                                [1.0, elapsed_ms, cpu_percent.unwrap_or(-1.0), memory_mb.unwrap_or(-1.0), 0.0]
+                            }
+                            BudgetStatus::Exceeded(b) => {
+                                [0.0, b.elapsed_ms, b.budget.index() as f64, b.limit, b.observed]
+                            }
+                        };
+                        let slots =
+                            [io::OK, io::ELAPSED_MS, io::CPU_PERCENT_OR_BUDGET, io::MEMORY_MB_OR_LIMIT, io::OBSERVED];
+                        for (slot, x) in slots.into_iter().zip(out) {
+                            io.set(slot, x);
+                        }
+                        (if status.is_ok() { code::OK } else { code::EXCEEDED }) | ((new.0 as u32) << code::FRESH_SHIFT)
+                    }
+                    Err(e) => invalid_sample_code(e.field),
+                };
+                ret_u32(env, code)
+            })
+        })
     }
 
-    fn set(&self, i: usize, x: f64) {
-        assert!(i < io::LEN);
-        // SAFETY: as in `get`; written by value, no reference formed.
-        unsafe { self.data.add(i).write_unaligned(x) }
+    /// Nine f64 slots at the start of an ordinary (non-shared, attached)
+    /// ArrayBuffer, accessed by value through a raw pointer only. The tracker
+    /// passes its Float64Array's buffer, not the array: a typed array's info
+    /// costs Node a test of every element type (a third of `sample()`), a
+    /// buffer's is one pointer and one length.
+    struct F64Io {
+        data: *mut f64,
     }
-}
 
-/// `budgetElapsed(handle)`.
-unsafe extern "C" fn budget_elapsed(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    // SAFETY: as in `check_fs`: live `env`/`info`.
-    guarded(env, || unsafe {
-        let [h] = args::<1>(env, info);
-        let h = handle_number(env, h);
-        match BUDGETS.with(|t| t.borrow().get(h).map(BudgetState::elapsed_ms)) {
-            Some(ms) => ret_f64(env, ms),
-            None => throw_type_error(env, b"expected a budget handle\0"),
+    impl F64Io {
+        /// `None` unless `v` is an ArrayBuffer (`napi_is_arraybuffer` is false for
+        /// a SharedArrayBuffer and for any view) of at least 9 f64, not detached
+        /// (a detached one reports length 0).
+        unsafe fn of(env: sys::napi_env, v: sys::napi_value) -> Option<Self> {
+            let mut plain = false;
+            // SAFETY: `v` is a live argument; `plain` is a live local.
+            if unsafe { sys::napi_is_arraybuffer(env, v, &mut plain) } != OK || !plain {
+                return None;
+            }
+            let mut data = ptr::null_mut();
+            let mut len = 0usize;
+            // SAFETY: `v` is an ArrayBuffer (checked above); the out-pointers are live locals.
+            if unsafe { sys::napi_get_arraybuffer_info(env, v, &mut data, &mut len) } != OK
+                || data.is_null()
+                || len < io::LEN * std::mem::size_of::<f64>()
+            {
+                return None;
+            }
+            Some(Self { data: data as *mut f64 })
         }
-    })
+
+        fn get(&self, i: usize) -> f64 {
+            assert!(i < io::LEN);
+            // SAFETY: `of` checked that `data` holds at least 9 f64 of an
+            // unshared, attached ArrayBuffer, and only this thread runs JS on it
+            // while the callback runs; read by value, unaligned to assume nothing.
+            unsafe { self.data.add(i).read_unaligned() }
+        }
+
+        fn set(&self, i: usize, x: f64) {
+            assert!(i < io::LEN);
+            // SAFETY: as in `get`; written by value, no reference formed.
+            unsafe { self.data.add(i).write_unaligned(x) }
+        }
+    }
+
+    /// `budgetElapsed(handle)`.
+    pub(super) unsafe extern "C" fn budget_elapsed(
+        env: sys::napi_env,
+        info: sys::napi_callback_info,
+    ) -> sys::napi_value {
+        // SAFETY: as in `check_fs`: live `env`/`info`.
+        guarded(env, || unsafe {
+            let [h] = args::<1>(env, info);
+            let h = handle_number(env, h);
+            match BUDGETS.with(|t| t.borrow().get(h).map(BudgetState::elapsed_ms)) {
+                Some(ms) => ret_f64(env, ms),
+                None => throw_type_error(env, b"expected a budget handle\0"),
+            }
+        })
+    }
 }
 
 /// `compile(json, plugin, platform)`: the fast path of `compilePolicy`
@@ -527,9 +558,12 @@ const FUNCTIONS: &[(&[u8], Callback)] = &[
     (b"rawCheckFs\0", check_fs),
     (b"rawCheckFetch\0", check_fetch),
     (b"rawCheckCapability\0", check_capability),
-    (b"rawBudgetCreate\0", budget_create),
-    (b"rawBudgetRecord\0", budget_record),
-    (b"rawBudgetElapsed\0", budget_elapsed),
+    #[cfg(feature = "test-hooks")]
+    (b"rawBudgetCreate\0", budget::budget_create),
+    #[cfg(feature = "test-hooks")]
+    (b"rawBudgetRecord\0", budget::budget_record),
+    #[cfg(feature = "test-hooks")]
+    (b"rawBudgetElapsed\0", budget::budget_elapsed),
     (b"rawRelease\0", release),
     (b"rawCompile\0", compile),
 ];

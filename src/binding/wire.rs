@@ -10,8 +10,10 @@
 //!   `scripts/emit-tables.js` generates the `.d.ts` unions from them.
 //! - **Hot paths** (`raw.rs`): a policy handle (a type-tagged external) and
 //!   strings in, a decision code out (`0` allow, else a row of `decisions`).
-//!   The budget tracker exchanges readings and status through one
-//!   `Float64Array` whose slots are [`io`].
+//!   The test-hooks addon's raw budget functions (the Rust arithmetic, for
+//!   the JS tracker's parity test) exchange readings and status through one
+//!   `Float64Array` whose slots are [`io`]; the shipped `BudgetTracker`
+//!   does its arithmetic in JS.
 //! - **Cold results**: `#[napi(object)]` structs ([`CompiledPolicy`],
 //!   [`Verdict`]).
 //! - **Errors**: thrown by [`WireError::throw`], the one conversion: a JS
@@ -32,7 +34,7 @@ use crate::fetch::redacted_origin;
 use crate::metrics::{INSTRUMENTS, METER_NAME};
 use crate::{BudgetKind, Decision, FsMode, PermissionPolicy, Platform, PolicyOptions};
 
-/// The slots of the budget tracker's `Float64Array` (`rawBudgetRecord`):
+/// The slots of the `Float64Array` of the test-hooks addon's `rawBudgetRecord`:
 /// readings in, status out.
 pub mod io {
     /// In: the clock reading (ms).
@@ -93,7 +95,8 @@ pub mod fs_bits {
 /// The fields an `INVALID_SAMPLE` error can name, by the index its code carries.
 pub const SAMPLE_FIELDS: [&str; 4] = ["now", "cpuTimeMs", "rssMb", "cpuGraceMs"];
 
-/// The code of an invalid sample naming `field`.
+/// The code of an invalid sample naming `field` (the test-hooks addon's `rawBudgetRecord`).
+#[cfg(feature = "test-hooks")]
 pub(crate) fn invalid_sample_code(field: &str) -> u32 {
     let i = SAMPLE_FIELDS.iter().position(|f| *f == field).unwrap_or(SAMPLE_FIELDS.len() - 1);
     code::INVALID_SAMPLE | ((i as u32) << code::FIELD_SHIFT)
