@@ -16,7 +16,7 @@
 //
 // Each line of output is prefixed with its lane. The first failing step stops
 // the other lane; the exit code is that step's.
-const { spawn } = require('node:child_process')
+const { spawn, spawnSync } = require('node:child_process')
 const readline = require('node:readline')
 
 const LANES = {
@@ -69,7 +69,9 @@ function runStep(lane, step) {
 function stopOthers(signal = 'SIGTERM') {
   for (const child of running) {
     try {
-      if (process.platform === 'win32') child.kill()
+      // Windows has no process groups: taskkill /T ends the shell's whole
+      // tree (npm, cargo or node --test and their children), not the shell alone.
+      if (process.platform === 'win32') spawnSync('taskkill', ['/pid', String(child.pid), '/T', '/F'], { stdio: 'ignore' })
       else process.kill(-child.pid, signal)
     } catch {
       // already gone
