@@ -454,7 +454,8 @@ impl Parser {
 
     /// A sequence up to the end, or (inside a group) up to its `,` or `}`.
     fn seq(&mut self, depth: usize) -> Result<Vec<Tok>, GlobError> {
-        let mut out = Vec::new();
+        // The whole body is one token per character at most.
+        let mut out = if depth == 0 { Vec::with_capacity(self.chars.len()) } else { Vec::new() };
         while let Some(&c) = self.chars.get(self.i) {
             match c {
                 ',' | '}' if depth > 0 => return Ok(out),
@@ -760,11 +761,17 @@ pub fn parse(glob: &str, syntax: Syntax) -> Result<Vec<ParsedGlob>, GlobError> {
         return Err(GlobError("brace expansion past 256 variants"));
     }
     let mut flat = Vec::new();
-    expand(&seq, &mut flat);
+    if seq.iter().any(|t| matches!(t, Tok::Group(_))) {
+        expand(&seq, &mut flat);
+    } else {
+        // No braces: the sequence is its one variant (no copy).
+        flat.push(seq);
+    }
     let root = if fold { fold_str(root) } else { root.to_owned() };
     let mut out: Vec<ParsedGlob> = Vec::with_capacity(flat.len());
     for v in flat {
-        let mut prefix = root.clone();
+        let mut prefix = String::with_capacity(root.len() + v.len());
+        prefix.push_str(&root);
         let mut rest = Vec::new();
         // `v` starts with the body's leading separator.
         let mut segments = v.split(|t| matches!(t, Tok::Sep)).skip(1).peekable();
@@ -775,6 +782,20 @@ pub fn parse(glob: &str, syntax: Syntax) -> Result<Vec<ParsedGlob>, GlobError> {
             let seg = match s {
                 [] => return Err(GlobError("no empty segments (a '{...}' alternative left '//')")),
                 [Tok::Rec] => Seg::Rec,
+                // A literal segment while the prefix is still literal joins
+                // it as text (no pattern is built only to be read back).
+                _ if rest.is_empty() && s.iter().all(|t| matches!(t, Tok::Atom(Atom::Char(_)))) => {
+                    let at = prefix.len();
+                    prefix.push('/');
+                    prefix.extend(s.iter().map(|t| match t {
+                        Tok::Atom(Atom::Char(c)) => *c,
+                        _ => unreachable!("checked: every token is a character"),
+                    }));
+                    if matches!(&prefix[at + 1..], "." | "..") {
+                        return Err(GlobError("no '.' or '..' segments"));
+                    }
+                    continue;
+                }
                 _ => {
                     let mut atoms: Vec<Atom> = Vec::with_capacity(s.len());
                     for t in s {
