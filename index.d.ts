@@ -801,7 +801,11 @@ export declare function serveDenoBroker(policy: PermissionPolicy, options?: Deno
 /** `new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)`. */
 export declare function createChecker(manifest: PermissionsManifest, options: PolicyOptions & CheckerOptions): PermissionChecker
 
-/** Readings a `BudgetTracker` samples. */
+/**
+ * Readings a `BudgetTracker` samples. Read strictly: each hook an own data
+ * property holding a function; a getter, an inherited hook, a Proxy or any
+ * other key is a `TypeError` (never the default clock in its place).
+ */
 export interface BudgetHooks {
   /** Monotonic clock, ms. Default: `performance.now`. */
   now?: () => number
@@ -810,7 +814,10 @@ export interface BudgetHooks {
   /** Resident memory, MB. */
   rssMb?: () => number
 }
-/** Options of `new BudgetTracker`. */
+/**
+ * Options of `new BudgetTracker`. Read strictly: an unknown key, a getter,
+ * an inherited value or a Proxy is a `TypeError`.
+ */
 export interface BudgetTrackerOptions {
   /**
    * Readings to sample. A `cpuPercent` budget needs `cpuTimeMs` and a

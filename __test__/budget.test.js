@@ -75,6 +75,106 @@ test('invalid samples are INVALID_SAMPLE, never within budget', () => {
   assert.throws(() => new BudgetTracker(policy({}), { cpuGraceMs: -5 }), (e) => isInvalidSample(e) && e.details.field === 'cpuGraceMs')
 })
 
+test('a budget limit reads back as exactly the number the manifest wrote (one ULP over it is a breach)', () => {
+  // The red team's case: 1/11 came back 2 ULP wider, so a reading just over
+  // the manifest's limit passed (serde_json's default float parse).
+  const v = 1 / 11
+  const p = policy({ memoryMb: v, wallClockMs: v, cpuPercent: v })
+  assert.deepEqual(p.budgets, { cpuPercent: v, memoryMb: v, wallClockMs: v })
+  assert.equal(p.toJSON().budgets.memoryMb, v)
+  const next = v + Number.EPSILON * v
+  const t = new BudgetTracker(p, { hooks: { now: () => 0 }, unmeasured: ['memoryMb', 'cpuPercent'] })
+  assert.deepEqual(t.record({ now: next, rssMb: v }), { ok: false, budget: 'wallClockMs', limit: v, observed: next, reason: 'wall_clock', elapsedMs: next })
+  // Random doubles (every exponent), their own oracle: V8 wrote the text, the limit must read back as the same number.
+  const bits = new BigUint64Array(1)
+  const f = new Float64Array(bits.buffer)
+  let seed = 0x9e3779b97f4a7c15n
+  let n = 0
+  for (let i = 0; i < 20000; i++) {
+    seed = (seed * 6364136223846793005n + 1442695040888963407n) & 0xffffffffffffffffn
+    bits[0] = seed & 0x7fffffffffffffffn
+    const x = f[0]
+    if (!(Number.isFinite(x) && x > 0)) continue
+    const b = policy({ memoryMb: x, wallClockMs: i / 7 + 1 }).budgets
+    assert.ok(Object.is(b.memoryMb, x) && Object.is(b.wallClockMs, i / 7 + 1), `${x} read back as ${b.memoryMb}; ${i / 7 + 1} as ${b.wallClockMs}`)
+    n++
+  }
+  assert.ok(n > 19000)
+})
+
+test('hooks, meter and capability are read like security options (never the default clock or global meter in their place)', () => {
+  const p = policy({ wallClockMs: 10, memoryMb: 10 })
+  const getter = (o, k, v) => Object.defineProperty(o, k, { get: () => v, enumerable: true })
+  const refused = [
+    ['a getter now', () => ({ hooks: getter({}, 'now', () => 0) })],
+    ['an inherited now', () => ({ hooks: Object.create({ now: () => 0 }) })],
+    ['a getter hooks', () => getter({}, 'hooks', { now: () => 0 })],
+    ['inherited hooks', () => Object.create({ hooks: { now: () => 0 } })],
+    ['a hook key that is a typo', () => ({ hooks: { now: () => 0, rssMB: () => 1 } })],
+    ['a Proxy hooks', () => ({ hooks: new Proxy({ now: () => 0 }, {}) })],
+    ['a getter meter', () => getter({ hooks: { now: () => 0 } }, 'meter', { createCounter() {} })],
+    ['an inherited meter', () => Object.assign(Object.create({ meter: { createCounter() {} } }), { hooks: { now: () => 0 } })],
+    ['a getter capability', () => getter({ hooks: { now: () => 0 } }, 'capability', 'fs.read')],
+  ]
+  for (const [what, opts] of refused) {
+    const o = opts()
+    o.unmeasured = ['memoryMb']
+    assert.throws(() => new BudgetTracker(p, o), TypeError, what)
+  }
+  // The same hooks as own data properties are accepted.
+  assert.equal(new BudgetTracker(p, { hooks: { now: () => 0 }, capability: 'fs.read', unmeasured: ['memoryMb'] }).check().ok, true)
+  const { PermissionChecker } = require('..')
+  assert.throws(() => new PermissionChecker(p, getter({}, 'meter', { createCounter() {} })), TypeError, 'a getter meter on a checker')
+  assert.throws(() => new PermissionChecker(p, Object.create({ meter: { createCounter() {} } })), TypeError, 'an inherited meter on a checker')
+})
+
+test('record(): a field the sample lacks while a Proxy is on its prototype chain is INVALID_SAMPLE (a trap could hide it)', () => {
+  const t = new BudgetTracker(policy({ memoryMb: 10 }), { hooks: { now: () => 0 }, unmeasured: ['memoryMb'] })
+  const hidden = Object.create(new Proxy({ rssMb: 5000 }, { has: () => false }))
+  assert.equal(hidden.rssMb, 5000)
+  assert.throws(() => t.record(hidden), isInvalidSample)
+  // Every field an own data property: read without looking at the chain.
+  assert.equal(t.record(Object.assign(Object.create(new Proxy({}, {})), { now: 1, cpuTimeMs: 0, rssMb: 1 })).ok, true)
+})
+
+test('a meter that throws or records on the tracker again loses no breach, and the shadow counter never throws', async () => {
+  const h = meterHarness()
+  let now = 0
+  let t
+  // The shadow's counter calls back into the tracker, which throws BUDGET_EXCEEDED inside the meter.
+  const reentrant = {
+    createCounter(name, o) {
+      const c = h.meter.createCounter(name, o)
+      return { add: (v, a) => { c.add(v, a); if (name === 'plugin.budget_shadow_exceeded_total') t.assertWithin() } }
+    },
+  }
+  t = new BudgetTracker(PermissionPolicy.fromManifest({ budgets: { wallClockMs: 10 } }, { plugin: 'reenter' }), {
+    hooks: { now: () => now },
+    meter: reentrant,
+    shadow: PermissionPolicy.fromManifest({ budgets: { wallClockMs: 5 } }, { plugin: 'reenter' }),
+  })
+  now = 20
+  assert.equal(t.check().budget, 'wallClockMs')
+  // An enforced counter whose first add throws: the other breach is still counted, then the error reaches the caller.
+  let glitch = true
+  const flaky = {
+    createCounter(name, o) {
+      const c = h.meter.createCounter(name, o)
+      return { add: (v, a) => { if (glitch) { glitch = false; throw new Error('exporter glitch') } c.add(v, a) } }
+    },
+  }
+  const t2 = new BudgetTracker(PermissionPolicy.fromManifest({ budgets: { wallClockMs: 10, memoryMb: 10 } }, { plugin: 'flaky' }), { hooks: { now: () => 0 }, meter: flaky, unmeasured: ['memoryMb'] })
+  assert.throws(() => t2.record({ now: 20, rssMb: 20 }), /exporter glitch/)
+  assert.equal(t2.check().ok, false, 'the breach stays')
+  const counts = await h.counts()
+  assert.equal(counts['plugin.budget_exceeded_total|reenter|request|wall_clock'], 1)
+  assert.equal(counts['plugin.budget_shadow_exceeded_total|reenter|request|wall_clock'], 1)
+  // memoryMb (index 1) was added first and is the one the meter dropped; wallClockMs still counted.
+  assert.equal(counts['plugin.budget_exceeded_total|flaky|request|wall_clock'], 1)
+  assert.equal(counts['plugin.budget_exceeded_total|flaky|request|memory'], undefined)
+  await h.shutdown()
+})
+
 test('hooks that throw are surfaced, not swallowed', () => {
   const boom = new Error('sampler failed')
   let fail = false

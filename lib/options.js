@@ -69,9 +69,14 @@ function ownValue(obj, key) {
   }
 }
 
-/** Resolves the meter: an explicit one, or the global provider's at this moment. */
+/**
+ * Resolves the meter: an explicit one, or the global provider's at this
+ * moment. `meter` is read like a security option: a getter or an inherited
+ * meter is a TypeError, never the global meter silently in its place (the
+ * host's own meter would never see a denial or a breach).
+ */
 function meterFrom(opts) {
-  const meter = ownValue(opts, 'meter')
+  const meter = securityOption(opts, 'meter', 'options')
   if (meter === undefined) return metrics.getMeter(native.METER_NAME, VERSION)
   if (meter === null || typeof meter.createCounter !== 'function') throw new TypeError('options.meter must be an OpenTelemetry Meter')
   return meter

@@ -5,7 +5,7 @@
 const { types } = require('node:util')
 const native = require('./native.js')
 const { BudgetExceededError, InvalidSampleError, redact } = require('./errors.js')
-const { optionsObject, securityOption, securityOptions, ownValue, meterFrom, counterFor } = require('./options.js')
+const { optionsObject, securityOption, securityOptions, meterFrom, counterFor } = require('./options.js')
 const { handleOf, policyBudgets } = require('./policy.js')
 const { BudgetState, unmeasuredBudget } = require('./budget.js')
 
@@ -19,8 +19,17 @@ const TRACKER_OPTION_KEYS = Object.freeze(['hooks', 'capability', 'cpuGraceMs', 
  */
 const BUDGET_LABEL = /^[a-z][a-z0-9_.-]{0,63}$/
 
+/** The hooks a tracker reads; any other key of `options.hooks` is a TypeError (a typo would leave a reading unsampled). */
+const HOOK_KEYS = Object.freeze(['now', 'cpuTimeMs', 'rssMb'])
+
+/**
+ * One hook, read strictly like a security option: an own data property
+ * holding a function, or absent. A getter or an inherited hook is a
+ * TypeError: read, it would run code; skipped, the tracker would fall back
+ * to the default clock or leave a budget unsampled.
+ */
 function hook(hooks, name) {
-  const f = ownValue(hooks, name)
+  const f = securityOption(hooks, name, 'options.hooks')
   if (f !== undefined && typeof f !== 'function') throw new TypeError(`hooks.${name} must be a function`)
   return f
 }
@@ -32,16 +41,23 @@ const defaultNow = () => performance.now()
 
 /**
  * A pushed sample's field: an own data property's value (`undefined` when
- * absent). A getter or an inherited field is INVALID_SAMPLE for that field:
- * read, it would run code; skipped, the reading would be silently ignored
- * and the record "within budget". A Proxy anywhere on the prototype chain
- * that throws is INVALID_SAMPLE too.
+ * neither the sample nor its prototype chain has it). A getter or an
+ * inherited field is INVALID_SAMPLE for that field: read, it would run code;
+ * skipped, the reading would be silently ignored and the record "within
+ * budget". A Proxy anywhere on the prototype chain is INVALID_SAMPLE too
+ * (its traps could hide a field from the check that the host then reads),
+ * as is a chain that throws.
  */
 function sampleField(s, field) {
   let d
   try {
     d = Object.getOwnPropertyDescriptor(s, field)
-    if (d === undefined && !(field in s)) return undefined
+    if (d === undefined) {
+      for (let p = Object.getPrototypeOf(s); p !== null; p = Object.getPrototypeOf(p)) {
+        if (types.isProxy(p) || Object.getOwnPropertyDescriptor(p, field) !== undefined) throw new InvalidSampleError({ field })
+      }
+      return undefined
+    }
   } catch {
     d = undefined
   }
@@ -114,12 +130,14 @@ class BudgetTracker {
   constructor(policy, options) {
     handleOf(policy)
     const opts = securityOptions(options, 'options', TRACKER_OPTION_KEYS) || {}
-    const hooks = optionsObject(ownValue(opts, 'hooks'), 'options.hooks')
-    if (types.isProxy(hooks)) throw new TypeError('options.hooks must be a plain object, not a Proxy')
+    // Hooks are read like security options: a getter or inherited hook
+    // (or `hooks` object) is a TypeError, never the default clock or an
+    // unsampled budget in its place; so is a key that names no hook.
+    const hooks = securityOptions(securityOption(opts, 'hooks', 'options'), 'options.hooks', HOOK_KEYS) || {}
     this.#now = hook(hooks, 'now') || defaultNow
     this.#cpu = hook(hooks, 'cpuTimeMs')
     this.#rss = hook(hooks, 'rssMb')
-    const capability = ownValue(opts, 'capability')
+    const capability = securityOption(opts, 'capability', 'options')
     if (capability !== undefined && (typeof capability !== 'string' || !BUDGET_LABEL.test(capability))) {
       throw new TypeError('options.capability must be a metric label of 1 to 64 characters a-z 0-9 _ . - starting with a letter (e.g. request, fs.read); never a path or URL')
     }
@@ -167,13 +185,24 @@ class BudgetTracker {
     return this.#state.elapsed
   }
 
-  /** Counts each budget in `fresh` (a bit per index) once in `counter`. */
+  /**
+   * Counts each budget in `fresh` (a bit per index) once in `counter`. Every
+   * add is attempted, whatever an earlier one threw (a meter is host code:
+   * one that throws, or records on this tracker again, must not lose the
+   * other breaches); the first error, if any, is returned.
+   */
   #count(counter, fresh) {
+    let error
     for (let i = 0; i < BUDGET_KIND_LIST.length; i++) {
       if (fresh & (1 << i)) {
-        counter.add(1, { plugin: this.#policy.plugin, capability: this.#capability, reason: BUDGET_KINDS.get(BUDGET_KIND_LIST[i]) })
+        try {
+          counter.add(1, { plugin: this.#policy.plugin, capability: this.#capability, reason: BUDGET_KINDS.get(BUDGET_KIND_LIST[i]) })
+        } catch (e) {
+          error ??= { e }
+        }
       }
     }
+    return error
   }
 
   #record(now, cpu, rss) {
@@ -184,12 +213,17 @@ class BudgetTracker {
     if (status === undefined) throw new InvalidSampleError({ field: s.invalid })
     const fresh = s.fresh
     const shadow = this.#shadow
+    let shadowFresh = 0
     if (shadow !== undefined) {
-      // The same readings, just accepted; its breaches are counted, never thrown.
+      // The same readings, just accepted.
       shadow.record(now, cpu, rss)
-      if (shadow.fresh !== 0) this.#count(this.#shadowCounter, shadow.fresh)
+      shadowFresh = shadow.fresh
     }
-    if (fresh !== 0) this.#count(this.#counter, fresh)
+    // The enforced counter first; the shadow's breaches are counted, never thrown (SPEC §12).
+    const failed = fresh === 0 ? undefined : this.#count(this.#counter, fresh)
+    if (shadowFresh !== 0) this.#count(this.#shadowCounter, shadowFresh)
+    // A meter that threw is the host's error to see, once every breach was counted.
+    if (failed !== undefined) throw failed.e
     return status
   }
 

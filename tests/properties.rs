@@ -104,3 +104,27 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 20_000, ..ProptestConfig::default() })]
+
+    /// A budget limit reads back as exactly the number the manifest's JSON
+    /// text wrote (Rust's shortest round-trip spelling, as JS's
+    /// `JSON.stringify` writes it): a limit parsed 1 ULP high would let a
+    /// reading 1 ULP over the manifest's limit pass as within budget.
+    #[test]
+    fn budget_limits_read_back_exactly(bits in any::<u64>()) {
+        let v = f64::from_bits(bits).abs();
+        prop_assume!(v.is_finite() && v > 0.0);
+        for text in [format!("{v}"), format!("{v:e}")] {
+            let p = PermissionPolicy::from_json(
+                &format!(r#"{{"budgets":{{"memoryMb":{text},"wallClockMs":{text},"cpuPercent":{text}}}}}"#),
+                PolicyOptions::new("t"),
+            ).unwrap();
+            let b = p.budgets();
+            for got in [b.memory_mb, b.wall_clock_ms, b.cpu_percent] {
+                prop_assert_eq!(got.map(f64::to_bits), Some(v.to_bits()), "{}", text);
+            }
+        }
+    }
+}
