@@ -15,15 +15,13 @@ const errors = require('./lib/errors.js')
 const { learnManifest } = require('./lib/learn.js')
 const { diffPolicies } = require('./lib/diff.js')
 const { VERSION, securityOption, securityOptions } = require('./lib/options.js')
-const { PermissionPolicy } = require('./lib/policy.js')
+const { PermissionPolicy, POLICY_OPTION_KEYS } = require('./lib/policy.js')
 const { PermissionChecker, CHECKER_OPTION_KEYS } = require('./lib/checker.js')
 const { BudgetTracker } = require('./lib/tracker.js')
 const { lockdown, landlockCommand } = require('./lib/lockdown.js')
 
 const { PermissionDeniedError, BudgetExceededError, InvalidManifestError, InvalidSampleError } = errors
 
-/** `PermissionPolicy.fromManifest` options that `createChecker` forwards. */
-const POLICY_OPTION_KEYS = Object.freeze(['plugin', 'platform'])
 
 /** Convenience: `new PermissionChecker(PermissionPolicy.fromManifest(manifest, options), options)`. */
 function createChecker(manifest, options) {

@@ -166,6 +166,19 @@ test('a meter that throws or records on the tracker again loses no breach, and t
   const t2 = new BudgetTracker(PermissionPolicy.fromManifest({ budgets: { wallClockMs: 10, memoryMb: 10 } }, { plugin: 'flaky' }), { hooks: { now: () => 0 }, meter: flaky, unmeasured: ['memoryMb'] })
   assert.throws(() => t2.record({ now: 20, rssMb: 20 }), /exporter glitch/)
   assert.equal(t2.check().ok, false, 'the breach stays')
+  // assertWithin on a breach whose counting threw: still BUDGET_EXCEEDED (a host stopping on it stops), the meter's error its cause.
+  const broken = { createCounter: () => ({ add() { throw new Error('meter down') } }) }
+  let clock = 0
+  const t3 = new BudgetTracker(PermissionPolicy.fromManifest({ budgets: { wallClockMs: 10 } }, { plugin: 'down' }), { hooks: { now: () => clock }, meter: broken })
+  clock = 50
+  assert.throws(() => t3.assertWithin(), (e) => isBudgetExceeded(e) && e.details.budget === 'wallClockMs' && e.cause instanceof Error && e.cause.message === 'meter down')
+  assert.throws(() => t3.assertWithin(), (e) => isBudgetExceeded(e) && e.cause === undefined, 'counted once: no counter runs the second time')
+  // A meter whose counters are not counters is refused when the tracker or checker is built, not at the first breach.
+  for (const c of [null, undefined, {}, { add: 1 }]) {
+    const m = { createCounter: () => c }
+    assert.throws(() => new BudgetTracker(policy({ wallClockMs: 10 }), { hooks: { now: () => 0 }, meter: m }), TypeError, String(c))
+    assert.throws(() => new (require('..').PermissionChecker)(policy({}), { meter: m }), TypeError, String(c))
+  }
   const counts = await h.counts()
   assert.equal(counts['plugin.budget_exceeded_total|reenter|request|wall_clock'], 1)
   assert.equal(counts['plugin.budget_shadow_exceeded_total|reenter|request|wall_clock'], 1)

@@ -178,6 +178,11 @@ test('F5d: unknown option keys are TypeErrors (PermissionChecker, BudgetTracker,
   assert.throws(() => new BudgetTracker(pol, { hooks: { now: () => 0, cpuTimeMs: () => 0 }, cpuGraceMS: 5 }), TypeError)
   assert.throws(() => new BudgetTracker(pol, { hooks: { now: () => 0, cpuTimeMs: () => 0 }, [Symbol('x')]: 1 }), TypeError)
   assert.throws(() => createChecker({}, { plugin: 'p', shadow: true }), TypeError)
+  // fromManifest too (the fifth red team): a misspelt platform is a TypeError, never the host's platform in its place.
+  assert.throws(() => PermissionPolicy.fromManifest({}, { plugin: 'p', platfrom: 'win32' }), /unknown key "platfrom"/)
+  assert.throws(() => PermissionPolicy.fromManifest({}, Object.create({ plugin: 'p' })), TypeError)
+  assert.throws(() => PermissionPolicy.fromManifest({}, { get plugin() { return 'p' } }), TypeError)
+  assert.throws(() => PermissionPolicy.fromManifest({}, new Proxy({ plugin: 'p' }, {})), TypeError)
   const h = meterHarness()
   const c = createChecker({}, { plugin: 'p', platform: 'win32', meter: h.meter })
   assert.equal(c.policy.platform, 'win32')

@@ -82,8 +82,18 @@ function meterFrom(opts) {
   return meter
 }
 
+/**
+ * The counter `d` describes, from `meter`. What it returns must have an
+ * `add` function: checked here, so a meter that returns nothing fails when
+ * the host builds the checker or tracker, not at the first denial or breach
+ * (which would then go uncounted).
+ */
 function counterFor(meter, d) {
-  return meter.createCounter(d.name, { description: d.description, unit: d.unit })
+  const c = meter.createCounter(d.name, { description: d.description, unit: d.unit })
+  if (c === null || (typeof c !== 'object' && typeof c !== 'function') || typeof c.add !== 'function') {
+    throw new TypeError(`options.meter.createCounter('${d.name}') must return a Counter (an object with an add method)`)
+  }
+  return c
 }
 
 module.exports = { VERSION, describe, optionsObject, securityOption, securityOptions, ownValue, meterFrom, counterFor }

@@ -7,12 +7,14 @@ const { types } = require('node:util')
 const native = require('./native.js')
 const { InvalidManifestError } = require('./errors.js')
 const { manifestJson } = require('./plain.js')
-const { optionsObject, securityOption, ownValue } = require('./options.js')
+const { securityOption, securityOptions, ownValue } = require('./options.js')
 const { urlHref, withParity, nodeView, grantParityError } = require('./url-parity.js')
 
 const { binding, call, Capability, DenyReason, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, PLATFORMS, DECISIONS, codeOf } = native
 
 const TOKEN = Symbol('compiled')
+/** The options of `PermissionPolicy.fromManifest` (any other key is a TypeError). */
+const POLICY_OPTION_KEYS = Object.freeze(['plugin', 'platform'])
 /** `PermissionPolicy`'s handle reader (set by its static block; not reachable from outside this module). */
 let readHandle
 const INSPECT = Symbol.for('nodejs.util.inspect.custom')
@@ -81,8 +83,10 @@ class PermissionPolicy {
    * TypeError for invalid options (the plugin id is decided in Rust).
    */
   static fromManifest(manifest, options) {
-    const opts = optionsObject(options, 'options')
-    const plugin = ownValue(opts, 'plugin')
+    // Read strictly: an unknown key (`platfrom`) is a TypeError, never a
+    // policy compiled for the host's platform in its place.
+    const opts = securityOptions(options, 'options', POLICY_OPTION_KEYS) || {}
+    const plugin = securityOption(opts, 'plugin', 'options')
     // JS types only: the plugin id's length and characters are Rust's to judge;
     // a lone surrogate is the one thing Rust cannot see (it would read U+FFFD).
     if (typeof plugin !== 'string' || !plugin.isWellFormed()) {
@@ -262,4 +266,4 @@ function policyBudgets(policy) {
   return budgetsOf(binding.policyBudgets(handleOf(policy)))
 }
 
-module.exports = { PermissionPolicy, handleOf, policyBudgets, policySummary, inspectAs }
+module.exports = { PermissionPolicy, POLICY_OPTION_KEYS, handleOf, policyBudgets, policySummary, inspectAs }

@@ -205,7 +205,11 @@ class BudgetTracker {
     return error
   }
 
-  #record(now, cpu, rss) {
+  /**
+   * Records and evaluates: the status, and the first error the enforced
+   * counter threw while counting (every breach is counted first), if any.
+   */
+  #evaluate(now, cpu, rss) {
     const s = this.#state
     // The status and fresh breaches are taken before any counter runs: a
     // meter is host code and may record on this tracker again.
@@ -222,7 +226,12 @@ class BudgetTracker {
     // The enforced counter first; the shadow's breaches are counted, never thrown (SPEC §12).
     const failed = fresh === 0 ? undefined : this.#count(this.#counter, fresh)
     if (shadowFresh !== 0) this.#count(this.#shadowCounter, shadowFresh)
-    // A meter that threw is the host's error to see, once every breach was counted.
+    return [status, failed]
+  }
+
+  /** `#evaluate`, the meter's error thrown: it is the host's to see, once every breach was counted. */
+  #record(now, cpu, rss) {
+    const [status, failed] = this.#evaluate(now, cpu, rss)
     if (failed !== undefined) throw failed.e
     return status
   }
@@ -251,11 +260,15 @@ class BudgetTracker {
     return this.#record(num(this.#now()), undefined, undefined)
   }
 
-  /** `check()`, throwing `BUDGET_EXCEEDED` when over budget. */
+  /**
+   * `check()`, throwing `BUDGET_EXCEEDED` when over budget: also when the
+   * enforced counter threw while counting this breach (that error is the
+   * `cause`), so a host that stops on `isBudgetExceeded` always stops.
+   */
   assertWithin() {
-    const st = this.check()
+    const [st, failed] = this.#evaluate(num(this.#now()), undefined, undefined)
     if (!st.ok) {
-      throw new BudgetExceededError({
+      const e = new BudgetExceededError({
         plugin: redact(this.#policy.plugin),
         capability: this.#capability,
         budget: st.budget,
@@ -264,7 +277,10 @@ class BudgetTracker {
         observed: st.observed,
         elapsedMs: st.elapsedMs,
       })
+      if (failed !== undefined) Object.defineProperty(e, 'cause', { value: failed.e, writable: true, configurable: true })
+      throw e
     }
+    // Within budget, nothing was counted, so no counter ran.
   }
 }
 

@@ -439,6 +439,13 @@ function unguardedHandler({ name, checker, perform, calls, log, audit }) {
   }
 }
 
+/** The least double above `x` (a positive finite number): "more than x". */
+function justAbove(x) {
+  const f = new Float64Array([x])
+  new BigUint64Array(f.buffer)[0] += 1n
+  return f[0]
+}
+
 /**
  * Runs one plugin as one request.
  * options: { name, code, policy, secrets?: Map, bus?: [], meter?, log?(line), audit?: (capability, payload) => void,
@@ -465,10 +472,13 @@ function runPlugin(options) {
   const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus, byPlaceholder, log: (line) => log(`[${name}] ${line}`), forwardHeaders: options.forwardHeaders, ...(options.lookup ? { lookup: options.lookup } : {}) })
   const calls = []
   const memoryMb = policy.budgets.memoryMb
+  // The JS heap's cap: a backstop for the RSS sampler below (V8 needs 16 MB;
+  // a smaller memoryMb is enforced by the sampler).
+  const heapCapMb = memoryMb === undefined ? undefined : Math.max(16, Math.ceil(memoryMb))
   const worker = new Worker(path.join(__dirname, 'worker.js'), {
     // Only placeholders of bound secrets enter the worker, never their values.
     workerData: { code, filename: `${name}.js`, config: { ...(options.config || {}), secretPlaceholders: placeholders } },
-    resourceLimits: memoryMb ? { maxOldGenerationSizeMb: Math.max(16, Math.ceil(memoryMb)) } : undefined,
+    resourceLimits: heapCapMb === undefined ? undefined : { maxOldGenerationSizeMb: heapCapMb },
     env: {},
     stdout: true,
     stderr: true,
@@ -478,6 +488,7 @@ function runPlugin(options) {
     let tracker = null
     let timer = null
     let startup = null
+    let rssGrowthMb = () => 0
     const finish = (result) => {
       if (finished) return
       finished = true
@@ -488,13 +499,17 @@ function runPlugin(options) {
     // The request's budget starts when the plugin's code starts (the worker
     // says `ready`), so worker start-up is not billed to the plugin.
     const startBudget = () => {
-      tracker = new BudgetTracker(policy, {
-        meter,
-        hooks: { now: () => performance.now(), cpuTimeMs: () => worker.performance.eventLoopUtilization().active },
-        // The worker's resourceLimits enforce memoryMb; this tracker has no RSS of its own thread.
-        unmeasured: ['memoryMb'],
-        ...(shadow ? { shadow } : {}),
-      })
+      const hooks = { now: () => performance.now(), cpuTimeMs: () => worker.performance.eventLoopUtilization().active }
+      // memoryMb: a Worker's own RSS is not observable from its process, so
+      // the reading is the whole process's RSS growth since the plugin's code
+      // started (its heap, its ArrayBuffers, what the host allocated for its
+      // calls, and anything else the process did meanwhile): an upper bound,
+      // read from this thread, so a plugin that never yields is sampled too.
+      if (memoryMb !== undefined) {
+        const rss0 = process.memoryUsage.rss()
+        hooks.rssMb = rssGrowthMb = () => Math.max(0, process.memoryUsage.rss() - rss0) / 2 ** 20
+      }
+      tracker = new BudgetTracker(policy, { meter, hooks, ...(shadow ? { shadow } : {}) })
       timer = setInterval(() => {
         try {
           tracker.sample()
@@ -519,7 +534,22 @@ function runPlugin(options) {
       else if (m && m.ready && tracker === null) startBudget()
       else if (m && m.done) finish(m.ok ? { ok: true, value: m.value } : { ok: false, code: m.code, message: m.message })
     })
-    worker.on('error', (e) => finish({ ok: false, code: e.code || 'ERR_WORKER', message: String(e.message) }))
+    worker.on('error', (e) => {
+      // The heap cap stopped the plugin: over its memory budget (the heap
+      // alone needed more than heapCapMb >= memoryMb), counted like any breach.
+      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY' && tracker !== null && !finished) {
+        try {
+          tracker.record({ rssMb: Math.max(rssGrowthMb(), justAbove(heapCapMb)) })
+          tracker.assertWithin()
+        } catch (b) {
+          if (isBudgetExceeded(b)) {
+            log(`[${name}] BUDGET_EXCEEDED ${b.details.budget}: the heap went over its ${heapCapMb} MB cap; worker stopped`)
+            return finish({ ok: false, code: b.code, budget: b.details.budget })
+          }
+        }
+      }
+      finish({ ok: false, code: e.code || 'ERR_WORKER', message: String(e.message) })
+    })
     worker.on('exit', () => finish({ ok: false, code: 'ERR_WORKER_EXIT', message: 'worker exited' }))
   })
 }
