@@ -79,3 +79,19 @@ test("a length-changing fold (ß → ss) still meets a deny's ? and classes: /B�
   for (const p of ['/bß', '/Bß', '/Bẞ', '/bẞ', '/e/Straße', '/e/STRAẞE']) assert.equal(c.checkFs(p, 'read').reason, 'explicitly_denied', p)
   assert.deepEqual(c.checkFs('/zz', 'read'), { allowed: true })
 })
+
+test("a deny whose literal text folds longer (ß, ﬁ, İ) still meets a ? or class beside it, and a ? or class meets a decomposed character (the fifth red team's cases)", () => {
+  const { createChecker } = require('../index.js')
+  const deny = ['/srv/straße/[a-c]?', '/srv/[a-c]?/straße', '/srv/ß/[ẞ]', '/srv/ßa?', '/srv/ﬁ/[a-c]?', '/d/a?', '/d/[!é][é-ж]']
+  const c = createChecker({ fs: [{ path: '/**', mode: 'readwrite' }], deny: { fs: deny } }, { plugin: 'fold', platform: 'posix' })
+  const denied = [
+    '/srv/straße/Bß', '/srv/straße/bß', '/srv/STRASSE/Bß', '/srv/Bß/straße', '/srv/ẞ/ẞ', '/srv/ß/ß', '/srv/ẞAß', '/srv/ßaß', '/srv/ﬁ/Bß',
+    // `/d/a?` matches the `a\u0301` a decomposing volume stores for `á`; `[!é][é-ж]` matches `a\u0311` (`ȃ`).
+    '/d/á', '/d/a\u0301', '/d/Á', '/d/ȃ', '/d/a\u0311',
+  ]
+  for (const p of denied) {
+    assert.equal(c.checkFs(p, 'write').reason, 'explicitly_denied', JSON.stringify(p))
+    assert.notEqual(c.policy.explainFs(p, 'read').deniedBy, null, `explain names the deny of ${JSON.stringify(p)}`)
+  }
+  for (const p of ['/srv/straße/dß', '/srv/zz', '/d/bb', '/d/xyz']) assert.deepEqual(c.checkFs(p, 'read'), { allowed: true }, JSON.stringify(p))
+})

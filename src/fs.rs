@@ -370,6 +370,13 @@ struct FsDeny {
     /// is never narrower than it reads, on a case- or
     /// normalisation-insensitive volume too).
     folded: GlobIndex,
+    /// posix: by [`crate::posix_fold::OTHER_FORMS`] (the one-character fold,
+    /// and both folds decomposed), the deny variants whose spelling in that
+    /// form differs from their fold (a literal `ß`, `ﬁ`, `İ`, `é`...), in that
+    /// form; the path in the same form is matched against these and `folded`.
+    /// There a `?` or a class stands on the characters it stood on in that
+    /// spelling, and so does the glob's literal text.
+    forms: [GlobIndex; 3],
     /// posix: whether some deny variant changes under [`glob::fold_posix`]. When
     /// none does, an ASCII path without upper case (which the fold leaves as
     /// it is) gets the same answer from `folded` as from `index`, so the
@@ -441,7 +448,12 @@ impl FsMatcher {
             ));
         }
         let deny = self.deny.get_or_insert_with(|| {
-            Box::new(FsDeny { variants: Vec::new(), folded: GlobIndex::new(glob::Case::Exact, 0), fold_differs: false })
+            Box::new(FsDeny {
+                variants: Vec::new(),
+                folded: GlobIndex::new(glob::Case::Exact, 0),
+                forms: std::array::from_fn(|_| GlobIndex::new(glob::Case::Exact, 0)),
+                fold_differs: false,
+            })
         });
         for v in variants.into_iter().flat_map(glob::deny_variants) {
             match self.platform {
@@ -449,6 +461,15 @@ impl FsMatcher {
                 Platform::Posix => {
                     let folded = glob::fold_posix(&v);
                     deny.fold_differs |= folded != v;
+                    // ASCII literal text is spelled alike in every form (its classes are kept as written).
+                    let forms = if v.literal_text_is_ascii() { &[][..] } else { &crate::posix_fold::OTHER_FORMS[..] };
+                    for (form, index) in forms.iter().zip(&mut deny.forms) {
+                        // No bearing on `fold_differs`: the fast path's paths (ASCII, no upper case) read alike in every form.
+                        let other = glob::fold_posix_by(&v, *form);
+                        if other != folded {
+                            index.add(other, glob::DENY);
+                        }
+                    }
                     deny.folded.add(folded, glob::DENY);
                 }
             }
@@ -486,9 +507,15 @@ impl FsMatcher {
             return true;
         }
         // A length-changing fold (`ß` → `ss`) moves characters away from the
-        // glob's `?` and classes: match the one-character-per-character fold too.
-        let simple = crate::posix_fold::simple_fold(path);
-        simple != full && deny.folded.decide(&simple, 1, &[]).1
+        // glob's `?` and classes, and so does a decomposition (`á` is
+        // `a\u{301}` on a volume that stores names decomposed): match the
+        // path's other spellings too, each against the globs in the same
+        // spelling (a glob whose literal text holds `ß` is `ß` in the
+        // one-character fold, not `ss`).
+        crate::posix_fold::OTHER_FORMS.iter().zip(&deny.forms).any(|(form, index)| {
+            let other = form(path);
+            other != full && (deny.folded.decide(&other, 1, &[]).1 || index.decide(&other, 1, &[]).1)
+        })
     }
 
     /// Parses one normalised grant and adds it; a bad glob is an error at `pointer`.
@@ -890,6 +917,34 @@ mod tests {
                     v[at] = background;
                 }
             }
+        }
+    }
+
+    /// A posix deny meets its `?` and classes in every spelling of the path
+    /// (the fifth red team's cases): a literal that folds longer (`ß` to
+    /// `ss`) beside a wildcard, and a wildcard on a decomposed character.
+    #[test]
+    fn posix_denies_meet_their_wildcards_in_every_spelling() {
+        let mut m = FsMatcher::new(Platform::Posix);
+        for g in ["/srv/straße/[a-c]?", "/srv/[a-c]?/straße", "/srv/ß/[ẞ]", "/srv/ßa?", "/d/a?", "/d/[!é][é-ж]"]
+        {
+            m.add_deny(g, "").unwrap();
+        }
+        for p in [
+            "/srv/straße/Bß",
+            "/srv/STRASSE/Bß",
+            "/srv/Bß/straße",
+            "/srv/ẞ/ẞ",
+            "/srv/ẞAß",
+            "/d/\u{e1}",
+            "/d/a\u{301}",
+            "/d/\u{c1}",
+            "/d/\u{203}",
+        ] {
+            assert!(m.denied(p), "{p:?}");
+        }
+        for p in ["/srv/straße/dß", "/srv/zz", "/d/bb", "/d/xyz", "/d/\u{e9}x"] {
+            assert!(!m.denied(p), "{p:?}");
         }
     }
 

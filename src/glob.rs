@@ -629,6 +629,15 @@ pub fn fold_str(s: &str) -> String {
 /// literal runs folded, its classes matching what folds alike. Match it
 /// against `posix_fold::fold(path)`.
 pub fn fold_posix(g: &ParsedGlob) -> ParsedGlob {
+    fold_posix_by(g, posix_fold::fold)
+}
+
+/// A posix deny variant under another spelling of the fold (one of
+/// [`posix_fold::OTHER_FORMS`]: the one-character fold keeps `ß` where
+/// [`fold_posix`] writes `ss`, the decomposed ones write `é` as
+/// `e\u{301}`): match it against `fold(path)`, where a `?` or a class stands
+/// on the same characters it stood on in that spelling.
+pub fn fold_posix_by(g: &ParsedGlob, fold: fn(&str) -> String) -> ParsedGlob {
     let rest = g
         .rest
         .iter()
@@ -638,7 +647,7 @@ pub fn fold_posix(g: &ParsedGlob) -> ParsedGlob {
                 let mut atoms = Vec::with_capacity(p.atoms.len());
                 let mut run = String::new();
                 let flush = |run: &mut String, atoms: &mut Vec<Atom>| {
-                    atoms.extend(posix_fold::fold(run).chars().map(Atom::Char));
+                    atoms.extend(fold(run).chars().map(Atom::Char));
                     run.clear();
                 };
                 for a in &p.atoms {
@@ -663,7 +672,7 @@ pub fn fold_posix(g: &ParsedGlob) -> ParsedGlob {
             }
         })
         .collect();
-    ParsedGlob { prefix: posix_fold::fold(&g.prefix), rest }
+    ParsedGlob { prefix: fold(&g.prefix), rest }
 }
 
 /// The variants a `deny.fs` variant stands for (SPEC §10, a deny is never
@@ -690,6 +699,17 @@ pub struct ParsedGlob {
 }
 
 impl ParsedGlob {
+    /// Whether every literal character (its prefix and its segments'
+    /// characters) is ASCII: every spelling of [`posix_fold::OTHER_FORMS`]
+    /// then writes its literal text as [`fold_posix`] does.
+    pub fn literal_text_is_ascii(&self) -> bool {
+        self.prefix.is_ascii()
+            && self.rest.iter().all(|s| match s {
+                Seg::Rec => true,
+                Seg::Pat(p) => p.atoms.iter().all(|a| !matches!(a, Atom::Char(c) if !c.is_ascii())),
+            })
+    }
+
     /// Its compiled size in elements: one per prefix byte, segment, atom and class range.
     pub fn size(&self) -> usize {
         self.prefix.len()
@@ -1513,6 +1533,17 @@ mod tests {
     /// below it through, whichever key came first, so a walk stops under a
     /// found prefix only where nothing deeper is indexed (the property test
     /// in tests/fs.rs checks the answers; this pins that it does stop).
+    #[test]
+    fn literal_text_is_ascii_reads_the_prefix_and_every_literal_character() {
+        let one = |g: &str| parse(g, Syntax::POSIX).unwrap().remove(0).literal_text_is_ascii();
+        for g in ["/a/b/**", "/a/*.json", "/a/[é]/x?", "/a/[!ж]*"] {
+            assert!(one(g), "{g}");
+        }
+        for g in ["/é/b", "/a/é*", "/a/*ß", "/a/[x]ß", "/a/ßß", "/a/**/ß"] {
+            assert!(!one(g), "{g}");
+        }
+    }
+
     #[test]
     fn absent_below_claims_the_segments_with_nothing_below() {
         let index = |globs: &[&str]| {

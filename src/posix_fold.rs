@@ -91,6 +91,24 @@ pub fn simple_fold(s: &str) -> String {
     mapped.nfc().collect()
 }
 
+/// [`fold`] in NFD: how a volume that stores names decomposed (HFS+) spells
+/// them, where a deny's `?`, class or `*` may stand on a base letter or a
+/// combining mark alone (`/a?` matches the `a\u{301}` of `á`).
+pub fn fold_nfd(s: &str) -> String {
+    fold(s).nfd().collect()
+}
+
+/// [`simple_fold`] in NFD (see [`fold_nfd`]).
+pub fn simple_fold_nfd(s: &str) -> String {
+    simple_fold(s).nfd().collect()
+}
+
+/// The spellings besides [`fold`] a posix path is also matched in, each
+/// against the deny globs under the same function (SPEC §16: a deny is never
+/// narrower than on any volume): the one-character fold, and both folds
+/// decomposed.
+pub const OTHER_FORMS: [fn(&str) -> String; 3] = [simple_fold, fold_nfd, simple_fold_nfd];
+
 /// Each character replaced by the full lower case of its full upper case
 /// (and, with `merge`, through [`hfs_merge`]).
 fn case_map(chars: impl Iterator<Item = char>, merge: bool) -> String {
