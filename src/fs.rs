@@ -512,9 +512,8 @@ impl FsMatcher {
         // path's other spellings too, each against the globs in the same
         // spelling (a glob whose literal text holds `ß` is `ß` in the
         // one-character fold, not `ss`).
-        crate::posix_fold::OTHER_FORMS.iter().zip(&deny.forms).any(|(form, index)| {
-            let other = form(path);
-            other != full && (deny.folded.decide(&other, 1, &[]).1 || index.decide(&other, 1, &[]).1)
+        crate::posix_fold::other_spellings(path, &full).iter().zip(&deny.forms).any(|(other, index)| {
+            *other != full && (deny.folded.decide(other, 1, &[]).1 || index.decide(other, 1, &[]).1)
         })
     }
 

@@ -1096,11 +1096,10 @@ impl GlobIndex {
             !0
         } else if self.by_prefix.len() <= Self::SCAN_KEYS {
             let mut below = 0;
+            // A key below `key` continues it with a `/` (the step `ancestors` takes there).
             for j in self.by_prefix.keys().map(PathKey::as_bytes) {
-                for (at, seg) in ancestors(j, self.root_len) {
-                    if at == k.len() && &j[..at] == k {
-                        below |= seg_bit(seg);
-                    }
+                if j.get(k.len()) == Some(&b'/') && j.starts_with(k) {
+                    below |= seg_bit(next_segment(j, k.len()));
                 }
             }
             !below

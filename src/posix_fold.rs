@@ -106,8 +106,16 @@ pub fn simple_fold_nfd(s: &str) -> String {
 /// The spellings besides [`fold`] a posix path is also matched in, each
 /// against the deny globs under the same function (SPEC §16: a deny is never
 /// narrower than on any volume): the one-character fold, and both folds
-/// decomposed.
+/// decomposed. [`other_spellings`] writes a path in them, in this order.
 pub const OTHER_FORMS: [fn(&str) -> String; 3] = [simple_fold, fold_nfd, simple_fold_nfd];
+
+/// `path` in each of [`OTHER_FORMS`], in that order, given its [`fold`]
+/// (`full`): each fold is computed once, the decomposed spellings from them.
+pub fn other_spellings(path: &str, full: &str) -> [String; 3] {
+    let simple = simple_fold(path);
+    let simple_nfd = simple.nfd().collect();
+    [simple, full.nfd().collect(), simple_nfd]
+}
 
 /// Each character replaced by the full lower case of its full upper case
 /// (and, with `merge`, through [`hfs_merge`]).
@@ -286,6 +294,21 @@ mod tests {
             ("CAFE\u{301}", "caf\u{e9}"),
         ] {
             assert_eq!(simple_fold(a), b, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn other_spellings_are_the_other_forms() {
+        for p in [
+            "/srv/stra\u{df}e/B\u{df}",
+            "/d/\u{e1}",
+            "/d/A\u{301}",
+            "/D/\u{203}X",
+            "/\u{fb01}/\u{130}",
+            "/ascii/Only",
+            "",
+        ] {
+            assert_eq!(other_spellings(p, &fold(p)), OTHER_FORMS.map(|f| f(p)), "{p:?}");
         }
     }
 

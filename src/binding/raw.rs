@@ -434,10 +434,10 @@ mod budget {
     }
 
     /// Nine f64 slots at the start of an ordinary (non-shared, attached)
-    /// ArrayBuffer, accessed by value through a raw pointer only. The tracker
-    /// passes its Float64Array's buffer, not the array: a typed array's info
-    /// costs Node a test of every element type (a third of `sample()`), a
-    /// buffer's is one pointer and one length.
+    /// ArrayBuffer, accessed by value through a raw pointer only. The caller
+    /// passes a Float64Array's buffer, not the array: a typed array's info
+    /// costs Node a test of every element type, a buffer's is one pointer and
+    /// one length.
     struct F64Io {
         data: *mut f64,
     }
