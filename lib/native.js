@@ -92,24 +92,8 @@ function call(f, ...args) {
   }
 }
 
-/**
- * Handles (src/binding/handles.rs) are numbers naming slots of the addon's
- * per-thread tables. The JS object that owns one registers it here; once the
- * owner is collected the slot is released. Every other holder of the number
- * keeps the owner alive (a checker keeps its policy), so no live code ever
- * holds a released handle; if one did, the addon would refuse it (a TypeError).
- */
-const handleRegistry = new FinalizationRegistry(binding.rawRelease)
-
-/** Ties `handle`'s slot to `owner`'s lifetime; returns the handle. */
-function owned(owner, handle) {
-  handleRegistry.register(owner, handle)
-  return handle
-}
-
 module.exports = {
   binding,
-  owned,
   deepFreeze,
   decodeError,
   call,

@@ -38,7 +38,7 @@ function toJson(value, keys, open) {
   switch (typeof value) {
     case 'string':
       if (!value.isWellFormed()) throw invalid(keys, 'well-formed Unicode text (no lone surrogates)')
-      return JSON.stringify(value)
+      return quote(value)
     case 'boolean':
       return value ? 'true' : 'false'
     case 'number':
@@ -52,48 +52,65 @@ function toJson(value, keys, open) {
   }
   if (keys.length > MAX_DEPTH) throw invalid(keys, `at most ${MAX_DEPTH} levels of nesting`)
   if (open.includes(value)) throw invalid(keys, 'no cycles')
+  // `open` is this walk's own (manifestJson makes it): a throw ends the walk,
+  // so nothing needs popping on the way out.
   open.push(value)
-  try {
-    if (Array.isArray(value)) {
-      const lenDesc = Object.getOwnPropertyDescriptor(value, 'length')
-      const len = lenDesc.value
-      if (len > LIMITS.maxPatterns) throw invalid(keys, `at most ${LIMITS.maxPatterns} entries`)
-      let out = '['
-      for (let i = 0; i < len; i++) {
-        const d = Object.getOwnPropertyDescriptor(value, i)
-        if (d === undefined) throw invalid(keys, 'an array without holes', i)
-        if (!('value' in d)) throw invalid(keys, 'a data property, not a getter', i)
-        keys.push(i)
-        out += i === 0 ? toJson(d.value, keys, open) : `,${toJson(d.value, keys, open)}`
-        keys.pop()
-      }
-      // Only indices and `length`: another own property would be dropped silently.
-      for (const key of Reflect.ownKeys(value)) {
-        if (typeof key === 'symbol') throw invalid(keys, 'an array without extra properties (string keys only)')
-        if (key !== 'length' && !(String(Number(key)) === key && Number(key) < len)) throw invalid(keys, 'an array without extra properties', key)
-      }
-      return `${out}]`
-    }
-    const proto = Object.getPrototypeOf(value)
-    if (proto !== Object.prototype && proto !== null) throw invalid(keys, 'a plain object')
-    let out = '{'
-    for (const key of Reflect.ownKeys(value)) {
-      if (typeof key === 'symbol') throw invalid(keys, 'string keys only')
-      if (!key.isWellFormed()) throw invalid(keys, 'keys of well-formed Unicode text')
-      const d = Object.getOwnPropertyDescriptor(value, key)
-      if (!('value' in d)) throw invalid(keys, 'a data property, not a getter', key)
-      // An explicit `undefined` is an absent optional field (as TypeScript writes it).
-      if (d.value === undefined) continue
-      keys.push(key)
-      const v = toJson(d.value, keys, open)
-      keys.pop()
-      out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${v}`
-    }
-    return `${out}}`
-  } finally {
-    open.pop()
-  }
+  const out = Array.isArray(value) ? arrayJson(value, keys, open) : objectJson(value, keys, open)
+  open.pop()
+  return out
 }
+
+function arrayJson(value, keys, open) {
+  const len = Object.getOwnPropertyDescriptor(value, 'length').value
+  if (len > LIMITS.maxPatterns) throw invalid(keys, `at most ${LIMITS.maxPatterns} entries`)
+  let out = '['
+  for (let i = 0; i < len; i++) {
+    const d = Object.getOwnPropertyDescriptor(value, i)
+    if (d === undefined) throw invalid(keys, 'an array without holes', i)
+    if (!('value' in d)) throw invalid(keys, 'a data property, not a getter', i)
+    keys.push(i)
+    out += i === 0 ? toJson(d.value, keys, open) : `,${toJson(d.value, keys, open)}`
+    keys.pop()
+  }
+  // Only indices and `length`: another own property would be dropped silently.
+  for (const key of Reflect.ownKeys(value)) {
+    if (typeof key === 'symbol') throw invalid(keys, 'an array without extra properties (string keys only)')
+    if (key !== 'length' && !(String(Number(key)) === key && Number(key) < len)) throw invalid(keys, 'an array without extra properties', key)
+  }
+  return `${out}]`
+}
+
+function objectJson(value, keys, open) {
+  const proto = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) throw invalid(keys, 'a plain object')
+  // Every own key, as `Reflect.ownKeys` lists them, at V8's fast-path
+  // prices: an object with no enumerable key is read with `Reflect.ownKeys`
+  // (one call; it is `{}` unless it hides a key), any other with
+  // `Object.getOwnPropertyNames` and `Object.getOwnPropertySymbols`
+  // (`Reflect.ownKeys` of an object with keys costs three times the two).
+  const names = Object.keys(value).length === 0 ? Reflect.ownKeys(value) : Object.getOwnPropertyNames(value)
+  if (names.length === 0) return '{}'
+  if (Object.getOwnPropertySymbols(value).length !== 0) throw invalid(keys, 'string keys only')
+  let out = '{'
+  for (let i = 0; i < names.length; i++) {
+    const key = names[i]
+    if (!key.isWellFormed()) throw invalid(keys, 'keys of well-formed Unicode text')
+    const d = Object.getOwnPropertyDescriptor(value, key)
+    if (!('value' in d)) throw invalid(keys, 'a data property, not a getter', key)
+    // An explicit `undefined` is an absent optional field (as TypeScript writes it).
+    if (d.value === undefined) continue
+    keys.push(key)
+    const v = toJson(d.value, keys, open)
+    keys.pop()
+    out += `${out.length === 1 ? '' : ','}${quote(key)}:${v}`
+  }
+  return `${out}}`
+}
+
+/** What JSON escapes in a well-formed string: `"`, `\` and the C0 controls. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/
+/** `JSON.stringify(s)` of a well-formed string (without its call when nothing needs escaping). */
+const quote = (s) => (NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`)
 
 /** The manifest as JSON text, or throws INVALID_MANIFEST / TypeError. */
 function manifestJson(manifest) {

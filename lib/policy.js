@@ -7,7 +7,7 @@ const { types } = require('node:util')
 const native = require('./native.js')
 const { InvalidManifestError } = require('./errors.js')
 const { manifestJson } = require('./plain.js')
-const { securityOption, securityOptions, ownValue } = require('./options.js')
+const { acceptedOption, securityOptions, ownValue } = require('./options.js')
 const { urlHref, withParity, nodeView, grantParityError } = require('./url-parity.js')
 
 const { binding, call, Capability, DenyReason, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, PLATFORMS, DECISIONS, codeOf } = native
@@ -58,9 +58,76 @@ function budgetsOf(b) {
   return Object.freeze(out)
 }
 
+const MAX_NAME_BYTES = native.LIMITS.maxNameBytes
+/**
+ * Whether `id` is a plugin id: a well-formed string of 1 to `maxNameBytes`
+ * UTF-8 bytes without control characters (Rust's `char::is_control`, general
+ * category Cc: U+0000-U+001F, U+007F-U+009F). The rule of Rust's
+ * `PermissionPolicy::is_valid_plugin_id`, which still judges every id a
+ * compile sees; __test__/policy-share.test.js holds the two together.
+ */
+function isPluginId(id) {
+  if (typeof id !== 'string' || id.length === 0 || !id.isWellFormed()) return false
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i)
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return false
+  }
+  // At most 3 UTF-8 bytes per UTF-16 unit, so only a long id needs counting.
+  return id.length * 3 <= MAX_NAME_BYTES || Buffer.byteLength(id, 'utf8') <= MAX_NAME_BYTES
+}
+
+/**
+ * Compiled rules are a function of the manifest's JSON text and the platform
+ * only: the plugin id is a label the JS side keeps (the checks, explain
+ * views, toJSON, lint and diff never read Rust's copy). So the policies of a
+ * short text share one compile (issue K: the fixed per-policy cost):
+ * `SHARED[platform]` maps the text to a WeakRef of its `Rules` (`{ handle }`,
+ * the slot's one owner), and every policy compiled from that text while it
+ * lives holds it; the slot, the compile and the FinalizationRegistry
+ * registration are paid once. A longer text is compiled per policy, which
+ * owns its handle: keeping the text as a key (about 130 bytes plus the text)
+ * would cost as much as the fixed part a repeat saves, and its grants, not
+ * the fixed part, are most of its compile.
+ */
+const SHARE_MAX_TEXT = 128
+const SHARED = PLATFORMS.map(() => new Map())
+/**
+ * Releases the slot of a collected owner: a policy (the handle is held) or a
+ * shared `Rules` (its text is forgotten too, unless a newer compile of the
+ * same text took its place).
+ */
+const ownerRegistry = new FinalizationRegistry((held) => {
+  if (typeof held === 'number') return binding.rawRelease(held)
+  const map = SHARED[held.platform]
+  if (map.get(held.json) === held.ref) map.delete(held.json)
+  binding.rawRelease(held.handle)
+})
+
+/** Compiles `json` for platform index `p`: the handle, or throws INVALID_MANIFEST. */
+function compile(json, plugin, p) {
+  // The raw fast path; on any refusal `compilePolicy` compiles again and throws the error.
+  const handle = binding.rawCompile(json, plugin, p) ?? call(binding.compilePolicy, json, plugin, PLATFORMS[p])
+  const parity = grantParityError(json)
+  if (parity !== undefined) {
+    binding.rawRelease(handle)
+    throw new InvalidManifestError(parity)
+  }
+  return handle
+}
+
+/** The shared `Rules` of a new compile of `json`. */
+function share(handle, json, p) {
+  const rules = Object.freeze({ handle })
+  const ref = new WeakRef(rules)
+  SHARED[p].set(json, ref)
+  ownerRegistry.register(rules, { platform: p, json, ref, handle })
+  return rules
+}
+
 /** The validated, compiled permissions of one plugin. Immutable; build with `fromManifest`. */
 class PermissionPolicy {
-  #handle
+  /** The handle of its compiled rules, or the `Rules` it shares with the other policies of its manifest text. */
+  #rules
   #plugin
   #platform
   #budgets
@@ -68,10 +135,15 @@ class PermissionPolicy {
   #checker
   #quietChecker
 
+  get #handle() {
+    const r = this.#rules
+    return typeof r === 'number' ? r : r.handle
+  }
+
   /** @private use `PermissionPolicy.fromManifest` */
-  constructor(token, handle, plugin, platform) {
+  constructor(token, rules, plugin, platform) {
     if (token !== TOKEN) throw new TypeError('use PermissionPolicy.fromManifest(manifest, { plugin })')
-    this.#handle = handle
+    this.#rules = rules
     this.#plugin = plugin
     this.#platform = platform
     Object.freeze(this)
@@ -86,25 +158,22 @@ class PermissionPolicy {
     // Read strictly: an unknown key (`platfrom`) is a TypeError, never a
     // policy compiled for the host's platform in its place.
     const opts = securityOptions(options, 'options', POLICY_OPTION_KEYS) || {}
-    const plugin = securityOption(opts, 'plugin', 'options')
-    // JS types only: the plugin id's length and characters are Rust's to judge;
-    // a lone surrogate is the one thing Rust cannot see (it would read U+FFFD).
-    if (typeof plugin !== 'string' || !plugin.isWellFormed()) {
-      throw new TypeError(`options.plugin must be a plugin id of 1 to ${native.LIMITS.maxNameBytes} UTF-8 bytes without control characters`)
+    const plugin = acceptedOption(opts, 'plugin', 'options')
+    if (!isPluginId(plugin)) {
+      throw new TypeError(`options.plugin must be a plugin id of 1 to ${MAX_NAME_BYTES} UTF-8 bytes without control characters`)
     }
-    const platformOpt = securityOption(opts, 'platform', 'options')
+    const platformOpt = acceptedOption(opts, 'platform', 'options')
     const platform = platformOpt === undefined ? hostPlatform() : platformOpt
-    if (typeof platform !== 'string' || !PLATFORMS.includes(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
+    const p = typeof platform === 'string' ? PLATFORMS.indexOf(platform) : -1
+    if (p === -1) throw new TypeError("options.platform must be 'posix' or 'win32'")
     const json = manifestJson(manifest)
-    // The raw fast path; on any refusal `compilePolicy` compiles again and throws the error.
-    const handle = binding.rawCompile(json, plugin, PLATFORMS.indexOf(platform)) ?? call(binding.compilePolicy, json, plugin, platform)
-    const parity = grantParityError(json)
-    if (parity !== undefined) {
-      binding.rawRelease(handle)
-      throw new InvalidManifestError(parity)
+    if (json.length <= SHARE_MAX_TEXT) {
+      const rules = SHARED[p].get(json)?.deref() ?? share(compile(json, plugin, p), json, p)
+      return new PermissionPolicy(TOKEN, rules, plugin, platform)
     }
+    const handle = compile(json, plugin, p)
     const policy = new PermissionPolicy(TOKEN, handle, plugin, platform)
-    native.owned(policy, handle)
+    ownerRegistry.register(policy, handle)
     return policy
   }
 

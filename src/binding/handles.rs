@@ -4,7 +4,8 @@
 //! ([`crate::handle_table`]: a number from another thread's table, or a
 //! released one, names nothing), and the JS object that owns it registers
 //! that number with a `FinalizationRegistry`, which releases the slot once
-//! the object is collected (`lib/native.js` `owned`).
+//! the object is collected (`lib/policy.js` `ownerRegistry`: a policy, or
+//! the `{ handle }` the policies of one short manifest text share).
 //!
 //! Why not an external with a finalizer, one per policy: Node-API tracks each
 //! such finalizer (a weak global handle, a tracker node in a hash set, a
@@ -18,6 +19,9 @@ use crate::budget::BudgetState;
 use crate::handle_table::{decode, Kind, Table};
 use crate::policy::PermissionPolicy;
 
+// A policy here may stand for JS policies of several plugin ids (the
+// policies of one short manifest text share it, `lib/policy.js` `SHARED`):
+// nothing in the binding reads its `plugin()` (a test scans for it).
 thread_local! {
     pub(crate) static POLICIES: RefCell<Table<Arc<PermissionPolicy>>> = const { RefCell::new(Table::new(Kind::Policy)) };
 }

@@ -533,7 +533,7 @@ unsafe extern "C" fn compile(env: sys::napi_env, info: sys::napi_callback_info) 
 }
 
 /// `release(handle)`: frees what a policy or budget handle names (the
-/// FinalizationRegistry of `lib/native.js` calls it once the owner is
+/// FinalizationRegistry of `lib/policy.js` calls it once the owner is
 /// collected); anything else is ignored.
 unsafe extern "C" fn release(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     // SAFETY: as in `check_fs`: live `env`/`info`.
