@@ -168,3 +168,19 @@ test('no binding function reads a compiled policy’s plugin id (a shared compil
   assert.ok(files.length >= 3)
   for (const f of files) assert.doesNotMatch(fs.readFileSync(path.join(dir, f), 'utf8'), /\.plugin\(\)/, f)
 })
+
+test('past 4,096 kept texts a new short text compiles on its own, and still decides alike', () => {
+  const keep = []
+  for (let i = 0; i < 4200; i++) keep.push(fm({ budgets: { wallClockMs: 1e6 + i } }, 'fill'))
+  const m = { fs: ['/full/**'], budgets: { memoryMb: 7 } }
+  const a = fm(m, 'a')
+  const b = fm(m, 'b')
+  assert.notEqual(handleOf(a), handleOf(b))
+  for (const p of [a, b]) {
+    assert.equal(p.checkFs('/full/x', 'read').allowed, true)
+    assert.equal(p.checkFs('/fuller/x', 'read').allowed, false)
+    assert.deepEqual(p.budgets, { memoryMb: 7 })
+  }
+  // The texts kept before are still shared.
+  assert.equal(handleOf(fm({ budgets: { wallClockMs: 1e6 } }, 'x')), handleOf(keep[0]))
+})

@@ -90,6 +90,14 @@ function isPluginId(id) {
  * the fixed part, are most of its compile.
  */
 const SHARE_MAX_TEXT = 128
+/**
+ * Texts kept per platform. The texts a host repeats are few; past this many
+ * (live, or dead and awaiting the collector, which only clears them after
+ * a full collection), a new text compiles on its own, so a host compiling
+ * many distinct small manifests pays for no map it cannot use (a lookup in
+ * a map of hundreds of thousands of entries is a cache miss or more).
+ */
+const SHARE_MAX_TEXTS = 4096
 const SHARED = PLATFORMS.map(() => new Map())
 /**
  * Releases the slot of a collected owner: a policy (the handle is held) or a
@@ -168,8 +176,10 @@ class PermissionPolicy {
     if (p === -1) throw new TypeError("options.platform must be 'posix' or 'win32'")
     const json = manifestJson(manifest)
     if (json.length <= SHARE_MAX_TEXT) {
-      const rules = SHARED[p].get(json)?.deref() ?? share(compile(json, plugin, p), json, p)
-      return new PermissionPolicy(TOKEN, rules, plugin, platform)
+      const shared = SHARED[p]
+      const rules = shared.get(json)?.deref()
+      if (rules !== undefined) return new PermissionPolicy(TOKEN, rules, plugin, platform)
+      if (shared.size < SHARE_MAX_TEXTS) return new PermissionPolicy(TOKEN, share(compile(json, plugin, p), json, p), plugin, platform)
     }
     const handle = compile(json, plugin, p)
     const policy = new PermissionPolicy(TOKEN, handle, plugin, platform)
