@@ -531,12 +531,16 @@ struct HostRules {
 
 impl HostRules {
     fn add(&mut self, rule: Rule, path: Option<&PathPattern>) {
+        // Most hosts have one rule: room for exactly one first, so `shrink`
+        // has nothing to give back (a first push would take room for four).
         if !self.all.contains(&rule) {
+            self.all.reserve_exact(usize::from(self.all.is_empty()));
             self.all.push(rule);
         }
         match path {
             None => {
                 if !self.pathless.contains(&rule) {
+                    self.pathless.reserve_exact(usize::from(self.pathless.is_empty()));
                     self.pathless.push(rule);
                 }
             }

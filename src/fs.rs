@@ -290,19 +290,25 @@ pub(crate) fn normalize_grant(raw: &str, platform: Platform, pointer: &str) -> R
     if raw.len() > MAX_PATH_BYTES {
         return Err(ManifestError::new(pointer, format!("a glob of at most {MAX_PATH_BYTES} bytes")));
     }
-    let (mut out, rest): (String, &str) = match platform {
-        Platform::Posix if raw.starts_with('/') => (String::new(), raw),
+    // The normalised glob is never longer than the raw one plus a root '/'.
+    let mut out = String::with_capacity(raw.len() + 1);
+    let rest = match platform {
+        Platform::Posix if raw.starts_with('/') => raw,
         Platform::Win32 => match win32_drive(raw) {
-            Some(d) => (format!("{d}:"), &raw[2..]),
+            Some(d) => {
+                out.push(d);
+                out.push(':');
+                &raw[2..]
+            }
             None => return Err(ManifestError::new(pointer, absolute)),
         },
         Platform::Posix => return Err(ManifestError::new(pointer, absolute)),
     };
     let root_len = out.len();
-    let segs: Vec<&str> = match platform {
-        Platform::Posix => rest.split('/').collect(),
-        Platform::Win32 => rest.split(is_win32_sep).collect(),
-    };
+    let segs = rest.split(|c: char| match platform {
+        Platform::Posix => c == '/',
+        Platform::Win32 => is_win32_sep(c),
+    });
     for s in segs {
         match s {
             "" => {}

@@ -138,14 +138,20 @@ pub(crate) fn compile(manifest: &Value, platform: Platform) -> Result<Compiled, 
 /// `fs`: grant strings (read) or `{ path, mode? }`, each glob normalised and compiled into `matcher`.
 fn fs_section(v: &Value, platform: Platform, matcher: &mut FsMatcher) -> Result<Vec<FsGrant>, ManifestError> {
     let what = "fs grants (an absolute glob string, or { path, mode? } with mode 'read', 'write' or 'readwrite')";
-    let mut grants = Vec::new();
-    for (i, g) in expect_array(v, "/fs", what)?.iter().enumerate() {
-        let ptr = format!("/fs/{i}");
-        let (path_v, path_ptr, mode) = match g {
-            Value::String(_) => (g, ptr.clone(), GrantMode::Read),
+    let list = expect_array(v, "/fs", what)?;
+    let mut grants = Vec::with_capacity(list.len());
+    // The pointers are written into buffers reused across the grants (a
+    // grant's pointer is needed only if it is wrong, but it is passed down).
+    let (mut ptr, mut path_ptr) = (String::new(), String::new());
+    for (i, g) in list.iter().enumerate() {
+        index_pointer(&mut ptr, "/fs", i);
+        path_ptr.clear();
+        path_ptr.push_str(&ptr);
+        let (path_v, mode) = match g {
+            Value::String(_) => (g, GrantMode::Read),
             Value::Object(_) => {
                 let o = expect_object(g, &ptr, "an fs grant", &["path", "mode"])?;
-                let path_ptr = format!("{ptr}/path");
+                path_ptr.push_str("/path");
                 let path_v = o
                     .get("path")
                     .ok_or_else(|| ManifestError::new(&path_ptr, "a required 'path': an absolute glob string"))?;
@@ -158,7 +164,7 @@ fn fs_section(v: &Value, platform: Platform, matcher: &mut FsMatcher) -> Result<
                             .ok_or_else(|| ManifestError::new(&mptr, "'read', 'write' or 'readwrite'"))?
                     }
                 };
-                (path_v, path_ptr, mode)
+                (path_v, mode)
             }
             other => return Err(ManifestError::new(&ptr, format!("{what}, got {}", type_name(other)))),
         };
@@ -168,7 +174,6 @@ fn fs_section(v: &Value, platform: Platform, matcher: &mut FsMatcher) -> Result<
         matcher.add(&grant, &path_ptr)?;
         grants.push(grant);
     }
-    grants.shrink_to_fit();
     Ok(grants)
 }
 
@@ -189,8 +194,9 @@ fn fetch_patterns_upto(
     path_segments: &mut usize,
 ) -> Result<Vec<FetchPattern>, ManifestError> {
     let mut out = Vec::with_capacity(list.len().min(max));
+    let mut pptr = String::new();
     for (i, p) in list.iter().take(max).enumerate() {
-        let pptr = format!("{ptr}/{i}");
+        index_pointer(&mut pptr, ptr, i);
         let pattern = FetchPattern::parse(expect_str(p, &pptr, each)?, &pptr)?;
         count_path_segments(&pattern, path_segments, &pptr)?;
         out.push(pattern);
@@ -304,12 +310,13 @@ fn events_section(v: &Value) -> Result<Events, ManifestError> {
     let list = |key: &str| -> Result<Option<Vec<TopicPattern>>, ManifestError> {
         let Some(a) = o.get(key) else { return Ok(None) };
         let ptr = format!("/events/{key}");
-        let mut out = Vec::new();
-        for (i, t) in expect_array(a, &ptr, "topic pattern strings")?.iter().enumerate() {
-            let tptr = format!("{ptr}/{i}");
+        let topics = expect_array(a, &ptr, "topic pattern strings")?;
+        let mut out = Vec::with_capacity(topics.len());
+        let mut tptr = String::new();
+        for (i, t) in topics.iter().enumerate() {
+            index_pointer(&mut tptr, &ptr, i);
             out.push(TopicPattern::parse_manifest(expect_str(t, &tptr, "a topic pattern string")?, &tptr)?);
         }
-        out.shrink_to_fit();
         Ok(Some(out))
     };
     Ok(Events { publishes: list("publishes")?, subscribes: list("subscribes")? })
@@ -320,6 +327,15 @@ fn db_section(v: &Value) -> Result<String, ManifestError> {
     let o = expect_object(v, "/db", "a db object { database }", &["database"])?;
     let d = o.get("database").ok_or_else(|| ManifestError::new("/db/database", "a required database name string"))?;
     Ok(expect_name(d, "/db/database", "a database name")?.to_owned())
+}
+
+/// Writes `{parent}/{i}` into `buf`, replacing what it held.
+fn index_pointer(buf: &mut String, parent: &str, i: usize) {
+    use std::fmt::Write as _;
+    buf.clear();
+    buf.push_str(parent);
+    // Writing into a String cannot fail.
+    let _ = write!(buf, "/{i}");
 }
 
 /// Checks an options string (the plugin id) like a manifest name: 1 to
