@@ -100,7 +100,8 @@ function netView(policy) {
   const json = policy.toJSON()
   const deny = json.deny && json.deny.fetch
   if (!deny || !deny.some((p) => hostOnly(p) !== p)) return policy
-  const manifest = JSON.parse(JSON.stringify(json))
+  // A copy that consults no `toJSON` (an inherited one could rewrite it).
+  const manifest = structuredClone(json)
   manifest.deny.fetch = deny.map(hostOnly)
   return pkg().PermissionPolicy.fromManifest(manifest, { plugin: policy.plugin, platform: policy.platform })
 }

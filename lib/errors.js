@@ -98,7 +98,7 @@ function codeOf(e) {
   if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return undefined
   try {
     const d = Object.getOwnPropertyDescriptor(e, 'code')
-    return d && 'value' in d && typeof d.value === 'string' ? d.value : undefined
+    return d && Object.hasOwn(d, 'value') && typeof d.value === 'string' ? d.value : undefined
   } catch {
     return undefined
   }
@@ -113,7 +113,7 @@ const isSandboxPermissionError = (e) => SPEC_BY_CODE.has(codeOf(e))
 /** An own, enumerable data property's value; `undefined` for an accessor or anything else (never runs a getter). */
 function ownData(o, key) {
   const d = Object.getOwnPropertyDescriptor(o, key)
-  return d !== undefined && d.enumerable && 'value' in d ? d.value : undefined
+  return d !== undefined && d.enumerable && Object.hasOwn(d, 'value') ? d.value : undefined
 }
 
 /** A plain array of strings, read through own data properties; `undefined` for anything else. */
@@ -123,7 +123,7 @@ function stringArray(v) {
   const out = []
   for (let i = 0; i < len; i++) {
     const d = Object.getOwnPropertyDescriptor(v, i)
-    if (d === undefined || !('value' in d) || typeof d.value !== 'string') return undefined
+    if (d === undefined || !Object.hasOwn(d, 'value') || typeof d.value !== 'string') return undefined
     out.push(d.value)
   }
   return out

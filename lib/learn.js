@@ -46,7 +46,7 @@ function hasUnescapedWildcard(glob, platform) {
 function own(obj, key) {
   if (obj === null || typeof obj !== 'object' || types.isProxy(obj)) return undefined
   const d = Object.getOwnPropertyDescriptor(obj, key)
-  return d !== undefined && 'value' in d ? d.value : undefined
+  return d !== undefined && Object.hasOwn(d, 'value') ? d.value : undefined
 }
 
 const DEFAULT_PORTS = { 'http:': '80', 'https:': '443', 'ws:': '80', 'wss:': '443', 'ftp:': '21' }
@@ -65,7 +65,7 @@ function learnManifest(calls, options) {
   if (types.isProxy(calls) || !Array.isArray(calls)) throw new TypeError('calls must be a plain array of { capability, payload }')
   if (options !== undefined && (options === null || typeof options !== 'object' || types.isProxy(options))) throw new TypeError('options must be a plain object')
   const platformOpt = options === undefined ? undefined : Object.getOwnPropertyDescriptor(options, 'platform')
-  if (platformOpt !== undefined && !('value' in platformOpt)) throw new TypeError('options.platform must be a data property')
+  if (platformOpt !== undefined && !Object.hasOwn(platformOpt, 'value')) throw new TypeError('options.platform must be a data property')
   const platform = platformOpt === undefined || platformOpt.value === undefined ? (process.platform === 'win32' ? 'win32' : 'posix') : platformOpt.value
   if (!PLATFORMS.includes(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
   // What each call asked for, so every learned grant is checked against it.

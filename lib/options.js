@@ -38,7 +38,7 @@ function securityOption(obj, key, what) {
 function acceptedOption(obj, key, what) {
   const d = Object.getOwnPropertyDescriptor(obj, key)
   if (d !== undefined) {
-    if (!('value' in d)) throw new TypeError(`${what}.${key} must be a data property, not a getter`)
+    if (!Object.hasOwn(d, 'value')) throw new TypeError(`${what}.${key} must be a data property, not a getter`)
     return d.value
   }
   for (let p = Object.getPrototypeOf(obj); p !== null; p = Object.getPrototypeOf(p)) {
@@ -80,7 +80,7 @@ function isOneOf(k, keys) {
 function ownValue(obj, key) {
   try {
     const d = Object.getOwnPropertyDescriptor(obj, key)
-    return d !== undefined && 'value' in d ? d.value : undefined
+    return d !== undefined && Object.hasOwn(d, 'value') ? d.value : undefined
   } catch {
     return undefined
   }

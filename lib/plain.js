@@ -8,13 +8,22 @@ const { LIMITS } = require('./native.js')
 const { InvalidManifestError } = require('./errors.js')
 
 const MAX_DEPTH = 16
+/**
+ * Values one walk reads at most. A valid manifest has about 120,000 at most
+ * (seven lists of `maxPatterns` entries, a grant object three values); an
+ * array or object the manifest references from many places is read (and
+ * counted) at each, so a few small shared arrays cannot make the walk write
+ * gigabytes of text (a process-killing out-of-memory, not an error).
+ */
+const MAX_VALUES = 1_000_000
 
 const escapeKey = (k) => k.replace(/~/g, '~0').replace(/\//g, '~1')
 
 /**
- * The walk's position: the keys and indices from the root (`keys`) and the
- * containers being copied (`open`, for cycles; at most MAX_DEPTH + 1 deep).
- * The JSON pointer is only spelled out for an error.
+ * The walk's position: the keys and indices from the root (`keys`); its
+ * state `w`: the containers being copied (`w.open`, for cycles; at most
+ * MAX_DEPTH + 1 deep) and the values read so far (`w.values`). The JSON
+ * pointer is only spelled out for an error.
  */
 function pointerOf(keys, extra) {
   let p = ''
@@ -29,12 +38,14 @@ function invalid(keys, expected, extra) {
 /**
  * `value` as JSON text, written while it is read: strings, numbers and
  * booleans by `JSON.stringify` of the primitive (no `toJSON` is consulted
- * for a primitive), arrays and objects by their own data properties in
- * `Reflect.ownKeys` order, which is the order `JSON.stringify` writes an
- * object's keys in. No intermediate copy is built, so no setter or
+ * for a primitive), arrays by their elements, objects by their own
+ * enumerable data properties in `Reflect.ownKeys` order, which is the order
+ * `JSON.stringify` writes an object's keys in (a getter, a symbol key or a
+ * non-enumerable key is INVALID_MANIFEST, never skipped). No intermediate copy is built, so no setter or
  * inherited `toJSON` of any prototype can take part.
  */
-function toJson(value, keys, open) {
+function toJson(value, keys, w) {
+  if (++w.values > MAX_VALUES) throw invalid(keys, `a manifest of at most ${MAX_VALUES} JSON values (a value referenced from n places counts n times)`)
   switch (typeof value) {
     case 'string':
       if (!value.isWellFormed()) throw invalid(keys, 'well-formed Unicode text (no lone surrogates)')
@@ -51,41 +62,48 @@ function toJson(value, keys, open) {
       throw invalid(keys, `JSON data, got ${typeof value}`)
   }
   if (keys.length > MAX_DEPTH) throw invalid(keys, `at most ${MAX_DEPTH} levels of nesting`)
-  if (open.includes(value)) throw invalid(keys, 'no cycles')
-  // `open` is this walk's own (manifestJson makes it): a throw ends the walk,
+  if (w.open.includes(value)) throw invalid(keys, 'no cycles')
+  // `w` is this walk's own (manifestJson makes it): a throw ends the walk,
   // so nothing needs popping on the way out.
-  open.push(value)
-  const out = Array.isArray(value) ? arrayJson(value, keys, open) : objectJson(value, keys, open)
-  open.pop()
+  w.open.push(value)
+  const out = Array.isArray(value) ? arrayJson(value, keys, w) : objectJson(value, keys, w)
+  w.open.pop()
   return out
 }
 
-function arrayJson(value, keys, open) {
+function arrayJson(value, keys, w) {
   const len = Object.getOwnPropertyDescriptor(value, 'length').value
   if (len > LIMITS.maxPatterns) throw invalid(keys, `at most ${LIMITS.maxPatterns} entries`)
   let out = '['
   for (let i = 0; i < len; i++) {
     const d = Object.getOwnPropertyDescriptor(value, i)
     if (d === undefined) throw invalid(keys, 'an array without holes', i)
-    if (!('value' in d)) throw invalid(keys, 'a data property, not a getter', i)
+    if (!Object.hasOwn(d, 'value')) throw invalid(keys, 'a data property, not a getter', i)
     keys.push(i)
-    out += i === 0 ? toJson(d.value, keys, open) : `,${toJson(d.value, keys, open)}`
+    out += i === 0 ? toJson(d.value, keys, w) : `,${toJson(d.value, keys, w)}`
     keys.pop()
   }
   // Only indices and `length`: another own property would be dropped silently.
   for (const key of Reflect.ownKeys(value)) {
     if (typeof key === 'symbol') throw invalid(keys, 'an array without extra properties (string keys only)')
-    if (key !== 'length' && !(String(Number(key)) === key && Number(key) < len)) throw invalid(keys, 'an array without extra properties', key)
+    if (key !== 'length' && !isIndexBelow(key, len)) throw invalid(keys, 'an array without extra properties', key)
   }
   return `${out}]`
 }
 
-function objectJson(value, keys, open) {
+/** Whether `key` is an array index below `len`, as written (`-1`, `0.5`, `1e-7` and `01` are not). */
+function isIndexBelow(key, len) {
+  const n = Number(key)
+  return Number.isInteger(n) && n >= 0 && n < len && String(n) === key
+}
+
+function objectJson(value, keys, w) {
   const proto = Object.getPrototypeOf(value)
   if (proto !== Object.prototype && proto !== null) throw invalid(keys, 'a plain object')
-  // Every own key, as `Reflect.ownKeys` lists them, at V8's fast-path
-  // prices: an object with no enumerable key is read with `Reflect.ownKeys`
-  // (one call; it is `{}` unless it hides a key), any other with
+  // Every own key, as `Reflect.ownKeys` lists them (a symbol or a
+  // non-enumerable key is refused below), at V8's fast-path prices: an
+  // object with no enumerable key is read with `Reflect.ownKeys` (one call;
+  // it is `{}` unless it hides a key), any other with
   // `Object.getOwnPropertyNames` and `Object.getOwnPropertySymbols`
   // (`Reflect.ownKeys` of an object with keys costs three times the two).
   const names = Object.keys(value).length === 0 ? Reflect.ownKeys(value) : Object.getOwnPropertyNames(value)
@@ -96,11 +114,14 @@ function objectJson(value, keys, open) {
     const key = names[i]
     if (!key.isWellFormed()) throw invalid(keys, 'keys of well-formed Unicode text')
     const d = Object.getOwnPropertyDescriptor(value, key)
-    if (!('value' in d)) throw invalid(keys, 'a data property, not a getter', key)
+    if (!Object.hasOwn(d, 'value')) throw invalid(keys, 'a data property, not a getter', key)
+    // `JSON.stringify` would not write it: a grant the host's own copy or
+    // log of the manifest does not show is refused, never compiled.
+    if (!d.enumerable) throw invalid(keys, 'an enumerable property', key)
     // An explicit `undefined` is an absent optional field (as TypeScript writes it).
     if (d.value === undefined) continue
     keys.push(key)
-    const v = toJson(d.value, keys, open)
+    const v = toJson(d.value, keys, w)
     keys.pop()
     out += `${out.length === 1 ? '' : ','}${quote(key)}:${v}`
   }
@@ -116,7 +137,7 @@ const quote = (s) => (NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`)
 function manifestJson(manifest) {
   let text
   try {
-    text = toJson(manifest, [], [])
+    text = toJson(manifest, [], { open: [], values: 0 })
   } catch (e) {
     if (e instanceof InvalidManifestError) throw e
     // Past V8's longest string (about 2^29 characters): far past every limit.

@@ -160,7 +160,7 @@ class PermissionPolicy {
   /**
    * Validates and compiles a manifest. Throws `INVALID_MANIFEST` (with
    * `details.pointer` and `details.expected`) for any invalid field, and a
-   * TypeError for invalid options (the plugin id is decided in Rust).
+   * TypeError for invalid options (the plugin id by Rust's rule, `isPluginId`).
    */
   static fromManifest(manifest, options) {
     // Read strictly: an unknown key (`platfrom`) is a TypeError, never a

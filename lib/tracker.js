@@ -61,7 +61,7 @@ function sampleField(s, field) {
   } catch {
     d = undefined
   }
-  if (d === undefined || !('value' in d)) throw new InvalidSampleError({ field })
+  if (d === undefined || !Object.hasOwn(d, 'value')) throw new InvalidSampleError({ field })
   return d.value
 }
 
@@ -87,7 +87,7 @@ function unmeasuredBits(opts) {
       if ('unmeasured' in opts) throw bad()
       return 0
     }
-    if (!('value' in d)) throw bad()
+    if (!Object.hasOwn(d, 'value')) throw bad()
     list = d.value
     if (!Array.isArray(list) || types.isProxy(list) || list.length > BUDGET_KIND_LIST.length) throw bad()
   } catch {
@@ -96,7 +96,7 @@ function unmeasuredBits(opts) {
   let bits = 0
   for (let i = 0; i < list.length; i++) {
     const d = Object.getOwnPropertyDescriptor(list, i)
-    const name = d !== undefined && 'value' in d ? d.value : undefined
+    const name = d !== undefined && Object.hasOwn(d, 'value') ? d.value : undefined
     const index = typeof name === 'string' ? BUDGET_KIND_LIST.indexOf(name) : -1
     if (index < 0 || bits & (1 << index)) throw bad()
     bits |= 1 << index
