@@ -13,6 +13,7 @@ const seed = Number(process.env.FUZZ_SEED || Date.now() % 2 ** 31)
 test(`manifest-walk oracle: the model's verdict under prototype pollution (${seconds} s, seed ${seed})`, () => {
   const r = run({ seconds, seed })
   console.log(`manifest-walk oracle ran ${r.cases} cases (seed ${seed}): ${JSON.stringify(r.kinds)}`)
-  assert.deepEqual(r.wrong, [])
+  assert.deepEqual(r.wrongAllows, [], `${r.wrongAllows.length} wrong allows`)
+  assert.deepEqual(r.mismatches, [], `${r.mismatches.length} mismatches`)
   assert.ok(r.cases > 100, `only ${r.cases} cases ran`)
 })

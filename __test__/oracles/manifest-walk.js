@@ -185,14 +185,19 @@ function compileUnder(m, pollution) {
   return error === undefined ? { ok: true, json: policy.toJSON() } : { ok: false, error }
 }
 
-/** Runs for `seconds`: `{ cases, wrong }` (each wrong case described). */
+/**
+ * Runs for `seconds`: `{ cases, wrongAllows, mismatches, kinds }`: a
+ * manifest the model refuses that compiled, or one that compiled to another
+ * policy, is a wrong allow; any other disagreement a mismatch.
+ */
 function run({ seconds, seed }) {
   const r = rng(seed)
   const end = Date.now() + seconds * 1000
-  const wrong = []
+  const wrongAllows = []
+  const mismatches = []
   let cases = 0
   const kinds = {}
-  while (Date.now() < end && wrong.length < 10) {
+  while (Date.now() < end && wrongAllows.length + mismatches.length < 10) {
     const m = manifest(r)
     const kind = r.chance(0.85) ? mutate(r, m) : 'none'
     kinds[kind] = (kinds[kind] ?? 0) + 1
@@ -202,8 +207,8 @@ function run({ seconds, seed }) {
     cases++
     const where = `seed ${seed} case ${cases} (${kind}, pollution ${pollution ? `${pollution[0] === Array.prototype ? 'Array' : 'Object'}.prototype.${pollution[1]}` : 'none'})`
     if (!want.valid) {
-      if (got.ok) wrong.push(`${where}: compiled a manifest the model refuses: ${JSON.stringify(got.json)}`)
-      else if (!(got.error instanceof InvalidManifestError || got.error instanceof TypeError)) wrong.push(`${where}: ${got.error}`)
+      if (got.ok) wrongAllows.push(`${where}: compiled a manifest the model refuses: ${JSON.stringify(got.json)}`)
+      else if (!(got.error instanceof InvalidManifestError || got.error instanceof TypeError)) mismatches.push(`${where}: ${got.error}`)
       continue
     }
     // JSON data per the model: the verdict on V8's own JSON text of it
@@ -213,11 +218,11 @@ function run({ seconds, seed }) {
     // A Proxy may be refused as a TypeError (V8 itself throws one reading
     // through a Proxy while `Object.prototype.get` or `set` is polluted).
     if (!got.ok && kind === 'proxy' && got.error instanceof TypeError) continue
-    if (expected.ok !== got.ok) wrong.push(`${where}: ${got.ok ? 'compiled' : `refused (${got.error && got.error.message})`}, but its JSON text ${expected.ok ? 'compiles' : `is refused (${expected.error.message})`}`)
-    else if (got.ok && JSON.stringify(got.json) !== JSON.stringify(expected.json)) wrong.push(`${where}: compiled ${JSON.stringify(got.json)}, want ${JSON.stringify(expected.json)}`)
-    else if (!got.ok && !(got.error instanceof InvalidManifestError && got.error.details.pointer === expected.error.details.pointer)) wrong.push(`${where}: refused with ${got.error}, want INVALID_MANIFEST at ${expected.error.details.pointer}`)
+    if (expected.ok !== got.ok) (got.ok ? wrongAllows : mismatches).push(`${where}: ${got.ok ? 'compiled' : `refused (${got.error && got.error.message})`}, but its JSON text ${expected.ok ? 'compiles' : `is refused (${expected.error.message})`}`)
+    else if (got.ok && JSON.stringify(got.json) !== JSON.stringify(expected.json)) wrongAllows.push(`${where}: compiled ${JSON.stringify(got.json)}, want ${JSON.stringify(expected.json)}`)
+    else if (!got.ok && !(got.error instanceof InvalidManifestError && got.error.details.pointer === expected.error.details.pointer)) mismatches.push(`${where}: refused with ${got.error}, want INVALID_MANIFEST at ${expected.error.details.pointer}`)
   }
-  return { cases, wrong, kinds }
+  return { cases, wrongAllows, mismatches, kinds }
 }
 
 module.exports = { run, model }
