@@ -533,10 +533,14 @@ function expectedFailureSet(list) {
  * unexpected pass, so the list only shrinks; a name that is no case fails the
  * run).
  */
-function runPermissionsConformance(label, makeChecker, options = {}) {
+function runPermissionsConformance(label, makeChecker, rawOptions = {}) {
   if (typeof label !== 'string') throw new TypeError('label must be a string')
   if (typeof makeChecker !== 'function') throw new TypeError('makeChecker must be a function')
-  if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
+  if (rawOptions === null || typeof rawOptions !== 'object') throw new TypeError('options must be an object')
+  // Own properties only: a `filter` or `skip` polluted onto Object.prototype
+  // must never empty the suite (an allow-all adapter would then pass).
+  const options = Object.create(null)
+  for (const k of ['describe', 'it', 'skip', 'expectedFailures', 'filter']) if (Object.hasOwn(rawOptions, k)) options[k] = rawOptions[k]
   if ((options.describe === undefined) !== (options.it === undefined)) throw new TypeError('pass both options.describe and options.it, or neither')
   const runner = options.describe !== undefined ? { describe: options.describe, it: options.it } : globalRunner() || { describe: nodeTest().describe, it: nodeTest().it }
   const { describe, it } = runner
@@ -544,7 +548,7 @@ function runPermissionsConformance(label, makeChecker, options = {}) {
   const sdk = loadSdk()
   // node:test takes the skip reason as an option; mocha, Jest and Vitest have `it.skip`.
   const isNodeTest = it === nodeTest().it || it === nodeTest().test
-  const skips = Object.entries(options.skip || {})
+  const skips = options.skip === undefined || options.skip === null ? [] : Object.entries(options.skip)
   const expectedFailures = expectedFailureSet(options.expectedFailures)
   const all = conformanceCases()
   const known = new Set(all.map((c) => c.name))

@@ -191,10 +191,17 @@ test('manifest errors name the JSON pointer; getters and non-JSON values are rej
   expectPointer({ [Symbol('k')]: 1 }, '')
   // An explicit undefined is an absent optional field.
   assert.doesNotThrow(() => PermissionPolicy.fromManifest({ fs: undefined }, { plugin: 'p' }))
+  // A Proxy is refused before any of its traps runs (sixth round).
+  let trapped = 0
   const throwingProxy = new Proxy({}, { ownKeys() {
+    trapped++
+    throw new Error('trap')
+  }, getPrototypeOf() {
+    trapped++
     throw new Error('trap')
   } })
-  assert.throws(() => PermissionPolicy.fromManifest(throwingProxy, { plugin: 'p' }), TypeError)
+  assert.throws(() => PermissionPolicy.fromManifest(throwingProxy, { plugin: 'p' }), (e) => isInvalidManifest(e) && e.details.pointer === '')
+  assert.equal(trapped, 0)
 })
 
 test('ESM import exposes the same API as require', () => {

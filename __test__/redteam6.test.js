@@ -136,3 +136,110 @@ test('the Deno broker’s net view copies the policy without consulting an inher
   assert.equal(r.id, 1)
   assert.equal(r.result, 'deny', JSON.stringify(r))
 })
+
+// The sixth round's second red team (after the fixes above): prototype
+// pollution deciding the binary dlopen runs, metric labels, budgets, the
+// harness, revived errors and the Deno broker's options; and the walk's
+// uncounted `undefined` keys, shared strings, Proxies and non-plain arrays.
+
+test('a polluted Object.prototype never chooses the native binary (NAPI_RS_NATIVE_LIBRARY_PATH, env, dir)', (t) => {
+  const { spawnSync } = require('node:child_process')
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const path = require('node:path')
+  const { testHooksAddonPath } = require('../scripts/test-hooks-addon.js')
+  const { currentPlatform } = require('../lib/binary.js')
+  // Another real binary of this package: the test-hooks addon (it exports `__rawPanicForTesting`).
+  const other = testHooksAddonPath()
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asp-rt6-bin-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  fs.copyFileSync(other, path.join(dir, `${require('../package.json').napi.binaryName}.${currentPlatform()}.node`))
+  const root = path.join(__dirname, '..')
+  for (const pollution of [`Object.prototype.NAPI_RS_NATIVE_LIBRARY_PATH = ${JSON.stringify(other)}`, `Object.prototype.env = { NAPI_RS_NATIVE_LIBRARY_PATH: ${JSON.stringify(other)} }`, `Object.prototype.dir = ${JSON.stringify(dir)}`]) {
+    const env = { ...process.env }
+    delete env.NAPI_RS_NATIVE_LIBRARY_PATH
+    const r = spawnSync(process.execPath, ['-e', `${pollution}; const b = require(${JSON.stringify(path.join(root, 'lib', 'native.js'))}).binding; console.log(typeof b.__rawPanicForTesting, typeof b.rawCheckFs)`], { encoding: 'utf8', env })
+    assert.equal(r.status, 0, r.stderr)
+    assert.equal(r.stdout.trim(), 'undefined function', pollution)
+  }
+})
+
+test('the manifest walk: uncounted undefined keys, shared strings, Proxies, non-plain arrays and boxed primitives', () => {
+  const grant = { path: '/srv/a/**' }
+  for (let i = 0; i < 100000; i++) grant[`k${i}`] = undefined
+  let t0 = Date.now()
+  assert.throws(() => PermissionPolicy.fromManifest({ fs: Array(2000).fill(grant) }, options), (e) => e instanceof InvalidManifestError && /JSON values and keys/.test(e.details.expected))
+  assert.ok(Date.now() - t0 < 10_000)
+  const s = `/${'一'.repeat(530)}`
+  t0 = Date.now()
+  assert.throws(() => PermissionPolicy.fromManifest({ fs: Array(99).fill(Array(10000).fill(s)) }, options), (e) => e instanceof InvalidManifestError && /JSON text is at most/.test(e.details.expected))
+  assert.ok(Date.now() - t0 < 10_000)
+  // A Proxy that shows the walk another element than a copy of it would.
+  const list = new Proxy(['/srv/plugin/**'], {
+    getOwnPropertyDescriptor(target, k) {
+      const d = Reflect.getOwnPropertyDescriptor(target, k)
+      return k === '0' ? { ...d, value: '/**' } : d
+    },
+  })
+  assert.equal(JSON.stringify({ fs: list }), '{"fs":["/srv/plugin/**"]}')
+  assert.throws(() => PermissionPolicy.fromManifest({ fs: list }, options), invalidAt('/fs'))
+  assert.throws(() => PermissionPolicy.fromManifest(new Proxy({ fs: ['/a/**'] }, {}), options), invalidAt(''))
+  // An array whose prototype writes another JSON.
+  const arr = Object.setPrototypeOf(['/**'], { toJSON: () => ['/srv/plugin/**'] })
+  assert.throws(() => PermissionPolicy.fromManifest({ fs: arr }, options), invalidAt('/fs'))
+  // A boxed primitive with its prototype reset.
+  assert.throws(() => PermissionPolicy.fromManifest({ budgets: Object.setPrototypeOf(new Number(5), Object.prototype) }, options), invalidAt('/budgets'))
+})
+
+test('a polluted numeric key never relabels a denial metric', async (t) => {
+  const { meterHarness } = require('./helpers.js')
+  const h = meterHarness()
+  t.after(() => h.shutdown())
+  const c = createChecker({ fs: ['/a/**'] }, { plugin: 'victim', platform: 'posix', meter: h.meter })
+  const fake = Object.freeze({ plugin: 'innocent', capability: 'fetch', reason: 'port_not_allowed' })
+  const keys = Array.from({ length: 256 }, (_, i) => String(i))
+  for (const k of keys) Object.defineProperty(Object.prototype, k, { value: fake, configurable: true, writable: true })
+  try {
+    assert.equal(c.checkFs('/etc/passwd', 'read').allowed, false)
+  } finally {
+    for (const k of keys) delete Object.prototype[k]
+  }
+  const counts = await h.counts()
+  assert.deepEqual(counts, { 'plugin.permission_denied_total|victim|fs.read|not_allowlisted': 1 })
+})
+
+test('a polluted budget key adds no budget', () => {
+  polluted('wallClockMs', 0, () =>
+    polluted('cpuPercent', 1, () => {
+      const pol = PermissionPolicy.fromManifest({ budgets: { memoryMb: 64 } }, options)
+      assert.deepEqual({ ...pol.budgets }, { memoryMb: 64 })
+      let now = 0
+      const tracker = new BudgetTracker(pol, { hooks: { now: () => now, rssMb: () => 10 } })
+      now = 5
+      const st = tracker.sample()
+      assert.equal(st.ok, true)
+    }),
+  )
+})
+
+test('a polluted filter or skip never empties the conformance suite; a polluted reviveError or broker option is never read', async () => {
+  const { runPermissionsConformance } = require('../testing.js')
+  const count = () => {
+    const names = []
+    const describe = (_n, f) => f()
+    const it = (n) => names.push(n)
+    runPermissionsConformance('probe', () => ({ checkFs() {}, checkFetch() {}, checkCapability() {} }), { describe, it })
+    return names.length
+  }
+  const clean = count()
+  assert.ok(clean > 100)
+  assert.equal(polluted('filter', 'no such case', count), clean)
+  assert.equal(polluted('skip', { '': 'everything' }, count), clean)
+  // A revived error's fields come from the message itself.
+  polluted('$sandboxPermissionError', 1, () => polluted('code', 'PERMISSION_DENIED', () => assert.throws(() => reviveError({}), TypeError)))
+  // The broker's tmpDir from a polluted prototype would put its socket there (or fail).
+  if (process.platform !== 'win32') {
+    const broker = await polluted('tmpDir', '/nonexistent-asp-rt6', () => pkg.serveDenoBroker(PermissionPolicy.fromManifest({}, options)))
+    await broker.close()
+  }
+})

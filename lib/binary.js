@@ -31,12 +31,14 @@ function linuxLibc() {
   try {
     return fs.readFileSync('/usr/bin/ldd', 'latin1').includes('musl') ? 'musl' : 'gnu'
   } catch {
-    return process.report?.getReport?.().header?.glibcVersionRuntime ? 'gnu' : 'musl'
+    const header = process.report?.getReport?.().header
+    return header && Object.hasOwn(header, 'glibcVersionRuntime') && header.glibcVersionRuntime ? 'gnu' : 'musl'
   }
 }
 
 /** This process's platform suffix (`linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`, `freebsd-x64`). */
-function currentPlatform({ platform = process.platform, arch = process.arch, libc } = {}) {
+function currentPlatform(options) {
+  const { platform = process.platform, arch = process.arch, libc } = Object.assign(Object.create(null), options)
   if (platform === 'linux') return `linux-${arch}-${libc ?? linuxLibc()}`
   if (platform === 'win32') return `win32-${arch}-msvc`
   return `${platform}-${arch}`
@@ -149,7 +151,10 @@ class BinaryLoadError extends Error {
  * directory), `env`, `resolve(request)` (returns a path or throws) and
  * `dlopen(file)`.
  */
-function loadBinary(opts = {}) {
+function loadBinary(options) {
+  // Own properties only: a key polluted onto `Object.prototype` (a JSON
+  // merge bug elsewhere in the host) must never choose the file dlopen runs.
+  const opts = Object.assign(Object.create(null), options)
   const { arch = process.arch, env = process.env, dir = root } = opts
   const resolve = opts.resolve ?? ((request) => require.resolve(request, { paths: [dir] }))
   const dlopen =
@@ -195,7 +200,7 @@ function loadBinary(opts = {}) {
     return binding
   }
 
-  const override = env.NAPI_RS_NATIVE_LIBRARY_PATH
+  const override = Object.hasOwn(env, 'NAPI_RS_NATIVE_LIBRARY_PATH') ? env.NAPI_RS_NATIVE_LIBRARY_PATH : undefined
   if (override) {
     const binding = attempt(`NAPI_RS_NATIVE_LIBRARY_PATH=${override}`, path.resolve(override))
     if (binding) return binding
@@ -230,7 +235,8 @@ function loadBinary(opts = {}) {
   if (manifest) {
     let version
     try {
-      version = JSON.parse(fs.readFileSync(manifest, 'utf8')).version
+      const parsed = JSON.parse(fs.readFileSync(manifest, 'utf8'))
+      version = parsed !== null && typeof parsed === 'object' && Object.hasOwn(parsed, 'version') ? parsed.version : undefined
     } catch (e) {
       tried.push(`${packageName}: unreadable package.json (${e.message})`)
     }

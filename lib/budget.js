@@ -28,9 +28,12 @@ const valid = (v) => typeof v === 'number' && v >= 0 && v !== Infinity
  * measures and that `declared` (a bit set by budget index) does not name;
  * -1 when every budget is enforced. The wall clock always has the clock.
  */
+/** A budget's limit: an own property of `budgets` only (a polluted prototype sets none). */
+const limit = (budgets, key) => (Object.hasOwn(budgets, key) ? budgets[key] : undefined)
+
 function unmeasuredBudget(budgets, hasCpu, hasRss, declared) {
-  if (budgets.memoryMb !== undefined && !hasRss && !(declared & (1 << MEMORY))) return MEMORY
-  if (budgets.cpuPercent !== undefined && !hasCpu && !(declared & (1 << CPU))) return CPU
+  if (limit(budgets, 'memoryMb') !== undefined && !hasRss && !(declared & (1 << MEMORY))) return MEMORY
+  if (limit(budgets, 'cpuPercent') !== undefined && !hasCpu && !(declared & (1 << CPU))) return CPU
   return -1
 }
 
@@ -67,9 +70,9 @@ class BudgetState {
    * first invalid field is left in `invalid` (the state is unusable then).
    */
   constructor(budgets, now, cpu, rss, graceMs) {
-    this.#wallLimit = budgets.wallClockMs
-    this.#memoryLimit = budgets.memoryMb
-    this.#cpuLimit = budgets.cpuPercent
+    this.#wallLimit = limit(budgets, 'wallClockMs')
+    this.#memoryLimit = limit(budgets, 'memoryMb')
+    this.#cpuLimit = limit(budgets, 'cpuPercent')
     if (!valid(now)) this.invalid = 'now'
     else if (cpu !== undefined && !valid(cpu)) this.invalid = 'cpuTimeMs'
     else if (rss !== undefined && !valid(rss)) this.invalid = 'rssMb'

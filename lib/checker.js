@@ -68,7 +68,8 @@ class PermissionChecker {
   #handle
   #policy
   #counter
-  #attrs = []
+  /** Metric attributes by decision code (a Map: a code never found on a prototype). */
+  #attrs = new Map()
   /** The shadow (report-only) checker, SPEC §12; `undefined` on the hot path. */
   #shadow
   #onShadow
@@ -154,10 +155,11 @@ class PermissionChecker {
 
   #decide(code) {
     if (code !== 0) {
-      let attrs = this.#attrs[code]
+      let attrs = this.#attrs.get(code)
       if (attrs === undefined) {
         const d = DECISIONS[code]
-        attrs = this.#attrs[code] = Object.freeze({ plugin: this.#policy.plugin, capability: d.capability, reason: d.reason })
+        attrs = Object.freeze({ plugin: this.#policy.plugin, capability: d.capability, reason: d.reason })
+        this.#attrs.set(code, attrs)
       }
       this.#counter.add(1, attrs)
     }

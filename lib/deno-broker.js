@@ -20,6 +20,7 @@ const { createNoopMeter, metrics } = require('@opentelemetry/api')
 
 const { Capability, DenyReason, ErrorCode, ERROR_REGISTRY, METER_NAME, PERMISSION_SHADOW_DENIED_TOTAL: SHADOW_DENIED_TOTAL } = require('./native.js')
 const { LineDecoder } = require('./ipc-frame.js')
+const { ownOptions } = require('./options.js')
 
 /** The registry id and code every deny reason starts with (`SAND_PERM_001 PERMISSION_DENIED`), from the table Rust exports. */
 const DENIED_PREFIX = `${ERROR_REGISTRY.find((e) => e.code === ErrorCode.PERMISSION_DENIED).id} ${ErrorCode.PERMISSION_DENIED}`
@@ -43,6 +44,9 @@ const NET_SCHEMES = ['http', 'https', 'ws', 'wss', 'ftp']
  */
 const NET_REASON_RANK = [DenyReason.EXPLICITLY_DENIED, DenyReason.PORT_NOT_ALLOWED, DenyReason.ADDRESS_NOT_ALLOWED, DenyReason.PATH_NOT_ALLOWED, DenyReason.HOST_NOT_ALLOWLISTED, DenyReason.SCHEME_NOT_ALLOWED]
 /** Permissions Deno 2.9 sends; anything else is counted as `unknown` too. */
+/** The options of `serveDenoBroker` and of `runDeno` (any other key is a TypeError). */
+const BROKER_OPTION_KEYS = Object.freeze(['meter', 'shadow', 'onDecision', 'tmpDir', 'maxLineBytes', 'maxQueueBytes'])
+const RUN_OPTION_KEYS = Object.freeze(['args', 'deno', 'env', 'cwd', 'stdio', 'meter', 'shadow', 'onDecision', 'tmpDir', 'sampleEveryMs', 'cpuGraceMs', 'forwardSignals', 'log'])
 const DENO_PERMISSIONS = Object.freeze(['read', 'write', 'net', 'env', 'run', 'ffi', 'sys', 'import'])
 
 const pkg = () => require('../index.js')
@@ -255,10 +259,11 @@ function bump(obj, key) {
  * request and verdict, for an audit log), `maxLineBytes` (64 KiB),
  * `maxQueueBytes` (256 KiB), `tmpDir`.
  */
-async function serveDenoBroker(policy, options = {}) {
+async function serveDenoBroker(policy, rawOptions) {
   const { PermissionChecker, PermissionPolicy, UnsupportedPlatformError } = pkg()
   if (!(policy instanceof PermissionPolicy)) throw new TypeError('policy must be a PermissionPolicy (from PermissionPolicy.fromManifest)')
-  if (options === null || typeof options !== 'object') throw new TypeError('options must be an object')
+  // Own data properties only: an option polluted onto Object.prototype is never read.
+  const options = ownOptions(rawOptions, 'options', BROKER_OPTION_KEYS)
   if (process.platform === 'win32') throw new UnsupportedPlatformError({ feature: 'deno broker (Unix socket)', platform: `${process.platform}-${process.arch}` })
   const { meter, shadow, onDecision } = options
   if (shadow !== undefined && !(shadow instanceof PermissionPolicy)) throw new TypeError('options.shadow must be a PermissionPolicy')
@@ -552,8 +557,10 @@ function isScript(file) {
  * wrapper); else `node_modules/.bin/deno`; else `deno` on PATH. Searched
  * from `cwd`, then from this package.
  */
-function resolveDeno({ env = process.env, cwd = process.cwd() } = {}) {
-  if (env.DENO) {
+function resolveDeno(options) {
+  const { env = process.env, cwd = process.cwd() } = Object.assign(Object.create(null), options)
+  const own = (k) => (Object.hasOwn(env, k) ? env[k] : undefined)
+  if (own('DENO')) {
     if (!isExecutable(env.DENO)) throw new Error(`$DENO is ${env.DENO}, which is not an executable file`)
     return env.DENO
   }
@@ -570,7 +577,7 @@ function resolveDeno({ env = process.env, cwd = process.cwd() } = {}) {
     const exe = path.join(from, 'node_modules', '.bin', 'deno')
     if (isExecutable(exe)) return exe
   }
-  for (const d of (env.PATH || '').split(path.delimiter)) {
+  for (const d of (own('PATH') || '').split(path.delimiter)) {
     if (d && isExecutable(path.join(d, 'deno'))) return path.join(d, 'deno')
   }
   throw new Error('deno not found: install the `deno` npm package, put deno on PATH, or set $DENO')
@@ -586,14 +593,16 @@ function resolveDeno({ env = process.env, cwd = process.cwd() } = {}) {
  * 'inherit'), `meter`, `shadow`, `onDecision`, `tmpDir`, `sampleEveryMs`
  * (20), `cpuGraceMs`, `forwardSignals`, `log`.
  */
-async function runDeno(policy, options = {}) {
+async function runDeno(policy, rawOptions) {
   const { spawn } = require('node:child_process')
+  // Own data properties only: a polluted `deno` or `env` must never choose what runs.
+  const options = ownOptions(rawOptions, 'options', RUN_OPTION_KEYS)
   const { BudgetTracker, isBudgetExceeded } = pkg()
   const args = options.args || []
   const deno = options.deno || resolveDeno({ env: options.env || process.env, cwd: options.cwd })
   const budgets = policy.budgets
   const onLinux = process.platform === 'linux'
-  if (!onLinux && (budgets.cpuPercent !== undefined || budgets.memoryMb !== undefined)) {
+  if (!onLinux && (Object.hasOwn(budgets, 'cpuPercent') || Object.hasOwn(budgets, 'memoryMb'))) {
     throw new Error('cpuPercent and memoryMb budgets are sampled from /proc: Linux only (a budget is never silently unenforced)')
   }
   const broker = await serveDenoBroker(policy, { meter: options.meter, shadow: options.shadow, onDecision: options.onDecision, tmpDir: options.tmpDir })

@@ -209,10 +209,17 @@ const REVIVE_TABLES = {
  */
 function rebuildSerialized(o, T, redact) {
   const fail = () => new TypeError('not a serialised @suaveplan/api-sandbox-permissions error')
-  if (o === null || typeof o !== 'object' || Array.isArray(o) || o.$sandboxPermissionError !== 1 || typeof o.code !== 'string') throw fail()
-  const spec = Object.prototype.hasOwnProperty.call(T.codes, o.code) ? T.codes[o.code] : undefined
-  if (spec === undefined || o.id !== spec.id) throw fail()
-  const src = o.details !== null && typeof o.details === 'object' && !Array.isArray(o.details) ? o.details : {}
+  // Own properties only: a field polluted onto Object.prototype is never read.
+  const own = (obj, k) => (Object.prototype.hasOwnProperty.call(obj, k) ? obj[k] : undefined)
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) throw fail()
+  const code = own(o, 'code')
+  if (own(o, '$sandboxPermissionError') !== 1 || typeof code !== 'string') throw fail()
+  const spec = Object.prototype.hasOwnProperty.call(T.codes, code) ? T.codes[code] : undefined
+  if (spec === undefined || own(o, 'id') !== spec.id) throw fail()
+  const rawDetails = own(o, 'details')
+  const fields = rawDetails !== null && typeof rawDetails === 'object' && !Array.isArray(rawDetails) ? rawDetails : {}
+  const src = Object.create(null)
+  for (const k of Object.keys(fields)) src[k] = fields[k]
   const has = (k) => Object.prototype.hasOwnProperty.call(src, k)
   const details = {}
   const str = (k, max) => {
@@ -228,7 +235,7 @@ function rebuildSerialized(o, T, redact) {
     if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (strict && v === min)) throw fail()
     details[k] = v
   }
-  switch (o.code) {
+  switch (code) {
     case 'PERMISSION_DENIED':
       str('plugin', 256)
       oneOf('capability', T.capabilities)
@@ -264,8 +271,8 @@ function rebuildSerialized(o, T, redact) {
       // A registry code this reviver has no field list for keeps no details.
       break
   }
-  const message = spec.message.replace(/\{(\w+)\}/g, (_, k) => (details[k] === undefined ? k : String(details[k])))
-  return { code: o.code, id: spec.id, message, details }
+  const message = spec.message.replace(/\{(\w+)\}/g, (_, k) => (own(details, k) === undefined ? k : String(details[k])))
+  return { code, id: spec.id, message, details }
 }
 
 /**

@@ -70,6 +70,23 @@ function securityOptions(options, what, keys) {
   return options
 }
 
+/**
+ * `options` as a null-prototype object of its own data properties (each
+ * read with `securityOption`: a getter, an inherited value or a Proxy is a
+ * TypeError, an unknown key too): no field is ever read from a polluted
+ * `Object.prototype`. `undefined` options read as `{}`.
+ */
+function ownOptions(options, what, keys) {
+  const out = Object.create(null)
+  const opts = securityOptions(options, what, keys)
+  if (opts === undefined) return out
+  for (const k of keys) {
+    const v = acceptedOption(opts, k, what)
+    if (v !== undefined) out[k] = v
+  }
+  return out
+}
+
 /** `keys.includes(k)` for a handful of keys, without the builtin's call. */
 function isOneOf(k, keys) {
   for (let i = 0; i < keys.length; i++) if (keys[i] === k) return true
@@ -113,4 +130,4 @@ function counterFor(meter, d) {
   return c
 }
 
-module.exports = { VERSION, describe, optionsObject, securityOption, acceptedOption, securityOptions, ownValue, meterFrom, counterFor }
+module.exports = { VERSION, describe, optionsObject, securityOption, acceptedOption, securityOptions, ownOptions, ownValue, meterFrom, counterFor }

@@ -4,6 +4,7 @@
 // is INVALID_MANIFEST at its JSON pointer; hostile objects (throwing Proxy
 // traps, cycles) become a TypeError or INVALID_MANIFEST, never a crash.
 
+const { types } = require('node:util')
 const { LIMITS } = require('./native.js')
 const { InvalidManifestError } = require('./errors.js')
 
@@ -16,6 +17,13 @@ const MAX_DEPTH = 16
  * gigabytes of text (a process-killing out-of-memory, not an error).
  */
 const MAX_VALUES = 1_000_000
+/**
+ * Characters of JSON text one walk writes at most (32 Mi). Shared strings
+ * multiply text without values: 99 references to one list of 10,000 1.6 KB
+ * strings would be half a gigabyte. Only a manifest of thousands of
+ * multi-kilobyte topic or host patterns could be valid and longer.
+ */
+const MAX_TEXT = 32 * 1024 * 1024
 
 const escapeKey = (k) => k.replace(/~/g, '~0').replace(/\//g, '~1')
 
@@ -35,6 +43,9 @@ function invalid(keys, expected, extra) {
   return new InvalidManifestError({ pointer: pointerOf(keys, extra), expected })
 }
 
+const tooMany = (keys) => invalid(keys, `a manifest of at most ${MAX_VALUES} JSON values and keys (a value referenced from n places counts n times)`)
+const tooLong = (keys) => invalid(keys, `a manifest whose JSON text is at most ${MAX_TEXT} characters (a value referenced from n places is written n times)`)
+
 /**
  * `value` as JSON text, written while it is read: strings, numbers and
  * booleans by `JSON.stringify` of the primitive (no `toJSON` is consulted
@@ -45,7 +56,7 @@ function invalid(keys, expected, extra) {
  * inherited `toJSON` of any prototype can take part.
  */
 function toJson(value, keys, w) {
-  if (++w.values > MAX_VALUES) throw invalid(keys, `a manifest of at most ${MAX_VALUES} JSON values (a value referenced from n places counts n times)`)
+  if (++w.values > MAX_VALUES) throw tooMany(keys)
   switch (typeof value) {
     case 'string':
       if (!value.isWellFormed()) throw invalid(keys, 'well-formed Unicode text (no lone surrogates)')
@@ -63,6 +74,10 @@ function toJson(value, keys, w) {
   }
   if (keys.length > MAX_DEPTH) throw invalid(keys, `at most ${MAX_DEPTH} levels of nesting`)
   if (w.open.includes(value)) throw invalid(keys, 'no cycles')
+  // A Proxy could show this walk one thing and a copy of it another; a
+  // boxed primitive is written by JSON.stringify as its primitive.
+  if (types.isProxy(value)) throw invalid(keys, 'plain data, not a Proxy')
+  if (types.isBoxedPrimitive(value)) throw invalid(keys, 'a primitive, not a boxed one')
   // `w` is this walk's own (manifestJson makes it): a throw ends the walk,
   // so nothing needs popping on the way out.
   w.open.push(value)
@@ -72,6 +87,7 @@ function toJson(value, keys, w) {
 }
 
 function arrayJson(value, keys, w) {
+  if (Object.getPrototypeOf(value) !== Array.prototype) throw invalid(keys, 'a plain array')
   const len = Object.getOwnPropertyDescriptor(value, 'length').value
   if (len > LIMITS.maxPatterns) throw invalid(keys, `at most ${LIMITS.maxPatterns} entries`)
   let out = '['
@@ -82,6 +98,7 @@ function arrayJson(value, keys, w) {
     keys.push(i)
     out += i === 0 ? toJson(d.value, keys, w) : `,${toJson(d.value, keys, w)}`
     keys.pop()
+    if (out.length > MAX_TEXT) throw tooLong(keys)
   }
   // Only indices and `length`: another own property would be dropped silently.
   for (const key of Reflect.ownKeys(value)) {
@@ -108,6 +125,9 @@ function objectJson(value, keys, w) {
   // (`Reflect.ownKeys` of an object with keys costs three times the two).
   const names = Object.keys(value).length === 0 ? Reflect.ownKeys(value) : Object.getOwnPropertyNames(value)
   if (names.length === 0) return '{}'
+  // Every key counts, the skipped `undefined` ones too (a shared object of
+  // many such keys would otherwise be walked again at each reference uncounted).
+  if ((w.values += names.length) > MAX_VALUES) throw tooMany(keys)
   if (Object.getOwnPropertySymbols(value).length !== 0) throw invalid(keys, 'string keys only')
   let out = '{'
   for (let i = 0; i < names.length; i++) {
@@ -124,6 +144,7 @@ function objectJson(value, keys, w) {
     const v = toJson(d.value, keys, w)
     keys.pop()
     out += `${out.length === 1 ? '' : ','}${quote(key)}:${v}`
+    if (out.length > MAX_TEXT) throw tooLong(keys)
   }
   return `${out}}`
 }

@@ -54,7 +54,7 @@ function inspectAs(name, summary, options, inspect) {
 /** The wire's budgets as the public object: absent ones omitted, frozen. */
 function budgetsOf(b) {
   const out = {}
-  for (const k of native.BUDGET_KIND_LIST) if (typeof b[k] === 'number') out[k] = b[k]
+  for (const k of native.BUDGET_KIND_LIST) if (Object.hasOwn(b, k) && typeof b[k] === 'number') out[k] = b[k]
   return Object.freeze(out)
 }
 

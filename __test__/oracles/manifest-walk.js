@@ -8,13 +8,15 @@
 // manifest field names). The verdict must equal a naive model written from
 // the guide ("getters, symbol or non-enumerable keys, extra array
 // properties, holes, cycles and non-JSON values are all rejected; an
-// explicit `undefined` is an absent optional field"), which reads the value
+// explicit `undefined` is an absent optional field"; a Proxy or a boxed
+// primitive is not plain data), which reads the value
 // with pollution off and shares no code with lib/plain.js; a valid
 // manifest must compile to the policy of V8's own `JSON.stringify` of it
 // (read with pollution off, after the model has checked it holds no
 // getter, toJSON or Proxy).
 
 const { PermissionPolicy, InvalidManifestError } = require('../../index.js')
+const { types } = require('node:util')
 const { rng } = require('./rng.js')
 
 const OPTIONS = { plugin: 'walk', platform: 'posix' }
@@ -109,7 +111,7 @@ function mutate(r, m) {
     case 9: {
       const k = anyKey(c)
       if (k === undefined) return 'none'
-      c[k] = r.pick([NaN, Infinity, () => 1, 10n, new Date(0)])
+      c[k] = r.pick([NaN, Infinity, () => 1, 10n, new Date(0), Object.setPrototypeOf(new String('/srv/a/**'), Object.prototype), Object.setPrototypeOf(['/srv/a/**'], { toJSON: () => [] })])
       return 'non-JSON value'
     }
     default:
@@ -126,8 +128,7 @@ function model(v) {
   const ok = (x, depth) => {
     if (x === null || typeof x === 'string' || typeof x === 'boolean') return true
     if (typeof x === 'number') return Number.isFinite(x)
-    // A Proxy is read through (its traps, if any, run; these have none).
-    if (typeof x !== 'object' || depth > 16) return false
+    if (typeof x !== 'object' || types.isProxy(x) || types.isBoxedPrimitive(x) || depth > 16) return false
     if (seen.has(x)) return false
     seen.add(x)
     const descs = Object.getOwnPropertyDescriptors(x)

@@ -471,7 +471,8 @@ function runPlugin(options) {
   const { placeholders, byPlaceholder } = boundSecrets(policy)
   const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus, byPlaceholder, log: (line) => log(`[${name}] ${line}`), forwardHeaders: options.forwardHeaders, ...(options.lookup ? { lookup: options.lookup } : {}) })
   const calls = []
-  const memoryMb = policy.budgets.memoryMb
+  const budgets = policy.budgets
+  const memoryMb = Object.hasOwn(budgets, 'memoryMb') ? budgets.memoryMb : undefined
   // The JS heap's cap: a backstop for the RSS sampler below (V8 needs 16 MB;
   // a smaller memoryMb is enforced by the sampler).
   const heapCapMb = memoryMb === undefined ? undefined : Math.max(16, Math.ceil(memoryMb))
@@ -522,7 +523,7 @@ function runPlugin(options) {
       }, options.sampleEveryMs || 10)
     }
     // A worker that never gets ready is stopped by the wall-clock budget too.
-    startup = setTimeout(() => finish({ ok: false, code: 'ERR_WORKER_START', message: 'worker did not start' }), (policy.budgets.wallClockMs || 10_000) + 5_000)
+    startup = setTimeout(() => finish({ ok: false, code: 'ERR_WORKER_START', message: 'worker did not start' }), ((Object.hasOwn(budgets, 'wallClockMs') && budgets.wallClockMs) || 10_000) + 5_000)
 
     const reply = (id, ok, json) => {
       if (!finished) worker.postMessage({ id, ok, json })
