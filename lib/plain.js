@@ -74,10 +74,8 @@ function toJson(value, keys, w) {
   }
   if (keys.length > MAX_DEPTH) throw invalid(keys, `at most ${MAX_DEPTH} levels of nesting`)
   if (w.open.includes(value)) throw invalid(keys, 'no cycles')
-  // A Proxy could show this walk one thing and a copy of it another; a
-  // boxed primitive is written by JSON.stringify as its primitive.
+  // A Proxy could show this walk one thing and a copy of it another.
   if (types.isProxy(value)) throw invalid(keys, 'plain data, not a Proxy')
-  if (types.isBoxedPrimitive(value)) throw invalid(keys, 'a primitive, not a boxed one')
   // `w` is this walk's own (manifestJson makes it): a throw ends the walk,
   // so nothing needs popping on the way out.
   w.open.push(value)
@@ -124,7 +122,12 @@ function objectJson(value, keys, w) {
   // `Object.getOwnPropertyNames` and `Object.getOwnPropertySymbols`
   // (`Reflect.ownKeys` of an object with keys costs three times the two).
   const names = Object.keys(value).length === 0 ? Reflect.ownKeys(value) : Object.getOwnPropertyNames(value)
-  if (names.length === 0) return '{}'
+  if (names.length === 0) {
+    // A boxed number, boolean, bigint or symbol has no own key (a boxed
+    // string's `length` is refused below as non-enumerable).
+    if (types.isBoxedPrimitive(value)) throw invalid(keys, 'a primitive, not a boxed one')
+    return '{}'
+  }
   // Every key counts, the skipped `undefined` ones too (a shared object of
   // many such keys would otherwise be walked again at each reference uncounted).
   if ((w.values += names.length) > MAX_VALUES) throw tooMany(keys)
