@@ -133,7 +133,7 @@ test('nothing that failed is shared: an invalid manifest, a parity refusal, a ba
   assert.equal(fm({ fs: ['/data/**'] }, 'p').checkFs('/data/x', 'read').allowed, true)
 })
 
-test('once every policy of a text is collected its slot is released, and the text compiles anew', async () => {
+test('the table holds 1,024 texts: then it is emptied, and a text no policy holds any more is released', async () => {
   v8.setFlagsFromString('--expose-gc')
   const gc = vm.runInNewContext('gc')
   const m = { fs: [`/collect-${process.pid}/**`] }
@@ -143,6 +143,12 @@ test('once every policy of a text is collected its slot is released, and the tex
     handle = handleOf(ps[0])
     assert.equal(handleOf(ps[1]), handle)
   })()
+  // Its policies are gone, but the table still holds it: still shared.
+  gc()
+  await new Promise((r) => setImmediate(r))
+  assert.equal(handleOf(fm(m, 'c')), handle)
+  // 1,024 other short texts empty the table; then the collector releases the slot.
+  for (let i = 0; i < 1100; i++) fm({ budgets: { wallClockMs: 2e6 + i } }, 'fill')
   for (let i = 0; i < 50; i++) {
     gc()
     await new Promise((r) => setImmediate(r))
@@ -154,10 +160,10 @@ test('once every policy of a text is collected its slot is released, and the tex
     }
     if (i === 49) assert.fail('the shared slot was never released')
   }
-  const again = fm(m, 'c')
+  const again = fm(m, 'd')
   assert.notEqual(handleOf(again), handle)
   assert.equal(again.checkFs(`/collect-${process.pid}/x`, 'read').allowed, true)
-  assert.equal(handleOf(fm(m, 'd')), handleOf(again))
+  assert.equal(handleOf(fm(m, 'e')), handleOf(again))
 })
 
 test('no binding function reads a compiled policy’s plugin id (a shared compile stands for several)', () => {
@@ -169,11 +175,11 @@ test('no binding function reads a compiled policy’s plugin id (a shared compil
   for (const f of files) assert.doesNotMatch(fs.readFileSync(path.join(dir, f), 'utf8'), /\.plugin\(\)/, f)
 })
 
-test('past 4,096 kept texts a new short text compiles on its own, and still decides alike', () => {
-  const keep = []
-  for (let i = 0; i < 4200; i++) keep.push(fm({ budgets: { wallClockMs: 1e6 + i } }, 'fill'))
+test('a text compiled again after the table was emptied decides alike, while its earlier policies live', () => {
   const m = { fs: ['/full/**'], budgets: { memoryMb: 7 } }
   const a = fm(m, 'a')
+  const keep = []
+  for (let i = 0; i < 1100; i++) keep.push(fm({ budgets: { wallClockMs: 1e6 + i } }, 'fill'))
   const b = fm(m, 'b')
   assert.notEqual(handleOf(a), handleOf(b))
   for (const p of [a, b]) {
@@ -181,6 +187,7 @@ test('past 4,096 kept texts a new short text compiles on its own, and still deci
     assert.equal(p.checkFs('/fuller/x', 'read').allowed, false)
     assert.deepEqual(p.budgets, { memoryMb: 7 })
   }
-  // The texts kept before are still shared.
-  assert.equal(handleOf(fm({ budgets: { wallClockMs: 1e6 } }, 'x')), handleOf(keep[0]))
+  // The new compile is the shared one now.
+  assert.equal(handleOf(fm(m, 'c')), handleOf(b))
+  assert.equal(handleOf(a), handleOf(a))
 })

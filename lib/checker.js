@@ -68,8 +68,8 @@ class PermissionChecker {
   #handle
   #policy
   #counter
-  /** Metric attributes by decision code (a Map: a code never found on a prototype). */
-  #attrs = new Map()
+  /** Metric attributes by decision code (a Map, made at the first denial: a code is never found on a prototype). */
+  #attrs
   /** The shadow (report-only) checker, SPEC §12; `undefined` on the hot path. */
   #shadow
   #onShadow
@@ -155,11 +155,12 @@ class PermissionChecker {
 
   #decide(code) {
     if (code !== 0) {
-      let attrs = this.#attrs.get(code)
+      const cache = (this.#attrs ??= new Map())
+      let attrs = cache.get(code)
       if (attrs === undefined) {
         const d = DECISIONS[code]
         attrs = Object.freeze({ plugin: this.#policy.plugin, capability: d.capability, reason: d.reason })
-        this.#attrs.set(code, attrs)
+        cache.set(code, attrs)
       }
       this.#counter.add(1, attrs)
     }

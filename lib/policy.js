@@ -81,35 +81,25 @@ function isPluginId(id) {
  * only: the plugin id is a label the JS side keeps (the checks, explain
  * views, toJSON, lint and diff never read Rust's copy). So the policies of a
  * short text share one compile (issue K: the fixed per-policy cost):
- * `SHARED[platform]` maps the text to a WeakRef of its `Rules` (`{ handle }`,
- * the slot's one owner), and every policy compiled from that text while it
- * lives holds it; the slot, the compile and the FinalizationRegistry
- * registration are paid once. A longer text is compiled per policy, which
- * owns its handle: keeping the text as a key (about 130 bytes plus the text)
- * would cost as much as the fixed part a repeat saves, and its grants, not
- * the fixed part, are most of its compile.
+ * `SHARED[platform]` maps the text to its `Rules` (`{ handle }`, the slot's
+ * one owner), and every policy compiled from that text holds it; the slot,
+ * the compile and the FinalizationRegistry registration are paid once. The
+ * table holds its `Rules` strongly (a WeakRef's `deref` costs every hit a
+ * runtime call) and is bounded: when it holds SHARE_MAX_TEXTS texts it is
+ * emptied, and a `Rules` no policy holds is then released by the registry.
+ * So a short text stays compiled at most until that many other short texts
+ * have been compiled after it (a compile of at most 128 characters is a
+ * couple of kilobytes at most). A longer text is compiled per policy, which
+ * owns its handle: keeping the text as a key (about 130 bytes plus the
+ * text) would cost as much as the fixed part a repeat saves, and its
+ * grants, not the fixed part, are most of its compile.
  */
 const SHARE_MAX_TEXT = 128
-/**
- * Texts kept per platform. The texts a host repeats are few; past this many
- * (live, or dead and awaiting the collector, which only clears them after
- * a full collection), a new text compiles on its own, so a host compiling
- * many distinct small manifests pays for no map it cannot use (a lookup in
- * a map of hundreds of thousands of entries is a cache miss or more).
- */
-const SHARE_MAX_TEXTS = 4096
+/** Texts the table holds per platform before it is emptied. */
+const SHARE_MAX_TEXTS = 1024
 const SHARED = PLATFORMS.map(() => new Map())
-/**
- * Releases the slot of a collected owner: a policy (the handle is held) or a
- * shared `Rules` (its text is forgotten too, unless a newer compile of the
- * same text took its place).
- */
-const ownerRegistry = new FinalizationRegistry((held) => {
-  if (typeof held === 'number') return binding.rawRelease(held)
-  const map = SHARED[held.platform]
-  if (map.get(held.json) === held.ref) map.delete(held.json)
-  binding.rawRelease(held.handle)
-})
+/** Releases the slot (the held handle) of a collected owner: a policy or a shared `Rules`. */
+const ownerRegistry = new FinalizationRegistry(binding.rawRelease)
 
 /** Compiles `json` for platform index `p`: the handle, or throws INVALID_MANIFEST. */
 function compile(json, plugin, p) {
@@ -126,9 +116,10 @@ function compile(json, plugin, p) {
 /** The shared `Rules` of a new compile of `json`. */
 function share(handle, json, p) {
   const rules = Object.freeze({ handle })
-  const ref = new WeakRef(rules)
-  SHARED[p].set(json, ref)
-  ownerRegistry.register(rules, { platform: p, json, ref, handle })
+  const table = SHARED[p]
+  if (table.size >= SHARE_MAX_TEXTS) table.clear()
+  table.set(json, rules)
+  ownerRegistry.register(rules, handle)
   return rules
 }
 
@@ -176,10 +167,8 @@ class PermissionPolicy {
     if (p === -1) throw new TypeError("options.platform must be 'posix' or 'win32'")
     const json = manifestJson(manifest)
     if (json.length <= SHARE_MAX_TEXT) {
-      const shared = SHARED[p]
-      const rules = shared.get(json)?.deref()
-      if (rules !== undefined) return new PermissionPolicy(TOKEN, rules, plugin, platform)
-      if (shared.size < SHARE_MAX_TEXTS) return new PermissionPolicy(TOKEN, share(compile(json, plugin, p), json, p), plugin, platform)
+      const rules = SHARED[p].get(json) ?? share(compile(json, plugin, p), json, p)
+      return new PermissionPolicy(TOKEN, rules, plugin, platform)
     }
     const handle = compile(json, plugin, p)
     const policy = new PermissionPolicy(TOKEN, handle, plugin, platform)
