@@ -181,7 +181,11 @@ test('handles: a number names only a live slot of its own table; an owner collec
   const gc = require('node:vm').runInNewContext('gc')
   let policyHandle
   ;(() => {
-    const p = PermissionPolicy.fromManifest({ fs: ['/data/**'], budgets: { wallClockMs: 1000 } }, { plugin: 'p', platform: 'posix' })
+    // Longer than a shared text (lib/policy.js SHARE_MAX_TEXT): the policy owns its handle
+    // (a shared one is held by the table too: __test__/policy-share.test.js).
+    const m = { fs: ['/data/**', ...Array.from({ length: 8 }, (_, i) => `/srv/owned-by-one-policy-${i}/**`)], budgets: { wallClockMs: 1000 } }
+    assert.ok(JSON.stringify(m).length > 128)
+    const p = PermissionPolicy.fromManifest(m, { plugin: 'p', platform: 'posix' })
     policyHandle = require('../lib/policy.js').handleOf(p)
     assert.ok(new pkg.BudgetTracker(p, { hooks: { now: () => 0 } }).check().ok)
     assert.equal(binding.rawCheckFs(policyHandle, '/data/x', 0), 0)
