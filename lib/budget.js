@@ -23,14 +23,14 @@ if (WALL < 0 || MEMORY < 0 || CPU < 0 || BUDGET_KIND_LIST.length !== 3) throw ne
 /** A reading the arithmetic accepts: a finite number, not negative (-0 is 0). */
 const valid = (v) => typeof v === 'number' && v >= 0 && v !== Infinity
 
+/** A budget's limit: an own property of `budgets` only (a polluted prototype sets none). */
+const limit = (budgets, key) => (Object.hasOwn(budgets, key) ? budgets[key] : undefined)
+
 /**
  * The first budget (memory, then CPU) that `budgets` sets, that no sampler
  * measures and that `declared` (a bit set by budget index) does not name;
  * -1 when every budget is enforced. The wall clock always has the clock.
  */
-/** A budget's limit: an own property of `budgets` only (a polluted prototype sets none). */
-const limit = (budgets, key) => (Object.hasOwn(budgets, key) ? budgets[key] : undefined)
-
 function unmeasuredBudget(budgets, hasCpu, hasRss, declared) {
   if (limit(budgets, 'memoryMb') !== undefined && !hasRss && !(declared & (1 << MEMORY))) return MEMORY
   if (limit(budgets, 'cpuPercent') !== undefined && !hasCpu && !(declared & (1 << CPU))) return CPU

@@ -43,10 +43,10 @@ const NET_SCHEMES = ['http', 'https', 'ws', 'wss', 'ftp']
  * host; `scheme_not_allowed` last (the ws/wss probes miss on most grants).
  */
 const NET_REASON_RANK = [DenyReason.EXPLICITLY_DENIED, DenyReason.PORT_NOT_ALLOWED, DenyReason.ADDRESS_NOT_ALLOWED, DenyReason.PATH_NOT_ALLOWED, DenyReason.HOST_NOT_ALLOWLISTED, DenyReason.SCHEME_NOT_ALLOWED]
-/** Permissions Deno 2.9 sends; anything else is counted as `unknown` too. */
 /** The options of `serveDenoBroker` and of `runDeno` (any other key is a TypeError). */
 const BROKER_OPTION_KEYS = Object.freeze(['meter', 'shadow', 'onDecision', 'tmpDir', 'maxLineBytes', 'maxQueueBytes'])
 const RUN_OPTION_KEYS = Object.freeze(['args', 'deno', 'env', 'cwd', 'stdio', 'meter', 'shadow', 'onDecision', 'tmpDir', 'sampleEveryMs', 'cpuGraceMs', 'forwardSignals', 'log'])
+/** Permissions Deno 2.9 sends; anything else is counted as `unknown` too. */
 const DENO_PERMISSIONS = Object.freeze(['read', 'write', 'net', 'env', 'run', 'ffi', 'sys', 'import'])
 
 const pkg = () => require('../index.js')

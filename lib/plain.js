@@ -52,8 +52,9 @@ const tooLong = (keys) => invalid(keys, `a manifest whose JSON text is at most $
  * for a primitive), arrays by their elements, objects by their own
  * enumerable data properties in `Reflect.ownKeys` order, which is the order
  * `JSON.stringify` writes an object's keys in (a getter, a symbol key or a
- * non-enumerable key is INVALID_MANIFEST, never skipped). No intermediate copy is built, so no setter or
- * inherited `toJSON` of any prototype can take part.
+ * non-enumerable key is INVALID_MANIFEST, never skipped). No intermediate
+ * copy is built, so no setter or inherited `toJSON` of any prototype can
+ * take part.
  */
 function toJson(value, keys, w) {
   if (++w.values > MAX_VALUES) throw tooMany(keys)

@@ -215,8 +215,9 @@ fn deny_section(
     let mut deny = Deny::default();
     if let Some(a) = o.get("fs") {
         let mut globs = Vec::new();
+        let mut ptr = String::new();
         for (i, g) in expect_array(a, "/deny/fs", "absolute glob strings")?.iter().enumerate() {
-            let ptr = format!("/deny/fs/{i}");
+            index_pointer(&mut ptr, "/deny/fs", i);
             let raw = expect_str(g, &ptr, "an absolute glob string")?;
             let glob = fs::normalize_grant(raw, platform, &ptr)?;
             matcher.add_deny(&glob, &ptr)?;
@@ -226,8 +227,9 @@ fn deny_section(
     }
     if let Some(a) = o.get("fetch") {
         let mut rules = Vec::new();
+        let mut ptr = String::new();
         for (i, p) in expect_array(a, "/deny/fetch", "fetch pattern or CIDR strings")?.iter().enumerate() {
-            let ptr = format!("/deny/fetch/{i}");
+            index_pointer(&mut ptr, "/deny/fetch", i);
             let s = expect_str(p, &ptr, "a fetch pattern or CIDR block string")?;
             let rule = DenyFetch::parse(s, &ptr)?;
             if let DenyFetch::Pattern(pattern) = &rule {
