@@ -171,4 +171,8 @@ test('options.unmeasured is validated strictly', () => {
   assert.throws(() => new BudgetTracker(policy, new Proxy({ hooks, unmeasured: ['memoryMb'] }, {})), TypeError)
   assert.ok(new BudgetTracker(policy, { hooks, unmeasured: ['memoryMb'] }))
   assert.ok(new BudgetTracker(policy, { hooks, unmeasured: Object.freeze(['memoryMb', 'cpuPercent', 'wallClockMs']) }))
+  // An own `undefined` is the same as no key, as for every other option:
+  // nothing declared measured elsewhere, so a missing sampler is still refused.
+  assert.throws(() => new BudgetTracker(policy, { hooks, unmeasured: undefined }), (e) => e instanceof TypeError && /memoryMb budget has no sampler/.test(e.message))
+  assert.ok(new BudgetTracker(policy, { hooks: { ...hooks, rssMb: () => 1 }, unmeasured: undefined }))
 })

@@ -74,7 +74,9 @@ const SAMPLER_OF = new Map([
 
 /**
  * `options.unmeasured` as a bit set by budget index. A security option: an
- * own data property holding a plain array of distinct budget names; a
+ * own data property holding a plain array of distinct budget names, or
+ * `undefined` (the same as absent, as for every other option: nothing is
+ * declared measured elsewhere, so no budget is exempt from its sampler); a
  * getter, an inherited value, a Proxy or anything else is a TypeError.
  */
 function unmeasuredBits(opts) {
@@ -89,6 +91,7 @@ function unmeasuredBits(opts) {
     }
     if (!Object.hasOwn(d, 'value')) throw bad()
     list = d.value
+    if (list === undefined) return 0
     if (!Array.isArray(list) || types.isProxy(list) || list.length > BUDGET_KIND_LIST.length) throw bad()
   } catch {
     throw bad()
