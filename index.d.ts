@@ -571,11 +571,14 @@ export interface CapabilityPayloads {
 }
 
 /**
- * `never` for a known capability id literal, so a known id only matches the
- * typed overload (and `{ nam: 'X' }` for `'secrets.get'` is a type error);
- * `unknown` otherwise (a `string` variable, an id from a plugin).
+ * The payload type of a `checkCapability` call with id `C`: the typed
+ * payload (`CapabilityPayloads`) when `C` is a known capability id (or a
+ * union of them), `unknown` for any other string (a `string` variable, an id
+ * from a plugin: the check denies an unknown id at run time,
+ * `unknown_capability`). Not distributive, so `string` is never split into
+ * the known ids.
  */
-export type NotCapabilityId<S extends string> = S extends CapabilityId ? never : unknown
+export type CapabilityPayload<C extends string> = [C] extends [CapabilityId] ? CapabilityPayloads[C] : unknown
 
 /** The check and assert methods, on a `PermissionChecker` and on a `PermissionPolicy`. */
 export interface PermissionChecks {
@@ -600,14 +603,15 @@ export interface PermissionChecks {
   checkFetchAddress(url: string | URL, resolvedIp: string): Decision
   /** Asserts `checkFetchAddress`, then returns the canonical URL. */
   assertFetchAddress(url: string | URL, resolvedIp: string): string
-  /** Checks a capability call with a typed payload (a misspelt field is a type error). */
-  checkCapability<K extends CapabilityId>(capabilityId: K, payload: CapabilityPayloads[K]): Decision
-  /** Checks a call whose id is not a known literal (from a plugin: any value; an unknown id is `unknown_capability`). */
-  checkCapability<S extends string>(capabilityId: S & NotCapabilityId<S>, payload: unknown): Decision
+  /**
+   * Checks a capability call. The payload of a known id is typed
+   * (`CapabilityPayloads`: a misspelt field is a type error at the payload);
+   * any other id takes any payload and is denied at run time
+   * (`unknown_capability`).
+   */
+  checkCapability<C extends string>(capabilityId: C, payload: CapabilityPayload<C>): Decision
   /** `checkCapability`, throwing `PERMISSION_DENIED` on a denial. */
-  assertCapability<K extends CapabilityId>(capabilityId: K, payload: CapabilityPayloads[K]): void
-  /** `checkCapability` for an id that is not a known literal, throwing `PERMISSION_DENIED` on a denial. */
-  assertCapability<S extends string>(capabilityId: S & NotCapabilityId<S>, payload: unknown): void
+  assertCapability<C extends string>(capabilityId: C, payload: CapabilityPayload<C>): void
 }
 
 /** Checks capability calls; counts each denial once in `plugin.permission_denied_total`. */

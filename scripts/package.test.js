@@ -89,7 +89,7 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   fs.mkdirSync(project)
   fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
   const dev = pkg.devDependencies
-  install(project, rootTgz, platformTgz, `@opentelemetry/sdk-metrics@${dev['@opentelemetry/sdk-metrics']}`, `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`)
+  install(project, rootTgz, platformTgz, `@opentelemetry/sdk-metrics@${dev['@opentelemetry/sdk-metrics']}`, `typescript@${dev.typescript}`, `typescript7@${dev.typescript7}`, `@types/node@${dev['@types/node']}`)
 
   // require and import of both entry points; the binary comes from the platform package.
   fs.writeFileSync(
@@ -142,15 +142,20 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   assert.ok(passed >= 300, `only ${passed} conformance cases passed`)
   assert.match(conf.stdout, /# fail 0/)
 
-  // Strict TypeScript consumers of every export, module node16: CommonJS (.ts, .cts) and ESM (.mts).
-  const consumers = ['consumer.ts', 'consumer-cjs.cts', 'consumer-esm.mts']
+  // Strict TypeScript consumers of every export, module node16: CommonJS (.ts, .cts) and ESM (.mts),
+  // every consumer of __test__/types/ (but the runners', which need the runners installed), under
+  // TypeScript 5.9 and 7.
+  const consumers = fs.readdirSync(path.join(root, '__test__', 'types')).filter((f) => /\.[cm]?ts$/.test(f) && !f.startsWith('.') && f !== 'runners.mts')
+  assert.ok(consumers.length >= 3, consumers.join(', '))
   for (const f of consumers) fs.copyFileSync(path.join(root, '__test__', 'types', f), path.join(project, f))
   fs.writeFileSync(
     path.join(project, 'tsconfig.json'),
     JSON.stringify({ compilerOptions: { strict: true, module: 'node16', moduleResolution: 'node16', target: 'es2022', noEmit: true, types: ['node'] }, files: consumers }),
   )
-  const tsc = spawnSync(process.execPath, [path.join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], { cwd: project, encoding: 'utf8' })
-  assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr)
+  for (const compiler of ['typescript', 'typescript7']) {
+    const tsc = spawnSync(process.execPath, [path.join(project, 'node_modules', compiler, 'bin', 'tsc'), '-p', '.'], { cwd: project, encoding: 'utf8' })
+    assert.equal(tsc.status, 0, `${compiler}: ${tsc.stdout}${tsc.stderr}`)
+  }
 
   // publint and @arethetypeswrong/cli on the tarball.
   const publint = spawnSync(process.execPath, [path.join(root, 'node_modules', 'publint', 'src', 'cli.js'), rootTgz, '--strict'], { cwd: root, encoding: 'utf8' })

@@ -10,9 +10,9 @@ const d: Decision = checker.checkCapability('secrets.get', { name: 'KEY' })
 const d2: Decision = dflt.createChecker({ fs: ['/a/**'] }, { plugin: 'p' }).checkFs('/a/b', 'read')
 const d3: Decision = createChecker({}, { plugin: 'p' }).checkCapability('events.publish', { topic: 'a.b', event: {} })
 const n: number = testing.conformanceCases().length
-// @ts-expect-error: 'nam' is not a field of the secrets.get payload
+// @ts-expect-error at payload: 'nam' is not a field of the secrets.get payload
 checker.checkCapability('secrets.get', { nam: 'X' })
-// @ts-expect-error: 'topik' is not 'topic'
+// @ts-expect-error at payload: 'topik' is not 'topic'
 checker.assertCapability('events.subscribe', { topik: 'a.*' })
 
 export { d, d2, d3, n }

@@ -1,7 +1,7 @@
 // An ES module consumer (module node16, .mts): default and named imports of
 // both entry points resolve to the generated .d.mts types. Compiled with
 // `tsc --strict` by __test__/types.test.js (and by the package test).
-import pkg, { PermissionPolicy, createChecker, type Decision, type PermissionsManifest } from '@suaveplan/api-sandbox-permissions'
+import pkg, { Capability, PermissionPolicy, createChecker, type CapabilityId, type CapabilityPayload, type Decision, type PermissionsManifest } from '@suaveplan/api-sandbox-permissions'
 import testing, { runPermissionsConformance, packageChecker } from '@suaveplan/api-sandbox-permissions/testing'
 
 const manifest: PermissionsManifest = { fs: ['/data/**'], secrets: ['KEY'] }
@@ -15,15 +15,20 @@ const viaDefault: typeof runPermissionsConformance = testing.runPermissionsConfo
 const count: number = testing.conformanceCases().length
 const make = packageChecker(pkg)
 
-// A typo in a payload is a type error under both the named and the default import.
-// @ts-expect-error: 'nam' is not a field of the secrets.get payload
+// A typo in a payload is a type error at the payload (not on the capability
+// id), under both the named and the default import.
+// @ts-expect-error at payload: 'nam' is not a field of the secrets.get payload
 checker.checkCapability('secrets.get', { nam: 'X' })
-// @ts-expect-error: the same through the default export
+// @ts-expect-error at payload: the same through the default export
 pkg.createChecker(manifest, { plugin: 'p' }).assertCapability('secrets.get', { nam: 'X' })
-// @ts-expect-error: 'databse' is not 'database'
+// @ts-expect-error at payload: 'databse' is not 'database'
 policy.checkCapability('db.query', { databse: 'main', sql: 'select 1' })
-// @ts-expect-error: a path, not a url
+// @ts-expect-error at payload: a path, not a url
 checker.checkCapability('fetch', { path: '/x' })
+// @ts-expect-error at payload: secrets.use needs the name too
+checker.checkCapability('secrets.use', { url: 'https://api.example.com/' })
+// @ts-expect-error at payload: the id from the Capability table is as typed as its literal
+checker.checkCapability(Capability.SECRETS_GET, { nam: 'X' })
 // @ts-expect-error: no default export member of that name
 pkg.NoSuchExport
 
@@ -31,5 +36,15 @@ pkg.NoSuchExport
 const fromPlugin: string = String(Math.random())
 checker.checkCapability(fromPlugin, { anything: 1 })
 checker.checkCapability('net.raw', { host: 'x' })
+const untrusted: unknown = JSON.parse('{}')
+checker.assertCapability(fromPlugin, untrusted)
+// A known id from the Capability table types its payload like the literal.
+const d3: Decision = checker.checkCapability(Capability.SECRETS_GET, { name: 'KEY' })
+// An id typed as any known capability takes one of their payloads.
+const anyKnown = 'fetch' as CapabilityId
+checker.checkCapability(anyKnown, { url: 'https://api.example.com/' })
+// A host's generic pass-through keeps the (id, payload) pairing.
+const forward = <C extends CapabilityId>(id: C, payload: CapabilityPayload<C>): Decision => checker.checkCapability(id, payload)
+forward('events.subscribe', { topic: 'a.*' })
 
-export { d, d2, version, viaDefault, count, make, same }
+export { d, d2, d3, version, viaDefault, count, make, same }
