@@ -25,8 +25,11 @@ export interface ConformanceTracker {
   assertWithin?(): MaybePromise<void>
 }
 
-/** The adapter a host returns from `makeChecker`: its own checks, under these names. */
-export interface ConformanceChecker {
+/**
+ * The check and assert methods of an adapter: what `makeChecker` returns,
+ * and what its `withShadow` returns.
+ */
+export interface ConformanceChecks {
   /** The host's fs check. */
   checkFs(path: string, mode: FsMode): MaybePromise<Decision>
   /** The host's fetch check. */
@@ -43,13 +46,28 @@ export interface ConformanceChecker {
   assertFetchAddress?(url: string, resolvedIp: string): MaybePromise<unknown>
   /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
   assertCapability?(capabilityId: string, payload: unknown): MaybePromise<void>
+}
+
+/** The adapter a host returns from `makeChecker`: its own checks, under these names. */
+export interface ConformanceChecker extends ConformanceChecks {
   /**
    * Create a tracker at the hooks' current readings, with `unmeasured` (the
    * budgets declared measured elsewhere). A budget with neither a sampler in
    * `hooks` nor a place in `unmeasured` must be refused with a TypeError
-   * naming it.
+   * naming it. Without it the budget cases are skipped.
    */
   createBudgetTracker?(hooks: BudgetHooks, options: { cpuGraceMs: number; unmeasured: BudgetName[] }): MaybePromise<ConformanceTracker>
+  /**
+   * Optional, for a host with shadow (report-only) policies: the same checks
+   * with a shadow policy built from `shadowManifest` (with the case's
+   * `context.plugin` and `context.platform`, counting on `context.meter`)
+   * evaluated beside the enforced one. Given it, every decision case runs
+   * again beside a deny-all shadow and fails if the shadow changes a
+   * decision, an error or the enforced counter, or if
+   * `plugin.permission_shadow_denied_total` does not move exactly once per
+   * call with the call's capability label.
+   */
+  withShadow?(shadowManifest: PermissionsManifest): MaybePromise<ConformanceChecks>
 }
 
 /**

@@ -519,7 +519,9 @@ function expectedFailureSet(list) {
  * `checkFetchAddress`, `assertFs`/`assertFetch`/`assertFetchAddress`/`assertCapability`
  * (then error shapes are checked too) and `createBudgetTracker(hooks, { cpuGraceMs, unmeasured })`
  * (a budget with no sampler in `hooks` and not in `unmeasured` must be a TypeError)
- * (also found as `budgetTracker`, `makeBudgetTracker` or `createTracker`).
+ * (also found as `budgetTracker`, `makeBudgetTracker` or `createTracker`),
+ * and `withShadow(shadowManifest)`: the same checks beside a shadow policy
+ * (every decision case then runs again beside a deny-all shadow).
  * `context` is `{ plugin, platform, meter, meterProvider }`: build the policy
  * with `plugin` and `platform`, and record metrics on `meter`.
  *

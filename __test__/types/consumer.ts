@@ -166,6 +166,27 @@ runPermissionsConformance('types-async', async (m, ctx) => {
   const ch = new PermissionChecker(p, { meter: ctx.meter })
   return { checkFs: (a, b) => ch.checkFs(a, b), checkFetch: (u) => ch.checkFetch(u), checkCapability: (i, pl) => ch.checkCapability(i, pl) }
 })
+// An adapter with the optional methods, withShadow included.
+const full: MakeChecker = (m, ctx) => {
+  const p = PermissionPolicy.fromManifest(m, { plugin: ctx.plugin, platform: ctx.platform })
+  const ch = new PermissionChecker(p, { meter: ctx.meter })
+  return {
+    checkFs: (a, b) => ch.checkFs(a, b),
+    checkFetch: (u) => ch.checkFetch(u),
+    checkCapability: (i, pl) => ch.checkCapability(i, pl),
+    checkFetchAddress: (u, ip) => ch.checkFetchAddress(u, ip),
+    assertFs: (a, b) => ch.assertFs(a, b),
+    createBudgetTracker: (hooks, o) => new BudgetTracker(p, { hooks, cpuGraceMs: o.cpuGraceMs, unmeasured: o.unmeasured, meter: ctx.meter }),
+    withShadow: async (shadowManifest) => {
+      const shadow = PermissionPolicy.fromManifest(shadowManifest, { plugin: ctx.plugin, platform: ctx.platform })
+      const sc = new PermissionChecker(p, { meter: ctx.meter, shadow })
+      return { checkFs: (a, b) => sc.checkFs(a, b), checkFetch: (u) => sc.checkFetch(u), checkCapability: (i, pl) => sc.checkCapability(i, pl), assertCapability: (i, pl) => sc.assertCapability(i, pl) }
+    },
+  }
+}
+runPermissionsConformance('types-full', full, { filter: 'fs - ' })
+// @ts-expect-error: withShadow returns the check methods, not a decision
+const badShadow: MakeChecker = () => ({ checkFs: () => d, checkFetch: () => d, checkCapability: () => d, withShadow: () => d })
 
 // @ts-expect-error: mode must be 'read' | 'write'
 checker.checkFs('/x', 'readwrite')
@@ -176,4 +197,4 @@ PermissionPolicy.fromManifest({}, {})
 // @ts-expect-error: unknown manifest key
 PermissionPolicy.fromManifest({ network: [] }, { plugin: 'p' })
 
-export { denoBroker, direct, lockdownFn, why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
+export { badShadow, denoBroker, direct, lockdownFn, why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
