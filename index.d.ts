@@ -4,31 +4,31 @@ import type { Meter } from '@opentelemetry/api'
 /** Access a grant gives. Default: `'read'`. */
 export type FsGrantMode = 'read' | 'write' | 'readwrite'
 /** An absolute glob (`/data/**`), or a glob with a mode. */
-export type FsGrant = string | { path: string; mode?: FsGrantMode }
+export type FsGrant = string | { path: string; mode?: FsGrantMode | undefined }
 
 /** Per-request limits; a reading strictly above a limit is a breach. Absent budgets are not enforced. */
 export interface Budgets {
   /** CPU time over wall time, percent of one core. Finite, > 0. */
-  cpuPercent?: number
+  cpuPercent?: number | undefined
   /** Resident memory, MB. Finite, > 0. */
-  memoryMb?: number
+  memoryMb?: number | undefined
   /** Wall clock since the request started, ms. Finite, > 0. */
-  wallClockMs?: number
+  wallClockMs?: number | undefined
 }
 
 /** What a plugin may do. Everything is denied unless granted here; an empty manifest grants nothing. Unknown keys are `INVALID_MANIFEST`. */
 export interface PermissionsManifest {
   /** Absolute globs; default grant mode `read`. */
-  fs?: FsGrant[]
+  fs?: FsGrant[] | undefined
   /**
    * Fetch patterns `[scheme://]host[:port][/path]`. A path scope is `/`-separated
    * segments, each a literal, `*` (one whole non-empty segment) or, last, `**`
    * (one or more segments): `'https://api.example.com/v1/repos/* /issues'`
    * (without the space), `'api.example.com/public/**'`. No path covers every path.
    */
-  fetch?: string[]
+  fetch?: string[] | undefined
   /** Per-request CPU, memory and wall-clock limits, enforced by `BudgetTracker`. */
-  budgets?: Budgets
+  budgets?: Budgets | undefined
   /**
    * Secrets (exact, case-sensitive names). A string is readable
    * (`secrets.get`). `{ name, hosts }` is destination-bound: never
@@ -36,11 +36,11 @@ export interface PermissionsManifest {
    * `{ name, url }`, allowed only when `url` passes `checkFetch` and matches
    * one of `hosts` (fetch pattern grammar, path scopes included).
    */
-  secrets?: (string | BoundSecret)[]
+  secrets?: (string | BoundSecret)[] | undefined
   /** Dot-separated topic patterns: `*` one segment, final `**` one or more. */
-  events?: { publishes?: string[]; subscribes?: string[] }
+  events?: { publishes?: string[] | undefined; subscribes?: string[] | undefined } | undefined
   /** The one database the plugin may query. */
-  db?: { database: string }
+  db?: { database: string } | undefined
   /**
    * Deny rules: a request one of them matches is denied `explicitly_denied`,
    * whatever the grants say.
@@ -60,7 +60,7 @@ export interface PermissionsManifest {
    *   to every IPv6 form embedding such an IPv4 address, and to the address
    *   `checkFetchAddress` is given.
    */
-  deny?: { fs?: string[]; fetch?: string[] }
+  deny?: { fs?: string[] | undefined; fetch?: string[] | undefined } | undefined
 }
 
 /** Path flavour: `'posix'` (`/`, case-sensitive) or `'win32'` (`\` and `/`, drive letters, case-insensitive). */
@@ -71,7 +71,7 @@ export interface PolicyOptions {
   /** Plugin id: the `plugin` metric label. 1-256 characters, no control characters. */
   plugin: string
   /** Path flavour of fs checks. Default: from `process.platform`. */
-  platform?: Platform
+  platform?: Platform | undefined
 }
 
 /** The access a filesystem call asks for. */
@@ -249,7 +249,7 @@ export interface PermissionDeniedDetails {
   /** Why the call was denied. */
   readonly reason: DenyReason
   /** fetch only: `scheme://host:port`, never userinfo, path, query or fragment. */
-  readonly target?: string
+  readonly target?: string | undefined
 }
 /** A budget of the manifest's `budgets`. */
 // @generated budget-name
@@ -462,7 +462,7 @@ export interface LintWarning {
  */
 export declare function learnManifest(
   calls: readonly { capability: string; payload: unknown }[],
-  options?: { platform?: Platform },
+  options?: { platform?: Platform | undefined },
 ): { manifest: PermissionsManifest; unlearned: { capability: string; why: string; call: number }[] }
 
 /**
@@ -512,16 +512,16 @@ export declare function diffPolicies(oldPolicy: PermissionPolicy, newPolicy: Per
 /** Options of `new PermissionChecker`. */
 export interface CheckerOptions {
   /** Where denials are counted. Default: the global meter provider's meter, resolved when the checker is created. */
-  meter?: Meter
+  meter?: Meter | undefined
   /**
    * A candidate policy evaluated beside the enforced one, report-only: it never changes a decision, a thrown error or the enforced
    * counter; each call it would deny counts in
    * `plugin.permission_shadow_denied_total` (its reason) and is passed to
    * `onShadow`. Must be for the same plugin id (else a `TypeError`).
    */
-  shadow?: PermissionPolicy
+  shadow?: PermissionPolicy | undefined
   /** Called for each call the shadow would deny. Isolated: a throw is caught (one process warning). Needs `shadow`. */
-  onShadow?: (event: ShadowEvent) => void
+  onShadow?: ((event: ShadowEvent) => void) | undefined
 }
 /** What a shadow policy would have denied. Redacted like errors. */
 export interface ShadowEvent {
@@ -547,7 +547,7 @@ export interface FsCheckOptions {
    * loop, more than 40 links, a `..` after a missing directory, a policy
    * platform that is not the host's). Default: `false` (lexical only).
    */
-  resolveSymlinks?: boolean
+  resolveSymlinks?: boolean | undefined
 }
 
 /** Capability payloads by id. Fields are read as own data properties only. */
@@ -682,11 +682,11 @@ export interface LockdownReport {
 /** Options of `lockdown()`. */
 export interface LockdownOptions {
   /** A syscall outside the allow-list: `'eperm'` (default) fails it, `'kill'` kills the process. */
-  onDenied?: 'eperm' | 'kill'
+  onDenied?: 'eperm' | 'kill' | undefined
   /** `'strict'`: refuse (`LOCKDOWN_REFUSED`) unless started through `asp-landlock` with every rule enforced. Default `'report'`. */
-  landlock?: 'report' | 'strict'
+  landlock?: 'report' | 'strict' | undefined
   /** `'landlock'`: keep opening, listing, making and removing files, walled by the launcher's Landlock ruleset (implies `landlock: 'strict'`). Default `'none'`. */
-  fs?: 'none' | 'landlock'
+  fs?: 'none' | 'landlock' | undefined
 }
 /**
  * Process tier (Linux x64/arm64): a default-deny TSYNC seccomp allow-list, so
@@ -700,11 +700,11 @@ export declare function lockdown(options?: LockdownOptions): LockdownReport
 /** Options of `landlockCommand()`. */
 export interface LandlockCommandOptions {
   /** The launcher exits 126 without starting the child unless every rule was enforced. */
-  strict?: boolean
+  strict?: boolean | undefined
   /** More absolute paths the child reads (its script, data it loads before `lockdown()`). */
-  read?: readonly string[]
+  read?: readonly string[] | undefined
   /** More absolute paths the child executes. */
-  exec?: readonly string[]
+  exec?: readonly string[] | undefined
 }
 /**
  * The `asp-landlock` launcher's command for a child under the manifest's
@@ -743,17 +743,17 @@ export interface DenoBrokerDecision {
 /** Options of `serveDenoBroker`. */
 export interface DenoBrokerOptions {
   /** Where denials are counted. Default: the global meter provider's meter. */
-  meter?: Meter
+  meter?: Meter | undefined
   /** A candidate policy evaluated beside `policy` and reported (`plugin.permission_shadow_denied_total`, `onDecision`), never enforced. */
-  shadow?: PermissionPolicy
+  shadow?: PermissionPolicy | undefined
   /** Called with every request and its verdict (an audit log). A throwing hook is ignored. */
-  onDecision?: (entry: DenoBrokerDecision) => void
+  onDecision?: ((entry: DenoBrokerDecision) => void) | undefined
   /** Longest request line, bytes; a longer one is denied and the connection closed. Default: 65536. */
-  maxLineBytes?: number
+  maxLineBytes?: number | undefined
   /** Most reply bytes queued to a client that does not read before it is disconnected. Default: 262144. */
-  maxQueueBytes?: number
+  maxQueueBytes?: number | undefined
   /** Where the private socket directory is made. Default: `os.tmpdir()`. */
-  tmpDir?: string
+  tmpDir?: string | undefined
 }
 /** Counters of a running broker (live, mutated as requests arrive). */
 export interface DenoBrokerStats {
@@ -812,11 +812,11 @@ export declare function createChecker(manifest: PermissionsManifest, options: Po
  */
 export interface BudgetHooks {
   /** Monotonic clock, ms. Default: `performance.now`. */
-  now?: () => number
+  now?: (() => number) | undefined
   /** Cumulative CPU time, ms. */
-  cpuTimeMs?: () => number
+  cpuTimeMs?: (() => number) | undefined
   /** Resident memory, MB. */
-  rssMb?: () => number
+  rssMb?: (() => number) | undefined
 }
 /**
  * Options of `new BudgetTracker`. Read strictly: an unknown key, a getter,
@@ -829,28 +829,28 @@ export interface BudgetTrackerOptions {
    * throws a `TypeError` naming the budget, unless the budget is listed in
    * `unmeasured` (then push its readings with `record()`).
    */
-  hooks?: BudgetHooks
+  hooks?: BudgetHooks | undefined
   /**
    * `capability` label of breach metrics: 1 to 64 characters `a-z 0-9 _ . -`
    * starting with a letter (never a path or URL; else a `TypeError`).
    * Default: `'request'`.
    */
-  capability?: string
+  capability?: string | undefined
   /** Default: the global meter provider's meter. */
-  meter?: Meter
+  meter?: Meter | undefined
   /**
    * A candidate policy (same plugin id) whose budgets see the same readings,
    * report-only: each of its breach kinds counts once in
    * `plugin.budget_shadow_exceeded_total`; never thrown, never in a status.
    */
-  shadow?: PermissionPolicy
+  shadow?: PermissionPolicy | undefined
   /**
    * Wall-clock ms before the CPU budget is enforced. Default:
    * `LIMITS.defaultCpuGraceMs` (250); at most `LIMITS.maxCpuGraceMs`
    * (60,000). An own data property (a getter or inherited value is a
    * `TypeError`). Unknown option keys are a `TypeError` too.
    */
-  cpuGraceMs?: number
+  cpuGraceMs?: number | undefined
   /**
    * Budgets the host measures elsewhere although this tracker has no
    * sampler for them: pushed with `record()`, or enforced by other means
@@ -860,19 +860,19 @@ export interface BudgetTrackerOptions {
    * the budget: a budget is never silently unenforced. Must be an own data
    * property holding an array of distinct budget names (else a `TypeError`).
    */
-  unmeasured?: readonly BudgetName[]
+  unmeasured?: readonly BudgetName[] | undefined
 }
 /** Readings pushed with `record`. */
 export interface BudgetSample {
   /** Default: the `now` hook. */
-  now?: number
+  now?: number | undefined
   /**
    * Cumulative CPU time, ms. Without a `hooks.cpuTimeMs` sampler the
    * baseline is 0: push the CPU time used since the request started.
    */
-  cpuTimeMs?: number
+  cpuTimeMs?: number | undefined
   /** Resident memory, MB. */
-  rssMb?: number
+  rssMb?: number | undefined
 }
 /** A tracker's status: within budget (with the current readings), or the first breach (sticky). */
 export type BudgetStatus =

@@ -22,12 +22,13 @@ export interface ConformanceTracker {
   /** Reads the hooks and returns the status (as `BudgetTracker.sample`). */
   sample(): MaybePromise<BudgetStatus>
   /** Throws `BUDGET_EXCEEDED` after a breach (optional: then checked too). */
-  assertWithin?(): MaybePromise<void>
+  assertWithin?: (() => MaybePromise<void>) | undefined
 }
 
 /**
  * The check and assert methods of an adapter: what `makeChecker` returns,
- * and what its `withShadow` returns.
+ * and what its `withShadow` returns. An optional method that is absent or
+ * `undefined` is not called (its cases are skipped, or its checks left out).
  */
 export interface ConformanceChecks {
   /** The host's fs check. */
@@ -37,15 +38,15 @@ export interface ConformanceChecks {
   /** The host's capability check. */
   checkCapability(capabilityId: string, payload: unknown): MaybePromise<Decision>
   /** The DNS-rebinding re-check; without it those cases are skipped. */
-  checkFetchAddress?(url: string, resolvedIp: string): MaybePromise<Decision>
+  checkFetchAddress?: ((url: string, resolvedIp: string) => MaybePromise<Decision>) | undefined
   /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
-  assertFs?(path: string, mode: FsMode): MaybePromise<void>
+  assertFs?: ((path: string, mode: FsMode) => MaybePromise<void>) | undefined
   /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
-  assertFetch?(url: string): MaybePromise<void>
+  assertFetch?: ((url: string) => MaybePromise<void>) | undefined
   /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
-  assertFetchAddress?(url: string, resolvedIp: string): MaybePromise<unknown>
+  assertFetchAddress?: ((url: string, resolvedIp: string) => MaybePromise<unknown>) | undefined
   /** Optional: throws `PERMISSION_DENIED`; its error shape is then checked. */
-  assertCapability?(capabilityId: string, payload: unknown): MaybePromise<void>
+  assertCapability?: ((capabilityId: string, payload: unknown) => MaybePromise<void>) | undefined
 }
 
 /** The adapter a host returns from `makeChecker`: its own checks, under these names. */
@@ -56,7 +57,7 @@ export interface ConformanceChecker extends ConformanceChecks {
    * `hooks` nor a place in `unmeasured` must be refused with a TypeError
    * naming it. Without it the budget cases are skipped.
    */
-  createBudgetTracker?(hooks: BudgetHooks, options: { cpuGraceMs: number; unmeasured: BudgetName[] }): MaybePromise<ConformanceTracker>
+  createBudgetTracker?: ((hooks: BudgetHooks, options: { cpuGraceMs: number; unmeasured: BudgetName[] }) => MaybePromise<ConformanceTracker>) | undefined
   /**
    * Optional, for a host with shadow (report-only) policies: the same checks
    * with a shadow policy built from `shadowManifest` (with the case's
@@ -67,7 +68,7 @@ export interface ConformanceChecker extends ConformanceChecks {
    * `plugin.permission_shadow_denied_total` does not move exactly once per
    * call with the call's capability label.
    */
-  withShadow?(shadowManifest: PermissionsManifest): MaybePromise<ConformanceChecks>
+  withShadow?: ((shadowManifest: PermissionsManifest) => MaybePromise<ConformanceChecks>) | undefined
 }
 
 /**
@@ -97,24 +98,24 @@ export interface ConformanceOptions {
    * `node:test`'s. Without globals (Vitest's default), pass
    * `{ describe, it }` from `'vitest'`. Pass both or neither.
    */
-  describe?: (name: string, fn: () => void) => unknown
+  describe?: ((name: string, fn: () => void) => unknown) | undefined
   /** The runner's `it`; see `describe`. */
-  it?: RunnerIt
+  it?: RunnerIt | undefined
   /** Only cases whose name contains this. */
-  filter?: string
+  filter?: string | undefined
   /**
    * Declared unsupported cases: `{ [name or 'category - ' prefix]: reason }`,
    * skipped with the reason printed. (A failing run reports its first 10
    * failures in full and every later one in a line.)
    */
-  skip?: Record<string, string>
+  skip?: Record<string, string> | undefined
   /**
    * Known gaps: exact case names the adapter is expected to fail. A listed
    * case still runs: failing, it passes as an expected failure (node:test
    * marks it TODO); passing, it fails as an unexpected pass, so the list only
    * shrinks. A name that is no case fails the run; a non-array is a `TypeError`.
    */
-  expectedFailures?: readonly string[]
+  expectedFailures?: readonly string[] | undefined
 }
 
 /** One case of the shared table. */
@@ -152,7 +153,7 @@ export declare function conformanceCases(): readonly ConformanceCase[]
  * `@opentelemetry/sdk-metrics`; `trace` receives `actual` (what the adapter
  * returned) and `metricStill` (an expected increment did not happen).
  */
-export declare function runCase(c: ConformanceCase, makeChecker: MakeChecker, sdk?: unknown, trace?: { actual?: unknown; metricStill?: boolean }): Promise<void>
+export declare function runCase(c: ConformanceCase, makeChecker: MakeChecker, sdk?: unknown, trace?: { actual?: unknown; metricStill?: boolean | undefined }): Promise<void>
 /** The adapter for this package's own checker and tracker. */
 export declare function packageChecker(pkg?: unknown): MakeChecker
 /** Thrown by `runCase` for a case the adapter cannot run (no optional method for it). */

@@ -144,17 +144,19 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
 
   // Strict TypeScript consumers of every export, module node16: CommonJS (.ts, .cts) and ESM (.mts),
   // every consumer of __test__/types/ (but the runners', which need the runners installed), under
-  // TypeScript 5.9 and 7.
+  // TypeScript 5.9 and 7, with and without exactOptionalPropertyTypes.
   const consumers = fs.readdirSync(path.join(root, '__test__', 'types')).filter((f) => /\.[cm]?ts$/.test(f) && !f.startsWith('.') && f !== 'runners.mts')
   assert.ok(consumers.length >= 3, consumers.join(', '))
   for (const f of consumers) fs.copyFileSync(path.join(root, '__test__', 'types', f), path.join(project, f))
-  fs.writeFileSync(
-    path.join(project, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { strict: true, module: 'node16', moduleResolution: 'node16', target: 'es2022', noEmit: true, types: ['node'] }, files: consumers }),
-  )
-  for (const compiler of ['typescript', 'typescript7']) {
-    const tsc = spawnSync(process.execPath, [path.join(project, 'node_modules', compiler, 'bin', 'tsc'), '-p', '.'], { cwd: project, encoding: 'utf8' })
-    assert.equal(tsc.status, 0, `${compiler}: ${tsc.stdout}${tsc.stderr}`)
+  for (const exactOptionalPropertyTypes of [false, true]) {
+    fs.writeFileSync(
+      path.join(project, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { strict: true, exactOptionalPropertyTypes, module: 'node16', moduleResolution: 'node16', target: 'es2022', noEmit: true, types: ['node'] }, files: consumers }),
+    )
+    for (const compiler of ['typescript', 'typescript7']) {
+      const tsc = spawnSync(process.execPath, [path.join(project, 'node_modules', compiler, 'bin', 'tsc'), '-p', '.'], { cwd: project, encoding: 'utf8' })
+      assert.equal(tsc.status, 0, `${compiler}, exactOptionalPropertyTypes ${exactOptionalPropertyTypes}: ${tsc.stdout}${tsc.stderr}`)
+    }
   }
 
   // publint and @arethetypeswrong/cli on the tarball.

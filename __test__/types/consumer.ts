@@ -40,6 +40,8 @@ import {
   type Decision,
   type DenyReason as DenyReasonT,
   type BudgetStatus,
+  type BudgetHooks,
+  type BudgetName,
   type SerializedError,
 } from '@suaveplan/api-sandbox-permissions'
 import { runPermissionsConformance, conformanceCases, packageChecker, type MakeChecker } from '@suaveplan/api-sandbox-permissions/testing'
@@ -115,6 +117,12 @@ if (!st.ok) {
   void which
 }
 tracker.record({ rssMb: 5 })
+// Optional settings passed on as they are (undefined where unset): the
+// runtime reads an own undefined as absent, and so do the types, also under
+// exactOptionalPropertyTypes.
+function trackerFor(p: PermissionPolicy, s: { capability?: string; unmeasured?: BudgetName[]; hooks?: BudgetHooks; grace?: number }): BudgetTracker {
+  return new BudgetTracker(p, { capability: s.capability, unmeasured: s.unmeasured, hooks: s.hooks, cpuGraceMs: s.grace })
+}
 tracker.check()
 tracker.assertWithin()
 const elapsed: number = tracker.elapsedMs
@@ -176,6 +184,7 @@ const full: MakeChecker = (m, ctx) => {
     checkCapability: (i, pl) => ch.checkCapability(i, pl),
     checkFetchAddress: (u, ip) => ch.checkFetchAddress(u, ip),
     assertFs: (a, b) => ch.assertFs(a, b),
+    assertFetch: undefined,
     createBudgetTracker: (hooks, o) => new BudgetTracker(p, { hooks, cpuGraceMs: o.cpuGraceMs, unmeasured: o.unmeasured, meter: ctx.meter }),
     withShadow: async (shadowManifest) => {
       const shadow = PermissionPolicy.fromManifest(shadowManifest, { plugin: ctx.plugin, platform: ctx.platform })
@@ -197,4 +206,4 @@ PermissionPolicy.fromManifest({}, {})
 // @ts-expect-error: unknown manifest key
 PermissionPolicy.fromManifest({ network: [] }, { plugin: 'p' })
 
-export { badShadow, denoBroker, direct, lockdownFn, why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
+export { trackerFor, badShadow, denoBroker, direct, lockdownFn, why, canonical, capMatched, warnings, learned, d, d2, d3, href, href2, c2, json, plugin, platform, wall, elapsed, errs, ids, code, reason, reasons, cap, names, keys, unit, meterName, max, src, v, count }
