@@ -167,8 +167,12 @@ function optionalProperties(file) {
   return out
 }
 
-test('every optional property of index.d.ts and testing.d.ts is an option pinned by the agreement table, or an output', () => {
-  const declared = [...optionalProperties(path.join(root, 'index.d.ts')), ...optionalProperties(path.join(root, 'testing.d.ts'))]
+/** The CommonJS declaration file of every entry point in package.json `exports` (index.d.ts, testing.d.ts, and any new subpath's). */
+const DECLARATIONS = [...new Set(Object.values(require('../package.json').exports).flatMap((e) => (e && e.require && e.require.types ? [path.join(root, e.require.types)] : [])))]
+
+test('every optional property of the entry points\' declarations is an option pinned by the agreement table, or an output', () => {
+  assert.ok(DECLARATIONS.includes(path.join(root, 'index.d.ts')) && DECLARATIONS.includes(path.join(root, 'testing.d.ts')), DECLARATIONS.join(', '))
+  const declared = DECLARATIONS.flatMap((f) => optionalProperties(f))
   assert.ok(declared.length > 60, `only ${declared.length} optional properties found`)
   const pinned = new Set(agreement.ENTRIES.flatMap((e) => e.options))
   const outputs = new Set(Object.keys(agreement.OUTPUTS))

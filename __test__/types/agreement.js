@@ -1,10 +1,12 @@
 'use strict'
-// The optional options of index.d.ts and testing.d.ts given an explicit
-// `undefined`, each as one expression that is both TypeScript and
-// JavaScript: __test__/types.test.js compiles every expression under
-// `exactOptionalPropertyTypes` (TypeScript 5.9 and 7) and evaluates the same
-// text against the runtime, and the two must agree (the runtime accepts
-// `undefined` exactly where the type says `?: T | undefined`).
+// The optional options of the package's declarations (index.d.ts,
+// testing.d.ts: every entry point's .d.ts in package.json `exports`) given
+// an explicit `undefined`, each as one expression that is both TypeScript
+// and JavaScript: __test__/types.test.js compiles every expression under
+// `exactOptionalPropertyTypes` (TypeScript 5.9 and 7) and evaluates the
+// same text against the runtime, and the two must agree (the runtime
+// accepts `undefined` exactly where the type says `?: T | undefined`). A new
+// entry point's options go here too (its names in PRELUDE_TS and scope()).
 // `node agreement.js <index>...` evaluates the entries that must run in a
 // child process (lockdown, the launcher command, the harness's own runner)
 // and prints one `agreement <index> <outcome>` line each.
