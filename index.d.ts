@@ -858,7 +858,8 @@ export interface BudgetTrackerOptions {
    * `cpuPercent` budget with no `hooks.cpuTimeMs`, or a `memoryMb` budget
    * with no `hooks.rssMb`, makes the constructor throw a `TypeError` naming
    * the budget: a budget is never silently unenforced. Must be an own data
-   * property holding an array of distinct budget names (else a `TypeError`).
+   * property holding an array of distinct budget names, or `undefined` (the
+   * same as leaving it out: nothing exempt); else a `TypeError`.
    */
   unmeasured?: readonly BudgetName[] | undefined
 }
