@@ -41,7 +41,7 @@
 //! mean, so an old policy whose checks could reach that budget (bounded per
 //! chain of directories, see `within_step_budget`) is unknown for fs.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::IpAddr;
 
 use serde_json::{json, Value};
@@ -61,6 +61,53 @@ pub const MAX_FS_STATES: usize = 20_000;
 pub const MAX_SEGMENT_STATES: usize = 20_000;
 /// Most candidate witnesses tried for one change before it is unknown.
 const MAX_CANDIDATES: usize = 16;
+/// Units of work one direction of a diff (the widening question, or the
+/// narrowing one) may spend, about one match step, one state word stepped or
+/// hashed, or one candidate compared each: the one bound that holds the
+/// whole diff to about a second on any input. Past it, every part not yet
+/// decided is unknown (exit 2), never "included". `lint`'s cover search
+/// ([`covered_fs_grants`]) has a budget of its own of the same size.
+pub const MAX_DIFF_WORK: u64 = 200_000_000;
+
+/// The work budget of one diff direction (see [`MAX_DIFF_WORK`]).
+#[derive(Debug)]
+pub(crate) struct Work {
+    left: std::cell::Cell<u64>,
+    spent: std::cell::Cell<u64>,
+}
+
+impl Work {
+    pub(crate) fn new(units: u64) -> Self {
+        Self { left: std::cell::Cell::new(units), spent: std::cell::Cell::new(0) }
+    }
+
+    /// Spends `n` units; false (and the budget empty) when fewer are left.
+    fn spend(&self, n: u64) -> bool {
+        let left = self.left.get();
+        self.spent.set(self.spent.get().saturating_add(n.min(left)));
+        if left < n {
+            self.left.set(0);
+            return false;
+        }
+        self.left.set(left - n);
+        true
+    }
+
+    fn exhausted(&self) -> bool {
+        self.left.get() == 0
+    }
+
+    /// Units spent so far (for the tests that bound the work an input costs).
+    #[cfg(test)]
+    pub(crate) fn spent(&self) -> u64 {
+        self.spent.get()
+    }
+}
+
+/// Why a part is unknown when the work budget ran out.
+fn past_work() -> String {
+    format!("the diff reached its work bound ({MAX_DIFF_WORK} units) before deciding it")
+}
 
 /// A concrete request: what a witness asks both checkers.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,8 +271,8 @@ impl DiffReport {
 /// ```
 #[must_use]
 pub fn diff_policies(old: &PermissionPolicy, new: &PermissionPolicy) -> DiffReport {
-    let forward = widenings(old, new, true);
-    let backward = widenings(new, old, false);
+    let forward = widenings(old, new, true, &Work::new(MAX_DIFF_WORK));
+    let backward = widenings(new, old, false, &Work::new(MAX_DIFF_WORK));
     DiffReport { widens: forward.found, narrows: backward.found, unknown: forward.unknown }
 }
 
@@ -242,6 +289,9 @@ struct Ctx<'a> {
     /// Asked the widening question (else the narrowing one, old and new swapped).
     forward: bool,
     out: Findings,
+    work: &'a Work,
+    /// What one fs check of both policies may cost, in work units ([`check_cost`]).
+    fs_check_cost: u64,
 }
 
 impl Ctx<'_> {
@@ -255,8 +305,17 @@ impl Ctx<'_> {
     }
 
     /// Whether `w` is a widening: the new policy allows it, the old denies it.
-    fn confirms(&self, w: &Witness) -> bool {
-        w.allowed_by(self.new) && !w.allowed_by(self.old)
+    /// `None` when the work budget cannot pay for the two checks.
+    fn confirms(&self, w: &Witness) -> Option<bool> {
+        let cost = match w {
+            Witness::Fs { path, .. } => self.fs_check_cost + 2 * path.len() as u64,
+            Witness::Fetch { url, .. } => 256 + 2 * url.len() as u64,
+            _ => 256,
+        };
+        if !self.work.spend(cost) {
+            return None;
+        }
+        Some(w.allowed_by(self.new) && !w.allowed_by(self.old))
     }
 
     /// Reports the first candidate both checkers confirm; false when none does.
@@ -268,9 +327,18 @@ impl Ctx<'_> {
         candidates: impl IntoIterator<Item = Witness>,
     ) -> bool {
         for w in candidates.into_iter().take(MAX_CANDIDATES * 16) {
-            if self.confirms(&w) {
-                self.out.found.push(Change { section, pointer: pointer.to_owned(), what: what.to_owned(), witness: w });
-                return true;
+            match self.confirms(&w) {
+                Some(true) => {
+                    self.out.found.push(Change {
+                        section,
+                        pointer: pointer.to_owned(),
+                        what: what.to_owned(),
+                        witness: w,
+                    });
+                    return true;
+                }
+                Some(false) => {}
+                None => return false,
             }
         }
         false
@@ -281,8 +349,9 @@ impl Ctx<'_> {
     }
 }
 
-fn widenings(old: &PermissionPolicy, new: &PermissionPolicy, forward: bool) -> Findings {
-    let mut cx = Ctx { old, new, forward, out: Findings::default() };
+fn widenings(old: &PermissionPolicy, new: &PermissionPolicy, forward: bool, work: &Work) -> Findings {
+    let fs_check_cost = check_cost(old).saturating_add(check_cost(new));
+    let mut cx = Ctx { old, new, forward, out: Findings::default(), work, fs_check_cost };
     fs_widenings(&mut cx);
     fetch_widenings(&mut cx);
     secret_widenings(&mut cx);
@@ -295,7 +364,7 @@ fn widenings(old: &PermissionPolicy, new: &PermissionPolicy, forward: bool) -> F
 // ---------------------------------------------------------------- fs
 
 /// One segment of a flattened glob variant.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum El {
     Lit(String),
     Pat(SegPattern),
@@ -358,7 +427,7 @@ enum M<'a> {
 
 /// The segment automaton of a list of variants.
 struct Nfa<'a> {
-    vars: &'a [Vec<El>],
+    vars: &'a [&'a [El]],
 }
 
 impl<'a> Nfa<'a> {
@@ -412,12 +481,32 @@ fn class_hit(a: &Atom, c: char) -> bool {
     }
 }
 
-/// Position sets of a segment pattern (bit `i`: `i` atoms matched).
+/// The positions set in `bits`, in increasing order.
+fn set_bits(bits: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    bits.iter().enumerate().flat_map(|(w, &word)| {
+        let mut word = word;
+        std::iter::from_fn(move || {
+            if word == 0 {
+                return None;
+            }
+            let b = word.trailing_zeros() as usize;
+            word &= word - 1;
+            Some(w * 64 + b)
+        })
+    })
+}
+
+fn set_bit(bits: &mut [u64], i: usize) {
+    bits[i / 64] |= 1 << (i % 64);
+}
+
+/// Position sets of a segment pattern (bit `i`: `i` atoms matched): adds
+/// what a `*` reaches without a character. Consecutive stars are one in a
+/// parsed pattern, so one pass over the positions already set is enough.
 fn pat_close(atoms: &[Atom], bits: &mut [u64]) {
-    for i in 0..atoms.len() {
-        if bits[i / 64] >> (i % 64) & 1 == 1 && atoms[i] == Atom::Star {
-            bits[(i + 1) / 64] |= 1 << ((i + 1) % 64);
-        }
+    let stars: Vec<usize> = set_bits(bits).filter(|&i| atoms.get(i) == Some(&Atom::Star)).collect();
+    for i in stars {
+        set_bit(bits, i + 1);
     }
 }
 
@@ -432,16 +521,15 @@ fn pat_start(atoms: &[Atom]) -> Vec<u64> {
     b
 }
 
+/// One character: the positions `c` moves `bits` to. Costs the positions
+/// set, not the pattern's length (most of a long literal pattern is dead).
 fn pat_step(atoms: &[Atom], bits: &[u64], c: char, out: &mut [u64]) {
     out.iter_mut().for_each(|w| *w = 0);
-    for (i, a) in atoms.iter().enumerate() {
-        if bits[i / 64] >> (i % 64) & 1 == 0 {
-            continue;
-        }
-        if *a == Atom::Star {
-            out[i / 64] |= 1 << (i % 64);
-        } else if class_hit(a, c) {
-            out[(i + 1) / 64] |= 1 << ((i + 1) % 64);
+    for i in set_bits(bits) {
+        match atoms.get(i) {
+            Some(Atom::Star) => set_bit(out, i),
+            Some(a) if class_hit(a, c) => set_bit(out, i + 1),
+            _ => {}
         }
     }
     pat_close(atoms, out);
@@ -479,30 +567,36 @@ fn valid_segment(s: &str) -> bool {
     !s.is_empty() && s != "." && s != ".." && !s.contains(['/', '\0'])
 }
 
-/// One representative character per interval of characters every pattern
-/// treats alike (boundaries at each literal and class bound, `.`, `/`, NUL
-/// and the surrogates); never `/`, NUL or a surrogate.
-fn alphabet<'a>(pats: impl IntoIterator<Item = &'a [Atom]>, win32: bool) -> Vec<char> {
-    let mut b: BTreeSet<u32> = [0, 1, 0x2E, 0x2F, 0x30, 0xD800, 0xE000, 0x11_0000].into_iter().collect();
-    for atoms in pats {
-        for a in atoms {
-            match a {
-                Atom::Char(c) => {
-                    b.insert(*c as u32);
-                    b.insert(*c as u32 + 1);
-                }
-                Atom::Class { ranges, .. } => {
-                    for &(lo, hi) in ranges {
-                        b.insert(lo as u32);
-                        b.insert(hi as u32 + 1);
-                    }
-                }
-                _ => {}
+/// The interval bounds every segment alphabet has: NUL, `.`, `/`, the
+/// digits' start and the surrogates (never a representative: `/`, NUL, a surrogate).
+const BASE_BOUNDS: [u32; 8] = [0, 1, 0x2E, 0x2F, 0x30, 0xD800, 0xE000, 0x11_0000];
+
+/// Adds the bounds an atom tells apart: a literal character is an interval
+/// of its own, a class's ranges are intervals.
+fn atom_bounds(a: &Atom, b: &mut Vec<u32>) {
+    match a {
+        Atom::Char(c) => {
+            b.push(*c as u32);
+            b.push(*c as u32 + 1);
+        }
+        Atom::Class { ranges, .. } => {
+            for &(lo, hi) in ranges {
+                b.push(lo as u32);
+                b.push(hi as u32 + 1);
             }
         }
+        _ => {}
     }
-    let bounds: Vec<u32> = b.into_iter().collect();
-    const NICE: &str = "xwyzvabcdefghijklmnopqrstuXWYZ0123456789-_";
+}
+
+const NICE: &str = "xwyzvabcdefghijklmnopqrstuXWYZ0123456789-_";
+
+/// One representative character per interval between consecutive `bounds`
+/// (sorted and deduplicated here; [`BASE_BOUNDS`] included by the caller):
+/// never `/`, NUL or a surrogate; readable ones first.
+fn representatives(bounds: &mut Vec<u32>, win32: bool) -> Vec<char> {
+    bounds.sort_unstable();
+    bounds.dedup();
     let mut out = Vec::new();
     for w in bounds.windows(2) {
         let (lo, hi) = (w[0], w[1]);
@@ -564,53 +658,91 @@ struct Split {
     classes: Vec<(String, Vec<usize>)>,
 }
 
+/// Whether two segment patterns can match no name in common because the
+/// characters both fix at the start (or both fix at the end) differ.
+fn disjoint_ends(a: &[Atom], b: &[Atom]) -> bool {
+    let fixed = |x: &Atom| if let Atom::Char(c) = x { Some(*c) } else { None };
+    let differ = |i: &mut dyn Iterator<Item = (&Atom, &Atom)>| {
+        i.map_while(|(x, y)| Some((fixed(x)?, fixed(y)?))).any(|(x, y)| x != y)
+    };
+    differ(&mut a.iter().zip(b)) || differ(&mut a.iter().rev().zip(b.iter().rev()))
+}
+
 /// Splits the segments into classes by which of `edges` match them. Every
 /// class with at least one edge flagged in `wanted` is listed (the classes
-/// no wanted edge matches are left out); `None` past [`MAX_SEGMENT_STATES`].
-fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
+/// no wanted edge matches are left out); an error past
+/// [`MAX_SEGMENT_STATES`] or the work budget.
+fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool, work: &Work) -> Result<Split, String> {
     let mut classes: Vec<(String, Vec<usize>)> = Vec::new();
-    let lits: HashSet<&str> =
-        edges.iter().filter_map(|(m, _)| if let M::Lit(l) = m { Some(*l) } else { None }).collect();
-    let wanted_wild = edges.iter().zip(wanted).any(|((m, _), w)| *w && !matches!(m, M::Lit(_)));
-    // Literal segments: one class each (those no wanted edge can match are skipped).
-    let mut seen: HashSet<&str> = HashSet::new();
-    // Sorted: the search, and so every witness, is deterministic.
-    let mut lit_list: Vec<&str> = if wanted_wild {
-        lits.iter().copied().collect()
-    } else {
-        edges
-            .iter()
-            .zip(wanted)
-            .filter_map(|((m, _), w)| if let (M::Lit(l), true) = (m, *w) { Some(*l) } else { None })
-            .collect()
-    };
+    // Literal edges by their text; the others (patterns, `**`) are tried on each literal.
+    let mut lit_edges: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut wild_edges: Vec<usize> = Vec::new();
+    for (i, (m, _)) in edges.iter().enumerate() {
+        match m {
+            M::Lit(l) => lit_edges.entry(*l).or_default().push(i),
+            _ => wild_edges.push(i),
+        }
+    }
+    if !work.spend(edges.len() as u64 + 1) {
+        return Err(past_work());
+    }
+    let wanted_wild = wild_edges.iter().any(|&i| wanted[i]);
+    // One literal against every wildcard edge: about this many steps per character.
+    let wild_cost: u64 = wild_edges
+        .iter()
+        .map(|&i| match edges[i].0 {
+            M::Pat(a) => a.len() as u64 + 1,
+            _ => 1,
+        })
+        .sum();
+    // Literal segments: one class each (those no wanted edge can match are
+    // skipped). Sorted: the search, and so every witness, is deterministic.
+    let mut lit_list: Vec<&str> =
+        lit_edges.iter().filter(|(_, es)| wanted_wild || es.iter().any(|&i| wanted[i])).map(|(l, _)| *l).collect();
     lit_list.sort_unstable();
     for l in lit_list {
-        if !seen.insert(l) || !valid_segment(l) {
+        if !valid_segment(l) {
             continue;
         }
+        let mut hit: Vec<usize> = lit_edges[l].clone();
         // win32: a name shaped like an 8.3 short name is matched by literal segments only.
-        let short = win32 && glob::is_short_name_shape(l);
-        let hit: Vec<usize> = (0..edges.len())
-            .filter(|&i| match edges[i].0 {
-                M::Lit(x) => x == l,
-                m => !short && m_matches(m, l),
-            })
-            .collect();
+        if !(win32 && glob::is_short_name_shape(l)) {
+            if !work.spend(wild_cost.saturating_mul(l.len() as u64 + 1)) {
+                return Err(past_work());
+            }
+            hit.extend(wild_edges.iter().copied().filter(|&i| m_matches(edges[i].0, l)));
+            hit.sort_unstable();
+        }
         if hit.iter().any(|&i| wanted[i]) {
             classes.push((l.to_owned(), hit));
         }
     }
     if !wanted_wild {
-        return Some(Split { classes });
+        return Ok(Split { classes });
     }
     // The other segments: a product walk over the distinct wildcard
     // patterns, a trie of the literals (a class of non-literal segments
     // never ends on one) and the segment's validity.
+    //
+    // A wanted `**` matches every segment: then every class matters. Else a
+    // state where every wanted pattern is dead (no position set) leads to
+    // no class a wanted edge matches, and is not walked on; and a pattern
+    // whose fixed first or last characters differ from every wanted
+    // pattern's matches no segment a wanted one does, so it is left out of
+    // the walk (it matches none of the classes listed).
+    let wanted_any = wild_edges.iter().any(|&i| wanted[i] && matches!(edges[i].0, M::Any));
+    let wanted_atoms: Vec<&[Atom]> = edges
+        .iter()
+        .zip(wanted)
+        .filter_map(|((m, _), w)| if let (M::Pat(a), true) = (m, *w) { Some(*a) } else { None })
+        .collect();
+    let outside = |a: &[Atom]| !wanted_any && wanted_atoms.iter().all(|w| disjoint_ends(a, w));
+    const NEVER: usize = usize::MAX;
     let mut pats: Vec<&[Atom]> = Vec::new();
     let mut pat_of: Vec<Option<usize>> = Vec::with_capacity(edges.len());
-    for (m, _) in edges {
+    for ((m, _), w) in edges.iter().zip(wanted) {
         pat_of.push(match m {
+            M::Pat(a) if !*w && outside(a) => Some(NEVER),
             M::Pat(a) => Some(match pats.iter().position(|p| p == a) {
                 Some(i) => i,
                 None => {
@@ -621,8 +753,14 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
             _ => None,
         });
     }
+    let mut wanted_pat = vec![false; pats.len()];
+    for (e, p) in pat_of.iter().enumerate() {
+        if let (Some(p), true) = (p, wanted[e]) {
+            wanted_pat[*p] = true;
+        }
+    }
     let mut trie: Vec<(HashMap<char, usize>, bool)> = vec![(HashMap::new(), false)];
-    for l in &lits {
+    for l in lit_edges.keys() {
         let mut at = 0;
         for c in l.chars() {
             at = match trie[at].0.get(&c) {
@@ -637,11 +775,6 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
         }
         trie[at].1 = true;
     }
-    // Each literal character is an interval of its own, so a representative
-    // is a literal character exactly when the characters it stands for are.
-    let lit_atoms: Vec<Atom> =
-        lits.iter().flat_map(|l| l.chars()).collect::<BTreeSet<char>>().into_iter().map(Atom::Char).collect();
-    let sigma = alphabet(pats.iter().copied().chain([lit_atoms.as_slice(), SHORT_BOUNDS.as_slice()]), win32);
     let offsets: Vec<usize> = pats
         .iter()
         .scan(0, |o, p| {
@@ -676,8 +809,14 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
         }
         cs.into_iter().rev().collect::<String>()
     };
+    let alive_in = |cur: &[u64], p: usize| cur[offsets[p]..offsets[p] + pat_words(pats[p])].iter().any(|w| *w != 0);
+    let mut bounds: Vec<u32> = Vec::new();
     while let Some(i) = queue.pop_front() {
         let cur = states[i].clone();
+        let alive: Vec<usize> = (0..pats.len()).filter(|&p| alive_in(&cur, p)).collect();
+        if !wanted_any && !alive.iter().any(|&p| wanted_pat[p]) {
+            continue;
+        }
         let node = cur[width - 1];
         let short = win32 && short_accepts(cur[width - 3]);
         if cur[width - 2] == 3 && (node == DEAD || !trie[node as usize].1) && !short {
@@ -685,11 +824,38 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
                 pats.iter().zip(&offsets).map(|(p, &o)| pat_accepts(p, &cur[o..o + pat_words(p)])).collect();
             sigs.entry(sig).or_insert(i);
         }
+        // The characters this state tells apart: the atoms at the positions
+        // set, the trie node's children, `.`, and (win32) the 8.3 shape's.
+        bounds.clear();
+        bounds.extend(BASE_BOUNDS);
+        if win32 {
+            SHORT_BOUNDS.iter().for_each(|a| atom_bounds(a, &mut bounds));
+        }
+        let mut live_bits = 0u64;
+        for &p in &alive {
+            let o = offsets[p];
+            for pos in set_bits(&cur[o..o + pat_words(pats[p])]) {
+                live_bits += 1;
+                if let Some(a) = pats[p].get(pos) {
+                    atom_bounds(a, &mut bounds);
+                }
+            }
+        }
+        if node != DEAD {
+            for c in trie[node as usize].0.keys() {
+                bounds.push(*c as u32);
+                bounds.push(*c as u32 + 1);
+            }
+        }
+        let sigma = representatives(&mut bounds, win32);
+        if !work.spend((sigma.len() as u64 + 1) * (width as u64 + live_bits + bounds.len() as u64)) {
+            return Err(past_work());
+        }
         for &c in &sigma {
             let mut next = vec![0u64; width];
-            for (p, &o) in pats.iter().zip(&offsets) {
-                let w = pat_words(p);
-                pat_step(p, &cur[o..o + w], c, &mut next[o..o + w]);
+            for &p in &alive {
+                let (o, w) = (offsets[p], pat_words(pats[p]));
+                pat_step(pats[p], &cur[o..o + w], c, &mut next[o..o + w]);
             }
             let v = cur[width - 2];
             next[width - 2] = if c == '.' { [1, 2, 3, 3][v as usize] } else { 3 };
@@ -698,7 +864,7 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
                 if node == DEAD { DEAD } else { trie[node as usize].0.get(&c).map_or(DEAD, |&n| n as u64) };
             if !index.contains_key(&next) {
                 if states.len() >= MAX_SEGMENT_STATES {
-                    return None;
+                    return Err(format!("a segment split past {MAX_SEGMENT_STATES} states"));
                 }
                 index.insert(next.clone(), states.len());
                 states.push(next);
@@ -708,12 +874,15 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
         }
     }
     let mut sigs: Vec<(Vec<bool>, usize)> = sigs.into_iter().collect();
+    if !work.spend((sigs.len() as u64).saturating_mul(edges.len() as u64)) {
+        return Err(past_work());
+    }
     sigs.sort_unstable_by_key(|(_, i)| *i);
     for (sig, i) in sigs {
         let hit: Vec<usize> = (0..edges.len())
             .filter(|&e| match edges[e].0 {
                 M::Any => true,
-                M::Pat(_) => sig[pat_of[e].expect("a pattern edge")],
+                M::Pat(_) => pat_of[e].is_some_and(|p| p != NEVER && sig[p]),
                 M::Lit(_) => false,
             })
             .collect();
@@ -721,7 +890,7 @@ fn split(edges: &[(M<'_>, St)], wanted: &[bool], win32: bool) -> Option<Split> {
             classes.push((text(i, &parent), hit));
         }
     }
-    Some(Split { classes })
+    Ok(Split { classes })
 }
 
 /// The outcome of one inclusion search.
@@ -748,9 +917,12 @@ type Node = ((Vec<St>, Vec<St>), usize, String);
 
 /// Whether every path the `new` variants match is matched by an `old` one;
 /// else up to [`MAX_CANDIDATES`] paths outside.
-fn included(new: &[Vec<El>], old: &[Vec<El>], win32: bool) -> Inclusion {
+fn included(new: &[&[El]], old: &[&[El]], win32: bool, work: &Work) -> Inclusion {
     let (nn, on) = (Nfa { vars: new }, Nfa { vars: old });
     let start = (nn.start(), on.start());
+    if !work.spend((start.0.len() + start.1.len()) as u64 + 1) {
+        return Inclusion::Unknown(past_work());
+    }
     let mut index: HashMap<(Vec<St>, Vec<St>), usize> = HashMap::new();
     let mut nodes: Vec<Node> = vec![(start.clone(), usize::MAX, String::new())];
     index.insert(start, 0);
@@ -788,14 +960,18 @@ fn included(new: &[Vec<El>], old: &[Vec<El>], win32: bool) -> Inclusion {
                 wanted.push(false);
             }
         }
-        let Some(sp) = split(&edges, &wanted, win32) else {
-            return Inclusion::Unknown(format!("a segment split past {MAX_SEGMENT_STATES} states"));
+        let sp = match split(&edges, &wanted, win32, work) {
+            Ok(sp) => sp,
+            Err(why) => return Inclusion::Unknown(why),
         };
         for (seg, hit) in sp.classes {
             let mut n2: Vec<St> = hit.iter().filter(|&&e| e < n_new).map(|&e| edges[e].1).collect();
             let mut o2: Vec<St> = hit.iter().filter(|&&e| e >= n_new).map(|&e| edges[e].1).collect();
             nn.close(&mut n2);
             on.close(&mut o2);
+            if !work.spend((n2.len() + o2.len() + seg.len()) as u64 + 1) {
+                return Inclusion::Unknown(past_work());
+            }
             let key = (n2, o2);
             if !index.contains_key(&key) {
                 if nodes.len() >= MAX_FS_STATES {
@@ -839,14 +1015,14 @@ fn may_meet(p: M<'_>, d: M<'_>) -> bool {
 }
 
 /// A segment both `p` and `d` match exactly, if one is found.
-fn meeting(p: M<'_>, d: M<'_>) -> Option<String> {
+fn meeting(p: M<'_>, d: M<'_>, work: &Work) -> Option<String> {
     match (p, d) {
         (M::Lit(a), _) => Some(a.to_owned()),
         (_, M::Lit(b)) => Some(b.to_owned()),
         (M::Any, M::Any) => Some("x".to_owned()),
         _ => {
             let edges = [(p, 0), (d, 0)];
-            let sp = split(&edges, &[true, true], false)?;
+            let sp = split(&edges, &[true, true], false, work).ok()?;
             sp.classes.into_iter().find(|(_, hit)| hit.len() == 2).map(|(s, _)| s)
         }
     }
@@ -854,8 +1030,9 @@ fn meeting(p: M<'_>, d: M<'_>) -> Option<String> {
 
 /// Paths a new grant variant and an old deny variant may both name, over
 /// segments, with [`may_meet`] per segment: `None` when they cannot meet;
-/// else candidate paths (maybe none, when no segment was found exactly).
-fn deny_overlap(grant: &[Vec<El>], deny: &[Vec<El>]) -> Option<Vec<String>> {
+/// else candidate paths (maybe none, when no segment was found exactly, or
+/// when the work budget ran out: they may meet).
+fn deny_overlap(grant: &[&[El]], deny: &[&[El]], work: &Work) -> Option<Vec<String>> {
     let (gn, dn) = (Nfa { vars: grant }, Nfa { vars: deny });
     let mut met = false;
     let mut found = Vec::new();
@@ -872,7 +1049,7 @@ fn deny_overlap(grant: &[Vec<El>], deny: &[Vec<El>]) -> Option<Vec<String>> {
                 dn.close(&mut sb);
                 for &x in &sa {
                     for &y in &sb {
-                        if seen.len() >= MAX_FS_STATES {
+                        if seen.len() >= MAX_FS_STATES || !work.spend(segs.len() as u64 + 1) {
                             // Past the bound: they may meet (never "they cannot").
                             *truncated = true;
                         } else if seen.insert((x, y)) {
@@ -896,12 +1073,14 @@ fn deny_overlap(grant: &[Vec<El>], deny: &[Vec<El>]) -> Option<Vec<String>> {
                 if let (Some((pm, pa)), Some((dm, db))) = (gn.edge(a), dn.edge(b)) {
                     if may_meet(pm, dm) {
                         let mut s2 = segs.clone();
-                        s2.push(meeting(pm, dm));
+                        s2.push(meeting(pm, dm, work));
                         push(pa, db, s2, &mut stack, &mut truncated);
                     }
                 }
             }
-            met |= truncated;
+            if truncated {
+                return Some(found);
+            }
         }
     }
     met.then_some(found)
@@ -926,21 +1105,40 @@ fn mode_name(m: FsMode) -> &'static str {
 /// Most path segments a checked path has (a 4096-byte path of one-byte names).
 const MAX_PATH_SEGMENTS: u64 = (crate::fs::MAX_PATH_BYTES as u64).div_ceil(2) + 1;
 
-/// Match steps one segment pattern may spend on one name: a fixed part and
-/// a part per character of the name (`matches` in the glob module: the
-/// first run at the start, the last at the end, the runs between found left
-/// to right, each name position scanned once by one of them). `None`: a
-/// wildcard run between stars longer than [`glob::MAX_FREE_WILD_RUN`], which
-/// may exhaust its own budget and then not match (fail closed).
+/// How many times longer in UTF-8 bytes a path may get in the spellings a
+/// posix check matches deny globs in ([`crate::posix_fold::fold`] and
+/// [`crate::posix_fold::OTHER_FORMS`]): 3 (`\u{1D160}`, 4 bytes, is 12
+/// folded; `ΐ`, 2 bytes, is 6 decomposed). Pinned for every character by a
+/// test below.
+const FOLD_EXPANSION: u64 = 3;
+
+/// The same on win32, in halves: NTFS upper case maps a character to one
+/// character, at most one byte longer than a two-byte one (`ɐ` to `Ɐ`).
+const NTFS_EXPANSION_HALVES: u64 = 3;
+
+/// The UTF-8 bytes of a run of atoms as the matcher spends on it: a literal
+/// run is compared and searched for by bytes, one step per byte; any other
+/// run one step per atom (never more than its bytes).
+fn chunk_steps(c: &[Atom]) -> u64 {
+    c.iter().map(|a| if let Atom::Char(ch) = a { ch.len_utf8() as u64 } else { 1 }).sum()
+}
+
+/// Match steps one segment pattern may spend on one name of `l` bytes: a
+/// fixed part and a part per byte of the name (`matches` in the glob
+/// module: the first run at the start, the last at the end, the runs
+/// between found left to right, each name position scanned once by one of
+/// them). Counted in the matcher's unit: bytes for literal runs, atoms for
+/// the others. `None`: a wildcard run between stars longer than
+/// [`glob::MAX_FREE_WILD_RUN`] atoms, which may exhaust its own budget and
+/// then not match (fail closed).
 fn pattern_steps(p: &SegPattern) -> Option<(u64, u64)> {
     let atoms = p.atoms();
     if atoms == [Atom::Star] {
         return Some((0, 0));
     }
     let chunks: Vec<&[Atom]> = atoms.split(|a| *a == Atom::Star).collect();
-    let len = |c: &[Atom]| c.len() as u64;
     if chunks.len() == 1 {
-        return Some((1 + len(chunks[0]), 0));
+        return Some((1 + chunk_steps(chunks[0]), 0));
     }
     let middle = &chunks[1..chunks.len() - 1];
     let mut per = 0u64;
@@ -949,15 +1147,20 @@ fn pattern_steps(p: &SegPattern) -> Option<(u64, u64)> {
         if !literal && c.len() > glob::MAX_FREE_WILD_RUN {
             return None;
         }
-        per = per.max(if literal { 1 } else { len(c) + 1 });
+        per = per.max(if literal { 1 } else { c.len() as u64 + 1 });
     }
-    let fixed = 2 + len(chunks[0]) + 2 * len(chunks[chunks.len() - 1]) + middle.iter().map(|c| len(c)).sum::<u64>();
+    let last = chunks[chunks.len() - 1];
+    let fixed = 2
+        + chunk_steps(chunks[0])
+        + last.len() as u64
+        + chunk_steps(last)
+        + middle.iter().map(|c| chunk_steps(c)).sum::<u64>();
     Some((fixed, per))
 }
 
-/// Match steps one variant may spend in one check (its segment walk included).
-fn variant_steps(g: &glob::ParsedGlob) -> Option<u64> {
-    let l = crate::fs::MAX_PATH_BYTES as u64;
+/// Match steps one variant may spend in one check of a path of at most `l`
+/// bytes (its segment walk included).
+fn variant_steps(g: &glob::ParsedGlob, l: u64) -> Option<u64> {
     let n = MAX_PATH_SEGMENTS;
     if g.rest.len() <= 1 && g.rest.iter().all(|s| *s == Seg::Rec) {
         return Some(0);
@@ -973,69 +1176,260 @@ fn variant_steps(g: &glob::ParsedGlob) -> Option<u64> {
     Some(steps)
 }
 
-/// Whether no check of `policy` can stop at its step budget
-/// ([`glob::MAX_MATCH_STEPS`], where a check fails closed and denies what its
-/// globs would allow): the steps of every variant filed under a path's
-/// ancestors, tried in up to two passes, stay within it. A hostile policy
-/// past it is not modelled by the diff (the answer is unknown).
-fn within_step_budget(policy: &PermissionPolicy) -> Result<(), String> {
+/// An upper bound on the match steps checking one glob (every brace
+/// variant, as a grant or, with `deny`, as a deny rule in each spelling a
+/// check walks) against one path of `path_bytes` bytes costs; `u64::MAX`
+/// for a glob that does not parse or may give up on its own. For `explain`,
+/// which matches grants one by one.
+pub(crate) fn glob_check_steps(glob: &str, platform: Platform, path_bytes: usize, deny: bool) -> u64 {
+    let l = (path_bytes as u64).saturating_mul(if deny || platform == Platform::Win32 { FOLD_EXPANSION } else { 1 });
+    let walks = if deny { 2 + 2 * (1 + crate::posix_fold::OTHER_FORMS.len() as u64) } else { 2 };
+    let mut total = 0u64;
+    for v in parse_variants(glob, platform) {
+        let variants = if deny { glob::deny_variants(v) } else { vec![v] };
+        for v in variants {
+            let Some(steps) = variant_steps(&v, l) else { return u64::MAX };
+            total = total.saturating_add(steps.saturating_add(64).saturating_mul(walks));
+        }
+    }
+    total
+}
+
+/// One index a check walks with a step budget of its own
+/// ([`glob::MAX_MATCH_STEPS`] per walk): the variants it holds, each with
+/// how many times a walk may try it, and the longest path it is walked with.
+struct IndexWalk {
+    variants: Vec<(glob::ParsedGlob, u64)>,
+    path_bytes: u64,
+    /// win32: the 8.3 alias walk over the deny variants, on the same budget.
+    aliasing: Vec<glob::ParsedGlob>,
+    /// How many walks of this index one check may make.
+    walks: u64,
+}
+
+/// The index walks of one fs check of `policy` (see `FsMatcher::match_str`):
+/// the grants and deny globs as written (grants tried in up to two passes;
+/// on posix walked again with the characters HFS+ ignores dropped), and on
+/// posix with deny globs the folded deny index (walked with the folded path
+/// and its other spellings) and each other spelling's index.
+fn index_walks(policy: &PermissionPolicy) -> Vec<IndexWalk> {
     let platform = policy.platform();
-    let mut by_prefix: HashMap<String, u64> = HashMap::new();
-    let mut add = |g: &glob::ParsedGlob, weight: u64| -> Option<()> {
-        *by_prefix.entry(g.prefix.clone()).or_default() += weight * variant_steps(g)?;
-        Some(())
+    let win32 = platform == Platform::Win32;
+    let max = crate::fs::MAX_PATH_BYTES as u64;
+    let deny: Vec<glob::ParsedGlob> =
+        policy.deny_fs().iter().flat_map(|d| parse_variants(d, platform)).flat_map(glob::deny_variants).collect();
+    let grants = policy.fs_grants().iter().flat_map(|g| parse_variants(g.glob(), platform)).map(|g| (g, 2));
+    let main = IndexWalk {
+        variants: grants.chain(deny.iter().cloned().map(|d| (d, 1))).collect(),
+        path_bytes: if win32 { (max * NTFS_EXPANSION_HALVES).div_ceil(2) } else { max },
+        aliasing: if win32 { deny.clone() } else { Vec::new() },
+        walks: if win32 { 1 } else { 2 },
     };
-    let grants = policy.fs_grants().iter().flat_map(|g| parse_variants(g.glob(), platform));
-    // Denies: also matched folded (posix), where a literal may fold longer (`ß` -> `ss`).
-    let denies = policy.deny_fs().iter().flat_map(|d| parse_variants(d, platform)).flat_map(glob::deny_variants);
-    let weighted = grants.map(|g| (g, 2)).chain(denies.map(|d| (d, 6)));
-    let ok = weighted.map(|(g, w)| add(&g, w)).all(|r| r.is_some());
-    let hostile = || {
-        format!(
-            "the old policy's checks may stop at their step budget ({} steps, where a check fails closed); not modelled",
-            glob::MAX_MATCH_STEPS
-        )
-    };
-    if !ok {
-        return Err(hostile());
+    let mut out = vec![main];
+    if win32 || deny.is_empty() {
+        return out;
+    }
+    let folded: Vec<glob::ParsedGlob> = deny.iter().map(glob::fold_posix).collect();
+    let mut forms: Vec<Vec<(glob::ParsedGlob, u64)>> = vec![Vec::new(); crate::posix_fold::OTHER_FORMS.len()];
+    for (d, f) in deny.iter().zip(&folded) {
+        if d.literal_text_is_ascii() {
+            continue;
+        }
+        for (form, list) in crate::posix_fold::OTHER_FORMS.iter().zip(&mut forms) {
+            let other = glob::fold_posix_by(d, *form);
+            if other != *f {
+                list.push((other, 1));
+            }
+        }
+    }
+    let long = max * FOLD_EXPANSION;
+    let walks = 1 + crate::posix_fold::OTHER_FORMS.len() as u64;
+    out.push(IndexWalk {
+        variants: folded.into_iter().map(|f| (f, 1)).collect(),
+        path_bytes: long,
+        aliasing: Vec::new(),
+        walks,
+    });
+    for list in forms.into_iter().filter(|l| !l.is_empty()) {
+        out.push(IndexWalk { variants: list, path_bytes: long, aliasing: Vec::new(), walks: 1 });
+    }
+    out
+}
+
+/// The most match steps one walk of `w` may spend: the steps of every
+/// variant filed under a path's ancestors (and the win32 alias walk), at
+/// the longest path the walk sees. `None`: a pattern that may give up on
+/// its own (see [`pattern_steps`]).
+fn walk_steps(w: &IndexWalk) -> Option<u64> {
+    let (l, n) = (w.path_bytes, MAX_PATH_SEGMENTS);
+    let mut by_prefix: HashMap<&str, u64> = HashMap::new();
+    for (g, weight) in &w.variants {
+        let e = by_prefix.entry(g.prefix.as_str()).or_default();
+        *e = e.saturating_add(weight * variant_steps(g, l)?);
     }
     // win32: a path with an 8.3-shaped name is also walked against every
     // deny variant (literal prefix segments included), whatever its prefix.
     let mut aliasing = 0u64;
-    if platform == Platform::Win32 {
-        let (l, n) = (crate::fs::MAX_PATH_BYTES as u64, MAX_PATH_SEGMENTS);
-        for d in policy.deny_fs().iter().flat_map(|d| parse_variants(d, platform)).flat_map(glob::deny_variants) {
-            let lits: Vec<&str> = d.prefix.get(2..).unwrap_or("").split('/').skip(1).collect();
-            let mut steps = (lits.len() + d.rest.len()) as u64 * (n + 1);
-            steps += lits.iter().map(|x| n * (1 + x.chars().count() as u64)).sum::<u64>();
-            for seg in &d.rest {
-                if let Seg::Pat(p) = seg {
-                    let Some((fixed, per)) = pattern_steps(p) else { return Err(hostile()) };
-                    steps += n * fixed + per * (l + n);
-                }
+    for d in &w.aliasing {
+        let lits: Vec<&str> = d.prefix.get(2..).unwrap_or("").split('/').skip(1).collect();
+        let mut steps = (lits.len() + d.rest.len()) as u64 * (n + 1);
+        steps += lits.iter().map(|x| n * (1 + x.len() as u64)).sum::<u64>();
+        for seg in &d.rest {
+            if let Seg::Pat(p) = seg {
+                let (fixed, per) = pattern_steps(p)?;
+                steps += n * fixed + per * (l + n);
             }
-            aliasing += steps;
         }
+        aliasing = aliasing.saturating_add(steps);
     }
+    let mut worst = aliasing;
     for key in by_prefix.keys() {
         let mut total = aliasing;
-        let mut at = key.as_str();
+        let mut at = *key;
         loop {
-            total += by_prefix.get(at).copied().unwrap_or(0);
+            total = total.saturating_add(by_prefix.get(at).copied().unwrap_or(0));
             match at.rfind('/') {
                 Some(i) => at = &at[..i],
                 None => break,
             }
         }
-        if total > glob::MAX_MATCH_STEPS as u64 {
-            return Err(hostile());
-        }
+        worst = worst.max(total);
     }
-    Ok(())
+    Some(worst)
 }
 
-/// The old grants of one mode with the new deny globs: their variants, and flattened (posix).
-type Cover = (HashSet<glob::ParsedGlob>, Option<Vec<Vec<El>>>);
+/// Whether no check of `policy` can stop at its step budget
+/// ([`glob::MAX_MATCH_STEPS`] per index walk, where a check fails closed and
+/// denies what its globs would allow): in each walk, the steps of the
+/// variants under a path's ancestors stay within it. A hostile policy past
+/// it is not modelled by the diff (the answer is unknown). Steps are counted
+/// in the matcher's own units (bytes of literal runs and of names, atoms of
+/// the other runs), at the longest path each walk sees (the folded
+/// spellings are longer).
+fn within_step_budget(policy: &PermissionPolicy) -> Result<(), String> {
+    let ok = index_walks(policy).iter().all(|w| walk_steps(w).is_some_and(|s| s <= glob::MAX_MATCH_STEPS as u64));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the old policy's checks may stop at their step budget ({} steps, where a check fails closed); not modelled",
+            glob::MAX_MATCH_STEPS
+        ))
+    }
+}
+
+/// What one fs check of `policy` may cost, in work units (match steps):
+/// every walk it makes, each at most the step budget.
+fn check_cost(policy: &PermissionPolicy) -> u64 {
+    let cap = glob::MAX_MATCH_STEPS as u64;
+    index_walks(policy)
+        .iter()
+        .map(|w| w.walks.saturating_mul(walk_steps(w).map_or(cap, |s| s.min(cap))))
+        .fold(64u64, u64::saturating_add)
+}
+
+/// The leading literal segments of a flattened variant (its literal prefix,
+/// the drive first on win32).
+fn lead_lits(v: &[El]) -> impl Iterator<Item = &str> {
+    v.iter().map_while(|e| if let El::Lit(l) = e { Some(l.as_str()) } else { None })
+}
+
+/// Items filed by the leading literal segments of their variants, so a
+/// search compares a variant only with those whose literal prefix agrees
+/// with its own as far as both go (the others match no common path). With
+/// a `key` folding segments, a segment the key cannot tell (`None`) is
+/// filed apart and met by every query segment, and a `None` query segment
+/// meets every child.
+/// A [`PrefixTrie`] node: children by key, and the items whose literal prefix ends here.
+type PrefixNode = (HashMap<Option<String>, usize>, Vec<usize>);
+
+struct PrefixTrie {
+    nodes: Vec<PrefixNode>,
+    key: fn(&str) -> Option<String>,
+}
+
+impl PrefixTrie {
+    fn new(key: fn(&str) -> Option<String>) -> Self {
+        Self { nodes: vec![(HashMap::new(), Vec::new())], key }
+    }
+
+    fn insert<'a>(&mut self, lits: impl Iterator<Item = &'a str>, item: usize) {
+        let mut at = 0;
+        for l in lits {
+            let k = (self.key)(l);
+            at = match self.nodes[at].0.get(&k) {
+                Some(&n) => n,
+                None => {
+                    self.nodes.push((HashMap::new(), Vec::new()));
+                    let n = self.nodes.len() - 1;
+                    self.nodes[at].0.insert(k, n);
+                    n
+                }
+            };
+        }
+        self.nodes[at].1.push(item);
+    }
+
+    /// The items whose literal prefix agrees with `lits` as far as both go
+    /// (into `out`, maybe repeated); false when the work budget ran out.
+    fn related<'a>(&self, lits: impl Iterator<Item = &'a str>, work: &Work, out: &mut Vec<usize>) -> bool {
+        let mut at: Vec<usize> = vec![0];
+        for l in lits {
+            let k = (self.key)(l);
+            let mut next = Vec::new();
+            for &n in &at {
+                if !work.spend(self.nodes[n].1.len() as u64 + 1) {
+                    return false;
+                }
+                out.extend(&self.nodes[n].1);
+                let children = &self.nodes[n].0;
+                match &k {
+                    None => next.extend(children.values().copied()),
+                    Some(_) => {
+                        next.extend(children.get(&k).copied());
+                        next.extend(children.get(&None).copied());
+                    }
+                }
+            }
+            at = next;
+            if at.is_empty() {
+                return true;
+            }
+        }
+        // Every item at or below where the query ends.
+        let mut stack = at;
+        while let Some(n) = stack.pop() {
+            if !work.spend(self.nodes[n].1.len() as u64 + 1) {
+                return false;
+            }
+            out.extend(&self.nodes[n].1);
+            stack.extend(self.nodes[n].0.values().copied());
+        }
+        true
+    }
+}
+
+/// Segments compared exactly (the inclusion search's literal edges).
+fn exact_key(s: &str) -> Option<String> {
+    Some(s.to_owned())
+}
+
+/// Segments compared as [`may_meet`] compares two literals: ASCII ones
+/// without case, any other may meet anything.
+fn fold_key(s: &str) -> Option<String> {
+    s.is_ascii().then(|| s.to_ascii_lowercase())
+}
+
+/// The old grants of one mode with the new deny globs as written: their
+/// variants, flattened (posix, and win32 without classes), each flattened
+/// variant as a set (a new variant equal to one is covered), and indexed
+/// by literal prefix.
+struct Cover {
+    globs: HashSet<glob::ParsedGlob>,
+    flat: Option<Vec<Vec<El>>>,
+    same: HashSet<Vec<El>>,
+    trie: PrefixTrie,
+}
 
 fn fs_widenings(cx: &mut Ctx<'_>) {
     let (old, new) = (cx.old, cx.new);
@@ -1071,7 +1465,13 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
                 .chain(new_deny_variants.iter().cloned())
                 .collect();
             let flat = flat(&cover);
-            (cover.into_iter().collect(), flat)
+            let mut trie = PrefixTrie::new(exact_key);
+            let mut same = HashSet::new();
+            for (i, v) in flat.iter().flatten().enumerate() {
+                trie.insert(lead_lits(v), i);
+                same.insert(v.clone());
+            }
+            Cover { globs: cover.into_iter().collect(), flat, same, trie }
         })
         .collect();
     for (i, g) in new.fs_grants().iter().enumerate() {
@@ -1082,19 +1482,33 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
                 format!("{} granted on {}", mode_name(mode), g.glob()),
                 format!("{} no longer granted on all of {}", mode_name(mode), g.glob()),
             );
-            let (cover, cover_flat) = &covers[usize::from(mode == FsMode::Write)];
+            let cover = &covers[usize::from(mode == FsMode::Write)];
             // win32: the same variants (NTFS-folded at parse) are the same paths.
-            if win32 && nv.iter().all(|v| cover.contains(v)) {
+            if win32 && nv.iter().all(|v| cover.globs.contains(v)) {
                 continue;
             }
-            let (Some(n), Some(o)) = (flat(&nv), cover_flat.as_ref()) else {
+            let (Some(n), Some(o)) = (flat(&nv), cover.flat.as_ref()) else {
                 let cands = nv.iter().map(instantiate).map(|path| Witness::Fs { path, mode });
                 if !cx.first_confirmed("fs", &pointer, &what, cands.collect::<Vec<_>>()) {
                     cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
                 }
                 continue;
             };
-            match included(&n, o, win32) {
+            // A variant equal to an old one is covered; the others are
+            // searched against the old variants their literal prefix meets.
+            let rest: Vec<&[El]> = n.iter().filter(|v| !cover.same.contains(*v)).map(Vec::as_slice).collect();
+            if rest.is_empty() {
+                continue;
+            }
+            let mut ids = Vec::new();
+            if !rest.iter().all(|v| cover.trie.related(lead_lits(v), cx.work, &mut ids)) {
+                cx.unknown("fs", &pointer, format!("{what}: {}", past_work()));
+                continue;
+            }
+            ids.sort_unstable();
+            ids.dedup();
+            let near: Vec<&[El]> = ids.iter().map(|&k| o[k].as_slice()).collect();
+            match included(&rest, &near, win32, cx.work) {
                 Inclusion::Included => {}
                 Inclusion::Outside(paths) => {
                     let cands: Vec<Witness> = paths.into_iter().map(|path| Witness::Fs { path, mode }).collect();
@@ -1112,21 +1526,34 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
     }
 
     // (b) Old deny globs the new policy dropped: widening where a new grant meets one.
-    for (j, d) in old_deny.iter().enumerate() {
-        if new_deny.contains(d) {
-            continue;
+    let dropped: Vec<(usize, &String)> =
+        old_deny.iter().enumerate().filter(|(_, d)| !new_deny.contains(*d)).map(|(j, d)| (j, *d)).collect();
+    if dropped.is_empty() {
+        return;
+    }
+    let grant_flat: Vec<Option<Vec<Vec<El>>>> =
+        if win32 { Vec::new() } else { new.fs_grants().iter().map(|g| flat(&variants(g.glob()))).collect() };
+    // The new grants by literal prefix, read as a deny reads them (ASCII
+    // case-insensitive; a non-ASCII segment may meet anything).
+    let mut grant_trie = PrefixTrie::new(fold_key);
+    let mut unflat: Vec<usize> = Vec::new();
+    for (k, f) in grant_flat.iter().enumerate() {
+        match f {
+            Some(vs) => vs.iter().for_each(|v| grant_trie.insert(lead_lits(v), k)),
+            None => unflat.push(k),
         }
+    }
+    for (j, d) in dropped {
         let pointer = format!("/deny/fs/{j}");
         let what = cx.say(format!("deny.fs rule removed: {d}"), format!("deny.fs rule added: {d}"));
         let dv: Vec<glob::ParsedGlob> = variants(d).into_iter().flat_map(glob::deny_variants).collect();
         if platform == Platform::Win32 {
             // NTFS folding and 8.3 aliases: any grant may meet any dropped deny.
-            let cands: Vec<Witness> = new
+            let cands = new
                 .fs_grants()
                 .iter()
                 .flat_map(|g| grant_modes(g.mode()).iter())
-                .flat_map(|&m| dv.iter().map(move |v| Witness::Fs { path: instantiate(v), mode: m }))
-                .collect();
+                .flat_map(|&m| dv.iter().map(move |v| Witness::Fs { path: instantiate(v), mode: m }));
             if !cx.first_confirmed("fs", &pointer, &what, cands) {
                 cx.unknown("fs", &pointer, format!("{what}: win32 deny globs are compared by their variants only"));
             }
@@ -1136,21 +1563,33 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
             cx.unknown("fs", &pointer, format!("{what}: a folding class is not modelled"));
             continue;
         };
+        let dref: Vec<&[El]> = dflat.iter().map(Vec::as_slice).collect();
+        let mut near = unflat.clone();
+        if !dref.iter().all(|v| grant_trie.related(lead_lits(v), cx.work, &mut near)) {
+            cx.unknown("fs", &pointer, format!("{what}: {}", past_work()));
+            continue;
+        }
+        near.sort_unstable();
+        near.dedup();
         let mut met = false;
         let mut cands = Vec::new();
-        for g in new.fs_grants() {
-            let gv = variants(g.glob());
-            let Some(gflat) = flat(&gv) else {
+        for k in near {
+            let g = &new.fs_grants()[k];
+            let Some(gflat) = &grant_flat[k] else {
                 met = true;
                 continue;
             };
-            if let Some(paths) = deny_overlap(&gflat, &dflat) {
+            let gref: Vec<&[El]> = gflat.iter().map(Vec::as_slice).collect();
+            if let Some(paths) = deny_overlap(&gref, &dref, cx.work) {
                 met = true;
                 for p in paths {
                     for &m in grant_modes(g.mode()) {
                         cands.push(Witness::Fs { path: p.clone(), mode: m });
                     }
                 }
+            }
+            if cands.len() >= MAX_CANDIDATES * 16 {
+                break;
             }
         }
         if met && !cx.first_confirmed("fs", &pointer, &what, cands) {
@@ -1166,14 +1605,15 @@ pub(crate) const MAX_LINT_COVER_GRANTS: usize = 256;
 /// in each mode they give, the other grants of that mode already allow. In
 /// manifest order, each against the grants not reported before it, so all
 /// the grants reported can be removed together; of identical grants the
-/// first is kept. Decided by
-/// the same inclusion search as the diff (a search past its bound reports
-/// nothing); skipped past [`MAX_LINT_COVER_GRANTS`] grants.
+/// first is kept. Decided by the same inclusion search as the diff, on a
+/// work budget of [`MAX_DIFF_WORK`] (a search past its bound, or past the
+/// budget, reports nothing); skipped past [`MAX_LINT_COVER_GRANTS`] grants.
 pub(crate) fn covered_fs_grants(policy: &PermissionPolicy) -> Vec<usize> {
     let grants = policy.fs_grants();
     if policy.platform() != Platform::Posix || grants.len() > MAX_LINT_COVER_GRANTS {
         return Vec::new();
     }
+    let work = Work::new(MAX_DIFF_WORK);
     let flat_of = |g: &str| -> Option<Vec<Vec<El>>> {
         parse_variants(g, Platform::Posix).iter().map(|v| flatten(v, false)).collect()
     };
@@ -1181,22 +1621,26 @@ pub(crate) fn covered_fs_grants(policy: &PermissionPolicy) -> Vec<usize> {
     let mut out = Vec::new();
     for (i, g) in grants.iter().enumerate() {
         let Some(mine) = &all[i] else { continue };
+        let mine: Vec<&[El]> = mine.iter().map(Vec::as_slice).collect();
         let covered = grant_modes(g.mode()).iter().all(|&mode| {
-            let mut cover: Vec<Vec<El>> = Vec::new();
+            let mut cover: Vec<&[El]> = Vec::new();
             for (j, o) in grants.iter().enumerate() {
                 let same_later = j > i && o.glob() == g.glob() && o.mode() == g.mode();
                 if j == i || same_later || out.contains(&j) || !o.mode().allows(mode) {
                     continue;
                 }
                 match &all[j] {
-                    Some(f) => cover.extend(f.iter().cloned()),
+                    Some(f) => cover.extend(f.iter().map(Vec::as_slice)),
                     None => return false,
                 }
             }
-            matches!(included(mine, &cover, false), Inclusion::Included)
+            matches!(included(&mine, &cover, false, &work), Inclusion::Included)
         });
         if covered {
             out.push(i);
+        }
+        if work.exhausted() {
+            break;
         }
     }
     out
@@ -1287,11 +1731,155 @@ fn port_covers(o: &FetchPattern, n: &FetchPattern, s: Scheme) -> bool {
     }
 }
 
-/// Whether one pattern of `old` covers scheme `s` of `n` entirely.
-fn fetch_covered(old: &[FetchPattern], n: &FetchPattern, s: Scheme) -> bool {
-    old.iter().any(|o| {
-        o.scheme_ok(s) && host_covers(o.host(), n.host()) && port_covers(o, n, s) && path_covers(o.path(), n.path())
-    })
+/// One label of a [`FetchIndex`] trie.
+#[derive(Default)]
+struct LabelNode<'a> {
+    children: HashMap<&'a str, usize>,
+    /// Patterns of an exact name ending at this label.
+    names: Vec<usize>,
+    /// `*.suffix` patterns whose suffix ends at this label.
+    suffixes: Vec<usize>,
+}
+
+/// Fetch patterns indexed by host, so a pattern is compared only with the
+/// patterns whose host may cover it or meet it: exact hosts in a map, and
+/// every name (exact names and `*.suffix` patterns) in a trie of labels read
+/// right to left.
+struct FetchIndex<'a> {
+    pats: &'a [FetchPattern],
+    exact: HashMap<&'a Host, Vec<usize>>,
+    nodes: Vec<LabelNode<'a>>,
+    /// The exact ports the patterns name (the witness search avoids them for `:*`).
+    ports: HashSet<u16>,
+}
+
+impl<'a> FetchIndex<'a> {
+    fn new(pats: &'a [FetchPattern]) -> Self {
+        let mut idx =
+            FetchIndex { pats, exact: HashMap::new(), nodes: vec![LabelNode::default()], ports: HashSet::new() };
+        for (i, p) in pats.iter().enumerate() {
+            if let PortRule::Exact(n) = p.port() {
+                idx.ports.insert(n);
+            }
+            let (name, suffix) = match p.host() {
+                HostPattern::Exact(h) => {
+                    idx.exact.entry(h).or_default().push(i);
+                    match h {
+                        Host::Domain(d) => (d.as_str(), false),
+                        _ => continue,
+                    }
+                }
+                HostPattern::Suffix(t) => (t.as_str(), true),
+            };
+            let mut at = 0;
+            for label in name.rsplit('.') {
+                at = match idx.nodes[at].children.get(label) {
+                    Some(&n) => n,
+                    None => {
+                        idx.nodes.push(LabelNode::default());
+                        let n = idx.nodes.len() - 1;
+                        idx.nodes[at].children.insert(label, n);
+                        n
+                    }
+                };
+            }
+            if suffix {
+                idx.nodes[at].suffixes.push(i);
+            } else {
+                idx.nodes[at].names.push(i);
+            }
+        }
+        idx
+    }
+
+    /// The patterns whose host may cover `h` (`*.t` over a name under `t`,
+    /// over `*.t` and `*.x.t`; an exact host over itself), maybe repeated.
+    fn covering(&self, h: &HostPattern, out: &mut Vec<usize>) {
+        let (name, strict) = match h {
+            HostPattern::Exact(host) => {
+                out.extend(self.exact.get(host).into_iter().flatten());
+                match host {
+                    Host::Domain(d) => (d.as_str(), true),
+                    _ => return,
+                }
+            }
+            HostPattern::Suffix(t) => (t.as_str(), false),
+        };
+        let labels: Vec<&str> = name.rsplit('.').collect();
+        let mut at = 0;
+        for (k, label) in labels.iter().enumerate() {
+            let Some(&n) = self.nodes[at].children.get(label) else { return };
+            at = n;
+            if !strict || k + 1 < labels.len() {
+                out.extend(&self.nodes[at].suffixes);
+            }
+        }
+    }
+
+    /// The patterns whose host `h` may cover (the converse of
+    /// [`Self::covering`]), maybe repeated; false when the work budget ran out.
+    fn covered_by(&self, h: &HostPattern, work: &Work, out: &mut Vec<usize>) -> bool {
+        let t = match h {
+            HostPattern::Exact(host) => {
+                out.extend(self.exact.get(host).into_iter().flatten());
+                return true;
+            }
+            HostPattern::Suffix(t) => t,
+        };
+        let mut at = 0;
+        for label in t.rsplit('.') {
+            let Some(&n) = self.nodes[at].children.get(label) else { return true };
+            at = n;
+        }
+        out.extend(&self.nodes[at].suffixes);
+        let mut stack: Vec<usize> = self.nodes[at].children.values().copied().collect();
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n];
+            if !work.spend((node.names.len() + node.suffixes.len()) as u64 + 1) {
+                return false;
+            }
+            out.extend(&node.names);
+            out.extend(&node.suffixes);
+            stack.extend(node.children.values().copied());
+        }
+        true
+    }
+
+    /// Whether one pattern covers scheme `s` of `n` entirely; `None` when the
+    /// work budget ran out first.
+    fn covers(&self, n: &FetchPattern, s: Scheme, work: &Work) -> Option<bool> {
+        let mut ids = Vec::new();
+        self.covering(n.host(), &mut ids);
+        let per = n.path().map_or(0, |p| p.segs.len()) as u64 + 1;
+        for i in ids {
+            if !work.spend(per) {
+                return None;
+            }
+            let o = &self.pats[i];
+            if o.scheme_ok(s)
+                && host_covers(o.host(), n.host())
+                && port_covers(o, n, s)
+                && path_covers(o.path(), n.path())
+            {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+
+    /// The patterns that may grant a URL `h` grants ([`fetch_may_meet`]), in
+    /// pattern order; `None` when the work budget ran out first.
+    fn meeting(&self, h: &FetchPattern, work: &Work) -> Option<Vec<usize>> {
+        let mut ids = Vec::new();
+        self.covering(h.host(), &mut ids);
+        if !self.covered_by(h.host(), work, &mut ids) || !work.spend(ids.len() as u64) {
+            return None;
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids.retain(|&i| fetch_may_meet(&self.pats[i], h));
+        Some(ids)
+    }
 }
 
 /// Whether two fetch patterns may grant one URL (scheme, host and port;
@@ -1346,19 +1934,15 @@ fn host_candidates(h: &HostPattern) -> Vec<String> {
     }
 }
 
-fn port_candidates(p: PortRule, s: Scheme, old: &[FetchPattern]) -> Vec<Option<u16>> {
+fn port_candidates(p: PortRule, s: Scheme, taken: &HashSet<u16>) -> Vec<Option<u16>> {
     match p {
         PortRule::Default => vec![None],
         PortRule::Exact(n) => vec![Some(n)],
-        _ => {
-            let taken: HashSet<u16> =
-                old.iter().filter_map(|o| if let PortRule::Exact(n) = o.port() { Some(n) } else { None }).collect();
-            [8443u16, 8080, 9, 65535, 1, s.default_port()]
-                .into_iter()
-                .filter(|n| !taken.contains(n))
-                .map(Some)
-                .collect()
-        }
+        _ => [8443u16, 8080, 9, 65535, 1, s.default_port()]
+            .into_iter()
+            .filter(|n| !taken.contains(n))
+            .map(Some)
+            .collect(),
     }
 }
 
@@ -1369,11 +1953,12 @@ fn url(s: Scheme, host: &str, port: Option<u16>, path: &str) -> String {
     }
 }
 
-/// URLs a pattern grants, for scheme `s` (a few, varied where it has wildcards).
-fn fetch_urls(n: &FetchPattern, s: Scheme, old: &[FetchPattern]) -> Vec<String> {
+/// URLs a pattern grants, for scheme `s` (a few, varied where it has
+/// wildcards; a `:*` port as one of none of `taken`).
+fn fetch_urls(n: &FetchPattern, s: Scheme, taken: &HashSet<u16>) -> Vec<String> {
     let mut out = Vec::new();
     for h in host_candidates(n.host()) {
-        for port in port_candidates(n.port(), s, old) {
+        for port in port_candidates(n.port(), s, taken) {
             for path in path_candidates(n.path()) {
                 out.push(url(s, &h, port, &path));
             }
@@ -1384,17 +1969,23 @@ fn fetch_urls(n: &FetchPattern, s: Scheme, old: &[FetchPattern]) -> Vec<String> 
 
 fn fetch_widenings(cx: &mut Ctx<'_>) {
     let (old, new) = (cx.old, cx.new);
+    let old_idx = FetchIndex::new(old.fetch_patterns());
     for (i, n) in new.fetch_patterns().iter().enumerate() {
         let pointer = format!("/fetch/{i}");
         for s in schemes_of(n) {
-            if fetch_covered(old.fetch_patterns(), n, s) {
-                continue;
-            }
             let what = cx.say(
                 format!("fetch grant {n} ({} URLs) not within one old pattern", s.as_str()),
                 format!("fetch grant {n} ({} URLs) removed or narrowed", s.as_str()),
             );
-            let cands: Vec<Witness> = fetch_urls(n, s, old.fetch_patterns())
+            match old_idx.covers(n, s, cx.work) {
+                Some(true) => continue,
+                Some(false) => {}
+                None => {
+                    cx.unknown("fetch", &pointer, format!("{what}: {}", past_work()));
+                    continue;
+                }
+            }
+            let cands: Vec<Witness> = fetch_urls(n, s, &old_idx.ports)
                 .into_iter()
                 .map(|url| Witness::Fetch { url, resolved_ip: None })
                 .collect();
@@ -1403,26 +1994,50 @@ fn fetch_widenings(cx: &mut Ctx<'_>) {
             }
         }
     }
+    if new.fetch_patterns().is_empty() {
+        return;
+    }
+    let new_idx = FetchIndex::new(new.fetch_patterns());
     let kept: HashSet<String> = new.deny_fetch().iter().map(ToString::to_string).collect();
     for (j, d) in old.deny_fetch().iter().enumerate() {
-        if kept.contains(&d.to_string()) || new.fetch_patterns().is_empty() {
+        if kept.contains(&d.to_string()) {
             continue;
         }
         let pointer = format!("/deny/fetch/{j}");
         let what = cx.say(format!("deny.fetch rule removed: {d}"), format!("deny.fetch rule added: {d}"));
-        let cands = deny_fetch_candidates(d, new.fetch_patterns());
+        if !cx.work.spend(64) {
+            cx.unknown("fetch", &pointer, format!("{what}: {}", past_work()));
+            continue;
+        }
+        let cands = deny_fetch_candidates(d, &new_idx, cx.work);
         if !cx.first_confirmed("fetch", &pointer, &what, cands) {
             cx.unknown("fetch", &pointer, format!("{what}; no request it denied was found that the new policy allows"));
         }
     }
 }
 
-/// Requests a dropped deny rule denied that a new grant may allow.
-fn deny_fetch_candidates(d: &DenyFetch, grants: &[FetchPattern]) -> Vec<Witness> {
-    let mut out = Vec::new();
-    match d {
-        DenyFetch::Pattern(r) => {
-            for n in grants {
+/// Requests a dropped deny rule denied that a new grant may allow: first
+/// from the grants whose host may meet the rule's, then from the others (an
+/// IP rule also denies the addresses that embed it, `localhost` the
+/// loopback ones). Lazy: the caller takes a bounded number.
+fn deny_fetch_candidates<'a>(
+    d: &'a DenyFetch,
+    grants: &'a FetchIndex<'a>,
+    work: &'a Work,
+) -> impl Iterator<Item = Witness> + 'a {
+    let all = grants.pats;
+    let near: Vec<usize> = match d {
+        DenyFetch::Pattern(r) => grants.meeting(r, work).unwrap_or_default(),
+        DenyFetch::Cidr { .. } => Vec::new(),
+    };
+    let first: HashSet<usize> = near.iter().copied().collect();
+    let order = near.into_iter().chain((0..all.len()).filter(move |i| !first.contains(i)));
+    let none = HashSet::new();
+    order.take_while(move |_| work.spend(1)).flat_map(move |k| {
+        let n = &all[k];
+        let mut out = Vec::new();
+        match d {
+            DenyFetch::Pattern(r) => {
                 for s in schemes_of(n) {
                     if r.scheme().is_some_and(|x| x != s) {
                         continue;
@@ -1435,7 +2050,7 @@ fn deny_fetch_candidates(d: &DenyFetch, grants: &[FetchPattern]) -> Vec<Witness>
                             vec![format!("w.{longer}")]
                         }
                     };
-                    let mut ports = port_candidates(n.port(), s, &[]);
+                    let mut ports = port_candidates(n.port(), s, &none);
                     if let (PortRule::Any, PortRule::Exact(p)) = (n.port(), r.port()) {
                         ports.insert(0, Some(p));
                     }
@@ -1449,19 +2064,17 @@ fn deny_fetch_candidates(d: &DenyFetch, grants: &[FetchPattern]) -> Vec<Witness>
                     }
                 }
             }
-        }
-        DenyFetch::Cidr { net, len } => {
-            let addrs = block_samples(*net, *len);
-            for n in grants {
+            DenyFetch::Cidr { net, len } => {
                 for s in schemes_of(n) {
                     match n.host() {
                         HostPattern::Exact(Host::Ipv4(_) | Host::Ipv6(_)) => {
-                            for u in fetch_urls(n, s, &[]) {
+                            for u in fetch_urls(n, s, &none) {
                                 out.push(Witness::Fetch { url: u, resolved_ip: None });
                             }
                         }
                         _ => {
-                            for u in fetch_urls(n, s, &[]).into_iter().take(2) {
+                            let addrs = block_samples(*net, *len);
+                            for u in fetch_urls(n, s, &none).into_iter().take(2) {
                                 for a in addrs.iter().filter(|a| !is_special_address(**a)).take(16) {
                                     out.push(Witness::Fetch { url: u.clone(), resolved_ip: Some(a.to_string()) });
                                 }
@@ -1471,8 +2084,8 @@ fn deny_fetch_candidates(d: &DenyFetch, grants: &[FetchPattern]) -> Vec<Witness>
                 }
             }
         }
-    }
-    out
+        out
+    })
 }
 
 /// Up to 64 addresses spread over a CIDR block, coarse to fine (the van der
@@ -1505,80 +2118,84 @@ fn block_samples(net: IpAddr, len: u8) -> Vec<IpAddr> {
 
 fn secret_widenings(cx: &mut Ctx<'_>) {
     let (old, new) = (cx.old, cx.new);
+    if !new.secrets().iter().any(|n| new.bound_secret(n).is_some()) {
+        for (i, name) in new.secrets().iter().enumerate() {
+            readable_widening(cx, i, name);
+        }
+        return;
+    }
     let fetch_included = {
-        let mut probe = Ctx { old, new, forward: true, out: Findings::default() };
+        let mut probe =
+            Ctx { old, new, forward: true, out: Findings::default(), work: cx.work, fs_check_cost: cx.fs_check_cost };
         fetch_widenings(&mut probe);
         probe.out.found.is_empty() && probe.out.unknown.is_empty()
     };
+    let (old_idx, new_idx) = (FetchIndex::new(old.fetch_patterns()), FetchIndex::new(new.fetch_patterns()));
+    let denies_kept = {
+        let kept: HashSet<String> = new.deny_fetch().iter().map(ToString::to_string).collect();
+        old.deny_fetch().iter().all(|d| kept.contains(&d.to_string()))
+    };
     for (i, name) in new.secrets().iter().enumerate() {
         let pointer = format!("/secrets/{i}");
-        match new.bound_secret(name) {
-            None => {
-                // Exact: `secrets.get` allows exactly the readable names.
-                let w = Witness::Capability { id: "secrets.get", payload: json!({ "name": name }) };
-                let what = cx.say(format!("secret {name} readable"), format!("secret {name} no longer readable"));
-                cx.first_confirmed("secrets", &pointer, &what, [w]);
-            }
-            Some(b) => {
-                let what = cx.say(format!("secret {name} may be sent"), format!("secret {name} may no longer be sent"));
-                // Each hosts pattern the new fetch grants may reach must stay
-                // within one old hosts pattern, and within the old fetch grants
-                // (all of them proven included, or one old pattern covering it,
-                // with every old deny.fetch rule kept).
-                let denies_kept = {
-                    let kept: HashSet<String> = new.deny_fetch().iter().map(ToString::to_string).collect();
-                    old.deny_fetch().iter().all(|d| kept.contains(&d.to_string()))
-                };
-                let within = b.hosts().iter().all(|h| {
-                    let meeting: Vec<&FetchPattern> =
-                        new.fetch_patterns().iter().filter(|f| fetch_may_meet(f, h)).collect();
-                    // The new fetch grants that may reach `h`, each within one old pattern.
-                    let reach_kept = meeting
-                        .iter()
-                        .all(|f| schemes_of(f).into_iter().all(|s| fetch_covered(old.fetch_patterns(), f, s)));
-                    meeting.is_empty()
-                        || schemes_of(h).into_iter().all(|s| {
-                            old.bound_secret(name).is_some_and(|ob| fetch_covered(ob.hosts(), h, s))
-                                && (fetch_included
-                                    || (denies_kept && (reach_kept || fetch_covered(old.fetch_patterns(), h, s))))
-                        })
-                });
-                if within {
-                    continue;
-                }
-                let ob_hosts: Vec<FetchPattern> =
-                    old.bound_secret(name).map(|o| o.hosts().to_vec()).unwrap_or_default();
-                let mut cands: Vec<Witness> = Vec::new();
-                for h in b.hosts() {
-                    for s in schemes_of(h) {
-                        for u in fetch_urls(h, s, &ob_hosts) {
-                            cands.push(Witness::Capability {
-                                id: "secrets.use",
-                                payload: json!({ "name": name, "url": u }),
-                            });
-                        }
-                    }
-                }
-                for n in new.fetch_patterns() {
-                    for s in schemes_of(n) {
-                        for u in fetch_urls(n, s, old.fetch_patterns()) {
-                            cands.push(Witness::Capability {
-                                id: "secrets.use",
-                                payload: json!({ "name": name, "url": u }),
-                            });
-                        }
-                    }
-                }
-                if !cx.first_confirmed("secrets", &pointer, &what, cands) {
-                    cx.unknown(
-                        "secrets",
-                        &pointer,
-                        format!("{what}: its hosts or the fetch grants changed and no URL was confirmed"),
-                    );
-                }
-            }
+        let Some(b) = new.bound_secret(name) else {
+            readable_widening(cx, i, name);
+            continue;
+        };
+        let what = cx.say(format!("secret {name} may be sent"), format!("secret {name} may no longer be sent"));
+        // Each hosts pattern the new fetch grants may reach must stay
+        // within one old hosts pattern, and within the old fetch grants
+        // (all of them proven included, or one old pattern covering it,
+        // with every old deny.fetch rule kept). A question past the work
+        // budget is not "within".
+        let ob_hosts: &[FetchPattern] = old.bound_secret(name).map_or(&[], |o| o.hosts());
+        let ob_idx = FetchIndex::new(ob_hosts);
+        let work = cx.work;
+        let within = b.hosts().iter().all(|h| {
+            let Some(meeting) = new_idx.meeting(h, work) else { return false };
+            // The new fetch grants that may reach `h`, each within one old pattern.
+            let reach_kept = || {
+                meeting.iter().all(|&f| {
+                    let f = &new.fetch_patterns()[f];
+                    schemes_of(f).into_iter().all(|s| old_idx.covers(f, s, work) == Some(true))
+                })
+            };
+            meeting.is_empty()
+                || schemes_of(h).into_iter().all(|s| {
+                    ob_idx.covers(h, s, work) == Some(true)
+                        && (fetch_included
+                            || (denies_kept && (reach_kept() || old_idx.covers(h, s, work) == Some(true))))
+                })
+        });
+        if within {
+            continue;
+        }
+        let (ob_ports, old_ports) = (&ob_idx.ports, &old_idx.ports);
+        let cands = b
+            .hosts()
+            .iter()
+            .flat_map(|h| schemes_of(h).into_iter().flat_map(move |s| fetch_urls(h, s, ob_ports)))
+            .chain(
+                new.fetch_patterns()
+                    .iter()
+                    .flat_map(|n| schemes_of(n).into_iter().flat_map(move |s| fetch_urls(n, s, old_ports))),
+            )
+            .map(|u| Witness::Capability { id: "secrets.use", payload: json!({ "name": name, "url": u }) });
+        if !cx.first_confirmed("secrets", &pointer, &what, cands) {
+            cx.unknown(
+                "secrets",
+                &pointer,
+                format!("{what}: its hosts or the fetch grants changed and no URL was confirmed"),
+            );
         }
     }
+}
+
+/// A readable secret: `secrets.get` allows exactly the readable names.
+fn readable_widening(cx: &mut Ctx<'_>, i: usize, name: &str) {
+    let pointer = format!("/secrets/{i}");
+    let w = Witness::Capability { id: "secrets.get", payload: json!({ "name": name }) };
+    let what = cx.say(format!("secret {name} readable"), format!("secret {name} no longer readable"));
+    cx.first_confirmed("secrets", &pointer, &what, [w]);
 }
 
 fn topic_text(p: &TopicPattern, rest: &str) -> String {
@@ -1593,14 +2210,97 @@ fn topic_text(p: &TopicPattern, rest: &str) -> String {
         .join(".")
 }
 
+/// Topic patterns in a segment trie, so whether one of them covers a
+/// pattern is one walk along the pattern's segments (each node at most
+/// once), not a pass over every pattern.
+/// A [`TopicTrie`] node: literal children, the `*` child, whether a
+/// pattern ends here, whether a pattern ends here with a final `**` after it.
+type TopicNode<'a> = (HashMap<&'a str, usize>, Option<usize>, bool, bool);
+
+#[derive(Default)]
+struct TopicTrie<'a> {
+    nodes: Vec<TopicNode<'a>>,
+}
+
+impl<'a> TopicTrie<'a> {
+    fn new(pats: &'a [TopicPattern]) -> Self {
+        let mut t = TopicTrie { nodes: vec![(HashMap::new(), None, false, false)] };
+        for p in pats {
+            let mut at = 0;
+            for seg in p.segments() {
+                let next = match seg {
+                    Segment::Rest => {
+                        t.nodes[at].3 = true;
+                        break;
+                    }
+                    Segment::One => t.nodes[at].1,
+                    Segment::Literal(l) => t.nodes[at].0.get(l.as_str()).copied(),
+                };
+                at = match next {
+                    Some(n) => n,
+                    None => {
+                        t.nodes.push((HashMap::new(), None, false, false));
+                        let n = t.nodes.len() - 1;
+                        match seg {
+                            Segment::One => t.nodes[at].1 = Some(n),
+                            Segment::Literal(l) => {
+                                t.nodes[at].0.insert(l.as_str(), n);
+                            }
+                            Segment::Rest => unreachable!("`**` ends the walk above"),
+                        }
+                        n
+                    }
+                };
+            }
+            if !matches!(p.segments().last(), Some(Segment::Rest)) {
+                t.nodes[at].2 = true;
+            }
+        }
+        t
+    }
+
+    /// Whether some pattern covers `r` ([`TopicPattern::covers`]); `None`
+    /// when the work budget ran out first.
+    fn covers(&self, r: &TopicPattern, work: &Work) -> Option<bool> {
+        let segs = r.segments();
+        let mut stack = vec![(0usize, 0usize)];
+        while let Some((n, i)) = stack.pop() {
+            if !work.spend(1) {
+                return None;
+            }
+            let (lits, one, end, rest) = &self.nodes[n];
+            // `**` is last and matches one or more: covers any non-empty rest.
+            if *rest && i < segs.len() {
+                return Some(true);
+            }
+            match segs.get(i) {
+                None if *end => return Some(true),
+                None | Some(Segment::Rest) => {}
+                Some(Segment::One) => stack.extend(one.map(|c| (c, i + 1))),
+                Some(Segment::Literal(b)) => {
+                    stack.extend(one.map(|c| (c, i + 1)));
+                    stack.extend(lits.get(b.as_str()).map(|&c| (c, i + 1)));
+                }
+            }
+        }
+        Some(false)
+    }
+}
+
 fn topic_widenings(cx: &mut Ctx<'_>) {
     let (old, new) = (cx.old, cx.new);
+    let publishes = TopicTrie::new(old.publishes());
     for (i, p) in new.publishes().iter().enumerate() {
-        if old.publishes().iter().any(|o| o.covers(p)) {
-            continue;
-        }
         let pointer = format!("/events/publishes/{i}");
         let what = cx.say(format!("publishes {p}"), format!("no longer publishes all of {p}"));
+        match publishes.covers(p, cx.work) {
+            Some(true) => continue,
+            Some(false) => {}
+            None => {
+                cx.unknown("events", &pointer, format!("{what}: {}", past_work()));
+                continue;
+            }
+        }
         let cands = ["w", "w.w", "zz-witness"]
             .into_iter()
             .map(|r| Witness::Capability { id: "events.publish", payload: json!({ "topic": topic_text(p, r) }) });
@@ -1612,12 +2312,18 @@ fn topic_widenings(cx: &mut Ctx<'_>) {
             );
         }
     }
+    let subscribes = TopicTrie::new(old.subscribes());
     for (i, p) in new.subscribes().iter().enumerate() {
-        if old.subscribes().iter().any(|o| o.covers(p)) {
-            continue;
-        }
         let pointer = format!("/events/subscribes/{i}");
         let what = cx.say(format!("subscribes {p}"), format!("no longer subscribes {p}"));
+        match subscribes.covers(p, cx.work) {
+            Some(true) => continue,
+            Some(false) => {}
+            None => {
+                cx.unknown("events", &pointer, format!("{what}: {}", past_work()));
+                continue;
+            }
+        }
         let w = Witness::Capability { id: "events.subscribe", payload: json!({ "topic": p.to_string() }) };
         if !cx.first_confirmed("events", &pointer, &what, [w]) {
             cx.unknown("events", &pointer, format!("{what}: not confirmed"));
@@ -1789,5 +2495,133 @@ mod tests {
         assert_eq!(code(r#"{"budgets":{"wallClockMs":100}}"#, r#"{"budgets":{"wallClockMs":500}}"#).0, 1);
         assert_eq!(code(r#"{"budgets":{"wallClockMs":100}}"#, r#"{}"#).0, 1);
         assert_eq!(code(r#"{}"#, r#"{}"#).0, 0);
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+    use crate::policy::PolicyOptions;
+
+    fn posix(m: &serde_json::Value) -> PermissionPolicy {
+        PermissionPolicy::from_manifest(m, PolicyOptions::new("t").platform(Platform::Posix)).unwrap()
+    }
+
+    /// The matcher spends a literal run's bytes, not its characters: an old
+    /// policy whose checks give up (and deny) on a path its globs allow is
+    /// never "proven" to cover the new one.
+    #[test]
+    fn the_step_budget_is_counted_in_the_matchers_unit() {
+        let note = '\u{1D160}';
+        let mut fs: Vec<serde_json::Value> = (0..1040u32)
+            .map(|i| {
+                let last = char::from_u32(0x1_0000 + i).unwrap();
+                json!(format!("/a/*/{}{last}*", note.to_string().repeat(999)))
+            })
+            .collect();
+        // Tried after every pattern filed under `/a` (the walk goes root first).
+        fs.push(json!("/a/b/*z"));
+        let old = posix(&json!({ "fs": fs }));
+        let new = posix(&json!({ "fs": ["/a/b/*z"] }));
+        let path = format!("/a/b/{}z", note.to_string().repeat(1000));
+        // The old policy's globs allow it (`/a/*z`), its check gives up first and denies.
+        assert!(!old.check_fs(&path, FsMode::Read).is_allowed());
+        assert!(new.check_fs(&path, FsMode::Read).is_allowed());
+        let r = diff_policies(&old, &new);
+        assert_ne!(r.exit_code(), 0, "{} narrowings, unknown {:?}", r.narrows.len(), r.unknown);
+    }
+
+    /// The widening question, with the work it cost.
+    fn forward(old: &PermissionPolicy, new: &PermissionPolicy) -> (Findings, u64) {
+        let work = Work::new(MAX_DIFF_WORK);
+        let f = widenings(old, new, true, &work);
+        (f, work.spent())
+    }
+
+    fn exit(f: &Findings) -> u8 {
+        DiffReport { widens: f.found.clone(), narrows: Vec::new(), unknown: f.unknown.clone() }.exit_code()
+    }
+
+    /// A manifest against itself with long literal-plus-wildcard globs: each
+    /// grant is its own cover, decided without a search.
+    #[test]
+    fn equal_grants_are_covered_without_a_search() {
+        let fs: Vec<String> = (0..100).map(|i| format!("/a/{i:04}{}*", "q".repeat(196))).collect();
+        let p = posix(&json!({ "fs": fs }));
+        let (f, spent) = forward(&p, &p);
+        assert_eq!(exit(&f), 0, "{:?}", f.unknown);
+        assert!(spent < 100_000, "{spent} units");
+        // Narrowed by one character each: one short search per grant, among the grants its literal meets.
+        let narrower: Vec<String> = (0..100).map(|i| format!("/a/{i:04}{}*x", "q".repeat(196))).collect();
+        let (f, spent) = forward(&p, &posix(&json!({ "fs": narrower })));
+        assert_eq!(exit(&f), 0, "{:?}", f.unknown);
+        assert!(spent < MAX_DIFF_WORK / 4, "{spent} units");
+    }
+
+    /// A wildcard against many long literal patterns: the exact search may
+    /// not finish within the bound; then the answer is unknown, never 0.
+    #[test]
+    fn a_search_past_the_bound_is_unknown() {
+        let old: Vec<String> = (0..100).map(|i| format!("/a/{i:04}{}*", "q".repeat(196))).collect();
+        let old = posix(&json!({ "fs": old }));
+        let (f, spent) = forward(&old, &posix(&json!({ "fs": ["/a/*"] })));
+        assert_ne!(exit(&f), 0);
+        assert!(spent <= MAX_DIFF_WORK);
+    }
+
+    /// 10,000 fetch patterns and topics each side: one index lookup per
+    /// pattern, not a pass over the other side.
+    #[test]
+    fn large_fetch_and_topic_lists_are_indexed() {
+        let n = 10_000;
+        let a = posix(&json!({
+            "fetch": (0..n).map(|i| format!("https://h{i}.example.com/v1/**")).collect::<Vec<_>>(),
+            "events": {
+                "publishes": (0..n).map(|i| format!("t{i}.a.*")).collect::<Vec<_>>(),
+                "subscribes": (0..n).map(|i| format!("t{i}.**")).collect::<Vec<_>>(),
+            },
+        }));
+        let b = posix(&json!({
+            "fetch": (0..n).map(|i| format!("https://h{i}.example.com/v1/x")).collect::<Vec<_>>(),
+            "events": {
+                "publishes": (0..n).map(|i| format!("t{i}.a.b")).collect::<Vec<_>>(),
+                "subscribes": (0..n).map(|i| format!("t{i}.x.**")).collect::<Vec<_>>(),
+            },
+        }));
+        let (f, spent) = forward(&a, &b);
+        assert_eq!(exit(&f), 0, "{:?}", f.unknown.first());
+        assert!(spent < 2_000_000, "{spent} units");
+        let (f, _) = forward(&b, &a);
+        assert_eq!(exit(&f), 1);
+        assert_eq!(f.found.len(), 3 * n);
+        // Suffix patterns: each covered by the one above it.
+        let wide = posix(&json!({ "fetch": (0..n).map(|i| format!("*.s{i}.example.com")).collect::<Vec<_>>() }));
+        let deep = posix(&json!({ "fetch": (0..n).map(|i| format!("*.x.s{i}.example.com")).collect::<Vec<_>>() }));
+        let (f, spent) = forward(&wide, &deep);
+        assert_eq!(exit(&f), 0);
+        assert!(spent < 1_000_000, "{spent} units");
+    }
+
+    /// 8,000 fs grants each side: the literal-prefix index keeps each
+    /// inclusion search to the grants under its own directory.
+    #[test]
+    fn large_fs_lists_are_indexed() {
+        let n = 8_000;
+        let a = posix(&json!({ "fs": (0..n).map(|i| format!("/srv/d{i}/**")).collect::<Vec<_>>() }));
+        let b = posix(&json!({ "fs": (0..n).map(|i| format!("/srv/d{i}/*.json")).collect::<Vec<_>>() }));
+        let (f, spent) = forward(&a, &b);
+        assert_eq!(exit(&f), 0, "{:?}", f.unknown.first());
+        assert!(spent < 20_000_000, "{spent} units");
+        let (f, _) = forward(&b, &a);
+        assert_eq!(exit(&f), 1);
+        // 8,000 dropped deny rules, none under a grant.
+        let denied = posix(&json!({
+            "fs": (0..n).map(|i| format!("/srv/g{i}/**")).collect::<Vec<_>>(),
+            "deny": { "fs": (0..n).map(|i| format!("/other/d{i}/**")).collect::<Vec<_>>() },
+        }));
+        let open = posix(&json!({ "fs": (0..n).map(|i| format!("/srv/g{i}/**")).collect::<Vec<_>>() }));
+        let (f, spent) = forward(&denied, &open);
+        assert_eq!(exit(&f), 0, "{:?}", f.unknown.first());
+        assert!(spent < 20_000_000, "{spent} units");
     }
 }

@@ -61,6 +61,10 @@ fn decision_json(d: Decision) -> Value {
     }
 }
 
+/// Most match steps `explain fs` lets its one-by-one matching of grants
+/// and deny rules cost together (about a tenth of a second).
+pub const EXPLAIN_MAX_STEPS: u64 = 50_000_000;
+
 impl PermissionPolicy {
     /// `explain fs`: the decision, the normalised path, and every grant matching it.
     #[must_use]
@@ -68,8 +72,23 @@ impl PermissionPolicy {
         let decision = self.check_fs(path, mode);
         let normalized = normalize(path, self.platform());
         let mut matched = Vec::new();
+        // Grants (and deny rules) are matched one by one, each with a step
+        // budget of its own: the listing stops where the steps they may
+        // cost together pass EXPLAIN_MAX_STEPS (the decision is the check's,
+        // whatever is listed).
+        let mut steps = 0u64;
+        let mut incomplete = false;
+        let mut afford = |glob: &str, path: &str, deny: bool| {
+            let cost = crate::diff::glob_check_steps(glob, self.platform(), path.len(), deny);
+            steps = steps.saturating_add(cost);
+            incomplete |= steps > EXPLAIN_MAX_STEPS;
+            !incomplete
+        };
         if let Ok(n) = &normalized {
             for (i, g) in self.fs_grants().iter().enumerate() {
+                if !afford(&g.glob, &n.path, false) {
+                    break;
+                }
                 if grant_matches(&g.glob, &n.path, self.platform()) {
                     matched.push(json!({ "index": i, "pointer": format!("/fs/{i}"), "path": g.glob, "mode": g.mode.as_str(), "grantsMode": g.mode.allows(mode) }));
                 }
@@ -81,18 +100,26 @@ impl PermissionPolicy {
                 .deny_fs()
                 .iter()
                 .enumerate()
+                .take_while(|(_, g)| afford(g, &n.path, true))
                 .find(|(_, g)| deny_matches(g, &n.path, self.platform()))
                 .map(|(i, g)| json!({ "index": i, "pointer": format!("/deny/fs/{i}"), "path": g })),
             _ => None,
         };
-        json!({
+        let mut out = json!({
             "query": { "kind": "fs", "mode": if mode == FsMode::Read { "read" } else { "write" } },
             "decision": decision_json(decision),
             "normalized": normalized.ok().map(|n| n.path),
             "matchedGrants": matched,
             "deniedBy": denied_by,
             "why": why,
-        })
+        });
+        if incomplete {
+            out["incomplete"] = json!(format!(
+                "the grants and deny rules were matched until their checks could pass {EXPLAIN_MAX_STEPS} match steps: \
+                 the lists may be partial (the decision is the check's)"
+            ));
+        }
+        out
     }
 
     /// `explain fetch`: the decision, the parsed URL parts, and each pattern whose host matches.
@@ -232,5 +259,36 @@ impl PathOk for Option<&crate::urlpath::PathPattern> {
             None => true,
             Some(p) => grant_path_matches(p, req),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::fs::FsMode;
+    use crate::platform::Platform;
+    use crate::policy::{PermissionPolicy, PolicyOptions};
+
+    /// Thousands of hostile grants in one directory: the listing stops at
+    /// its bound and says so; the decision is still the check's.
+    #[test]
+    fn explain_fs_is_bounded() {
+        let hostile: Vec<String> = (0..2000).map(|i| format!("/a/*{}{i}*b*", "?".repeat(60))).collect();
+        let m = json!({ "fs": hostile.iter().cloned().chain(["/a/*".to_owned()]).collect::<Vec<_>>() });
+        let p = PermissionPolicy::from_manifest(&m, PolicyOptions::new("t").platform(Platform::Posix)).unwrap();
+        let path = format!("/a/{}", "a".repeat(4000));
+        let e = p.explain_fs(&path, FsMode::Read);
+        assert_eq!(e["decision"]["allowed"], json!(p.check_fs(&path, FsMode::Read).is_allowed()));
+        assert!(e["incomplete"].is_string(), "{}", e["incomplete"]);
+        // A small policy is listed in full.
+        let p = PermissionPolicy::from_manifest(
+            &json!({ "fs": ["/a/*", "/a/**"] }),
+            PolicyOptions::new("t").platform(Platform::Posix),
+        )
+        .unwrap();
+        let e = p.explain_fs("/a/x", FsMode::Read);
+        assert_eq!(e["matchedGrants"].as_array().unwrap().len(), 2);
+        assert!(e.get("incomplete").is_none());
     }
 }

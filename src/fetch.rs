@@ -1181,7 +1181,7 @@ pub(crate) fn ip_deny_denies(deny: IpAddr, ip: IpAddr) -> bool {
 /// The addresses a deny of an IP address or block is compared with: the
 /// address itself (IPv4-mapped folded to IPv4), its IPv4-mapped IPv6 form,
 /// and every IPv4 address it embeds.
-fn ip_candidates(ip: IpAddr) -> Vec<IpAddr> {
+pub(crate) fn ip_candidates(ip: IpAddr) -> Vec<IpAddr> {
     let ip = canonical_ip(ip);
     let mut v = vec![ip];
     match ip {

@@ -325,18 +325,23 @@ impl PermissionPolicy {
 
     /// `deny-unreachable` warnings: deny rules that no grant could reach
     /// (a deny still denies; the warning says it decides nothing today).
+    /// Each question is an index lookup (a trie of the grants' literal
+    /// directories, the grants' addresses sorted), except a `deny.fetch`
+    /// pattern, compared with the grants one by one for at most
+    /// [`MAX_LINT_DENY_PAIRS`] pairs in all: a rule not decided within them
+    /// gets no warning (it may be reachable).
     fn lint_deny(&self, warn: &mut impl FnMut(String, &str, String)) {
-        let grant_dirs: Vec<Vec<String>> = self.fs_grants().iter().flat_map(|g| self.literal_dirs(&g.glob)).collect();
+        // Reached when some variant of the deny and some variant of a grant
+        // agree on the literal directories both spell out: one is a prefix
+        // of the other.
+        let mut trie = DirTrie::default();
+        for g in self.fs_grants() {
+            for dirs in self.literal_dirs(&g.glob) {
+                trie.insert(&dirs);
+            }
+        }
         for (i, d) in self.deny_fs().iter().enumerate() {
-            // Reached when some variant of the deny and some variant of a grant
-            // agree on the literal directories both spell out.
-            let reached = self.literal_dirs(d).iter().any(|dd| {
-                grant_dirs.iter().any(|g| {
-                    let n = g.len().min(dd.len());
-                    g[..n] == dd[..n]
-                })
-            });
-            if !reached {
+            if !self.literal_dirs(d).iter().any(|dd| trie.meets(dd)) {
                 warn(
                     format!("/deny/fs/{i}"),
                     "deny-unreachable",
@@ -344,19 +349,22 @@ impl PermissionPolicy {
                 );
             }
         }
+        // A name can resolve to any address (checkFetchAddress): then every block is reached.
+        let any_name =
+            self.fetch_patterns().iter().any(|g| !matches!(&g.host, HostPattern::Exact(Host::Ipv4(_) | Host::Ipv6(_))));
+        let addresses = GrantAddresses::new(self.fetch_patterns());
+        let mut pairs = 0usize;
         for (i, d) in self.deny_fetch().iter().enumerate() {
             let reached = match d {
-                DenyFetch::Cidr { net, len } => self.fetch_patterns().iter().any(|g| match &g.host {
-                    HostPattern::Exact(Host::Ipv4(a)) => {
-                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V4(*a))
+                DenyFetch::Cidr { net, len } => any_name || addresses.in_block(*net, *len),
+                DenyFetch::Pattern(p) => {
+                    let grants = self.fetch_patterns();
+                    if pairs.saturating_add(grants.len()) > MAX_LINT_DENY_PAIRS {
+                        continue;
                     }
-                    HostPattern::Exact(Host::Ipv6(a)) => {
-                        DenyFetch::Cidr { net: *net, len: *len }.contains(std::net::IpAddr::V6(*a))
-                    }
-                    // A name can resolve to any address (checkFetchAddress).
-                    _ => true,
-                }),
-                DenyFetch::Pattern(p) => self.fetch_patterns().iter().any(|g| deny_reaches(p, g)),
+                    pairs += grants.len();
+                    grants.iter().any(|g| deny_reaches(p, g))
+                }
             };
             if !reached {
                 warn(
@@ -369,11 +377,93 @@ impl PermissionPolicy {
     }
 }
 
+/// Most (`deny.fetch` pattern, fetch grant) pairs one lint compares.
+pub(crate) const MAX_LINT_DENY_PAIRS: usize = 4_000_000;
+
+/// The grants' literal directory lists, as a trie of segments.
+#[derive(Default)]
+struct DirTrie {
+    children: std::collections::HashMap<String, DirTrie>,
+    /// A grant's list ends here.
+    end: bool,
+}
+
+impl DirTrie {
+    fn insert(&mut self, dirs: &[String]) {
+        let node = dirs.iter().fold(self, |n, d| n.children.entry(d.clone()).or_default());
+        node.end = true;
+    }
+
+    /// Whether some list and `dirs` agree as far as both go.
+    fn meets(&self, dirs: &[String]) -> bool {
+        let mut node = self;
+        for d in dirs {
+            if node.end {
+                return true;
+            }
+            match node.children.get(d) {
+                Some(n) => node = n,
+                None => return false,
+            }
+        }
+        // `dirs` ended at a node some list goes through or ends at.
+        node.end || !node.children.is_empty()
+    }
+}
+
+/// Every address the IP grants stand for, as the compiled deny compares
+/// them ([`crate::fetch::ip_candidates`]: the address, its mapped form, the
+/// IPv4 addresses it embeds), sorted per family for range queries.
+struct GrantAddresses {
+    v4: Vec<u128>,
+    v6: Vec<u128>,
+}
+
+impl GrantAddresses {
+    fn new(grants: &[FetchPattern]) -> Self {
+        let (mut v4, mut v6) = (Vec::new(), Vec::new());
+        for g in grants {
+            let ip = match &g.host {
+                HostPattern::Exact(Host::Ipv4(a)) => std::net::IpAddr::V4(*a),
+                HostPattern::Exact(Host::Ipv6(a)) => std::net::IpAddr::V6(*a),
+                _ => continue,
+            };
+            for c in crate::fetch::ip_candidates(ip) {
+                match c {
+                    std::net::IpAddr::V4(a) => v4.push(u128::from(u32::from(a))),
+                    std::net::IpAddr::V6(a) => v6.push(u128::from(a)),
+                }
+            }
+        }
+        v4.sort_unstable();
+        v6.sort_unstable();
+        Self { v4, v6 }
+    }
+
+    /// Whether some address lies in a block the CIDR rule denies
+    /// ([`crate::fetch::cidr_blocks`]: the block and its IPv4 projections).
+    fn in_block(&self, net: std::net::IpAddr, len: u8) -> bool {
+        crate::fetch::cidr_blocks(net, len).into_iter().any(|(n, l)| {
+            let (list, base, bits) = match n {
+                std::net::IpAddr::V4(a) => (&self.v4, u128::from(u32::from(a)), 32u32),
+                std::net::IpAddr::V6(a) => (&self.v6, u128::from(a), 128u32),
+            };
+            let host = bits - u32::from(l).min(bits);
+            let span = if host >= 128 { u128::MAX } else { (1u128 << host) - 1 };
+            let lo = base & !span;
+            let hi = lo | span;
+            let at = list.partition_point(|&x| x < lo);
+            list.get(at).is_some_and(|&x| x <= hi)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::is_public_suffix;
+    use crate::fetch::{Host, HostPattern};
     use crate::platform::Platform;
     use crate::policy::{PermissionPolicy, PolicyOptions};
 
@@ -499,6 +589,73 @@ mod tests {
                 "deny-unreachable@/deny/fetch/3"
             ]
         );
+    }
+
+    /// Thousands of grants and deny rules: each deny is one index lookup.
+    /// The answers equal the pairwise definition (every pair compared) on a
+    /// smaller mixed list.
+    #[test]
+    fn deny_reach_is_indexed() {
+        let unreachable = |m: serde_json::Value| -> usize {
+            fs_warnings(Platform::Posix, m).iter().filter(|w| w.starts_with("deny-unreachable")).count()
+        };
+        let n = 8_000;
+        let m = json!({
+            "fs": (0..n).map(|i| format!("/srv/g{i}/**")).collect::<Vec<_>>(),
+            "deny": { "fs": (0..n).map(|i| format!("/other/d{i}/**")).collect::<Vec<_>>() },
+        });
+        assert_eq!(unreachable(m), n);
+        let ips = |k: u32| format!("{}.{}.{}.1", 1 + (k >> 16), (k >> 8) & 255, k & 255);
+        let m = json!({
+            "fetch": (0..10_000).map(ips).collect::<Vec<_>>(),
+            "deny": { "fetch": (0..10_000).map(|k: u32| format!("100.{}.{}.0/24", (k >> 8) & 255, k & 255)).collect::<Vec<_>>() },
+        });
+        assert_eq!(unreachable(m), 10_000);
+        // The pairwise definition on a mixed list.
+        let grants = ["/a/b/**", "/a/{c,d}/x", "/e/*", "/f/g", "/A/b/*"];
+        let denies = ["/a/**", "/a/b/c", "/a/d/**", "/e/f/g", "/f", "/f/h", "/z/**", "/a/B/x", "/{a,z}/c/**"];
+        let m = json!({ "fs": grants, "deny": { "fs": denies } });
+        let p = PermissionPolicy::from_manifest(&m, PolicyOptions::new("t").platform(Platform::Posix)).unwrap();
+        let pairwise: Vec<usize> = (0..denies.len())
+            .filter(|&i| {
+                !p.literal_dirs(denies[i]).iter().any(|dd| {
+                    grants.iter().flat_map(|g| p.literal_dirs(g)).any(|g| {
+                        let k = g.len().min(dd.len());
+                        g[..k] == dd[..k]
+                    })
+                })
+            })
+            .collect();
+        let got: Vec<usize> = p
+            .lint()
+            .iter()
+            .filter_map(|w| w["pointer"].as_str().and_then(|s| s.strip_prefix("/deny/fs/")).map(|s| s.parse().unwrap()))
+            .collect();
+        assert_eq!(got, pairwise);
+        let cidrs =
+            ["8.8.8.0/24", "9.0.0.0/8", "[::ffff:808:800]/120", "[64:ff9b::]/96", "10.0.0.0/8", "[2001:db8::]/32"];
+        let grants = ["8.8.8.8", "[64:ff9b::909:909]", "[2001:db8::1]", "1.1.1.1"];
+        let m = json!({ "fetch": grants, "deny": { "fetch": cidrs } });
+        let p = PermissionPolicy::from_manifest(&m, PolicyOptions::new("t").platform(Platform::Posix)).unwrap();
+        let pairwise: Vec<usize> = (0..cidrs.len())
+            .filter(|&i| {
+                let d = &p.deny_fetch()[i];
+                !p.fetch_patterns().iter().any(|g| match &g.host {
+                    HostPattern::Exact(Host::Ipv4(a)) => d.contains(std::net::IpAddr::V4(*a)),
+                    HostPattern::Exact(Host::Ipv6(a)) => d.contains(std::net::IpAddr::V6(*a)),
+                    _ => true,
+                })
+            })
+            .collect();
+        let got: Vec<usize> = p
+            .lint()
+            .iter()
+            .filter_map(|w| {
+                w["pointer"].as_str().and_then(|s| s.strip_prefix("/deny/fetch/")).map(|s| s.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(got, pairwise);
+        assert!(!got.is_empty() && got.len() < cidrs.len(), "{got:?}");
     }
 
     #[test]
