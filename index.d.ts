@@ -410,6 +410,13 @@ export interface FsExplanation {
   deniedBy: { index: number; pointer: string; path: string } | null
   /** A one-line explanation. */
   why: string
+  /**
+   * Present when `matchedGrants` (and `deniedBy`) may be partial: grants and
+   * deny rules are matched one by one until their checks could cost
+   * `EXPLAIN_MAX_STEPS` (50,000,000) match steps together. The decision is
+   * the check's either way.
+   */
+  incomplete?: string
 }
 /** What `explainFetch` returns. */
 export interface FetchExplanation {

@@ -177,7 +177,8 @@ function readText(file) {
   try {
     return fs.readFileSync(file, 'utf8')
   } catch (e) {
-    throw new InputError(`cannot read ${file}: ${e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : e.code || e.message}`)
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'is a directory' : e.code === 'ERR_STRING_TOO_LONG' ? 'larger than one JS string can hold (about 512 MiB)' : e.code || e.message
+    throw new InputError(`cannot read ${file}: ${why}`)
   }
 }
 
@@ -197,42 +198,68 @@ function at(file, source, pointer) {
   return where ? `${file}:${where.line}:${where.column}` : file
 }
 
-/** At most this many errors per lint run (each costs one validation of the manifest). */
+/**
+ * Longest line of a `learn --from` log that is read as a call: a URL is at
+ * most 64 KiB, every other field 4 KiB, so a longer line holds nothing a
+ * grant can express (and is not parsed).
+ */
+const MAX_AUDIT_LINE = 1 << 20
+
+/** At most this many errors per lint run. */
 const MAX_LINT_ERRORS = 100
 const pluginName = (file) => path.basename(file).slice(0, 256) || 'manifest'
 
-function load(file, flags, out) {
+/**
+ * The one place a command reads a manifest file: `{ source, policy }`, or
+ * `{ source, errors }` when it is INVALID_MANIFEST (the first error, or with
+ * `all` every error lib/manifest-errors.js finds), each error with its
+ * `line` and `column`. Unreadable or malformed files are an InputError.
+ */
+function readManifest(file, flags, { all = false, plugin = pluginName(file) } = {}) {
   const { PermissionPolicy, isInvalidManifest } = require('..')
   const source = readJsonSource(file)
+  const opts = { plugin, platform: flags.platform }
   try {
-    return PermissionPolicy.fromManifest(source.value, { plugin: pluginName(file), platform: flags.platform })
+    return { source, policy: PermissionPolicy.fromManifest(source.value, opts) }
   } catch (e) {
     if (!isInvalidManifest(e)) throw e
-    const pointer = e.details.pointer
-    out.result = { valid: false, error: { code: e.code, id: e.id, pointer, expected: e.details.expected, ...source.locate(pointer) } }
-    out.text.push(`${at(file, source, pointer)}: INVALID_MANIFEST at ${printable(pointer) || '(root)'}: expected ${e.details.expected}`)
-    return null
+    const found = all ? require('../lib/manifest-errors.js').manifestErrors(source.value, { ...opts, max: MAX_LINT_ERRORS }) : [{ pointer: e.details.pointer, expected: e.details.expected, code: e.code, id: e.id }]
+    const errors = found.map((x) => ({ ...x, ...source.locate(x.pointer) }))
+    return { source, errors, incomplete: found.incomplete === true }
   }
+}
+
+/** The line of one manifest error: `file:line:column: INVALID_MANIFEST at <pointer>: expected ...`. */
+const errorLine = (file, source, e) => `${at(file, source, e.pointer)}: INVALID_MANIFEST at ${printable(e.pointer) || '(root)'}: expected ${e.expected}`
+
+function load(file, flags, out) {
+  const m = readManifest(file, flags)
+  if (m.policy) return m.policy
+  const e = m.errors[0]
+  out.result = { valid: false, error: e }
+  out.text.push(errorLine(file, m.source, e))
+  return null
 }
 
 function lint(args, flags, out) {
   if (args.length !== 1) throw new UsageError('lint takes one manifest file', 'lint')
   const file = args[0]
-  const source = readJsonSource(file)
-  // Every error, in file order, each with its pointer and line:column.
-  const errors = require('../lib/manifest-errors.js')
-    .manifestErrors(source.value, { plugin: pluginName(file), platform: flags.platform, max: MAX_LINT_ERRORS })
-    .map((e) => ({ ...e, ...source.locate(e.pointer) }))
-    .sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0))
-  if (errors.length) {
+  const m = readManifest(file, flags, { all: true })
+  if (!m.policy) {
+    // Every error, in file order, each with its pointer and line:column.
+    const errors = m.errors.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0))
     out.result = { valid: false, error: errors[0], errors }
-    for (const e of errors) out.text.push(`${at(file, source, e.pointer)}: INVALID_MANIFEST at ${printable(e.pointer) || '(root)'}: expected ${e.expected}`)
-    const more = errors.length >= MAX_LINT_ERRORS ? ` shown (the first ${MAX_LINT_ERRORS}; fix these and lint again for the rest)` : ''
+    for (const e of errors) out.text.push(errorLine(file, m.source, e))
+    const more =
+      errors.length >= MAX_LINT_ERRORS
+        ? ` shown (the first ${MAX_LINT_ERRORS}; fix these and lint again for the rest)`
+        : m.incomplete
+          ? ' shown (more may follow between entries; fix these and lint again)'
+          : ''
     out.text.push(`${file}: invalid, ${errors.length} error${errors.length === 1 ? '' : 's'}${more}`)
     return 1
   }
-  const policy = load(file, flags, out)
-  if (!policy) return 1
+  const policy = m.policy
   const warnings = policy.lint()
   out.result = { valid: true, warnings, manifest: policy.toJSON() }
   for (const w of warnings) out.text.push(`${args[0]}: warning ${w.code} at ${w.pointer}: ${w.message}`)
@@ -269,6 +296,7 @@ function explain(args, flags, out) {
   const why = r.why ?? detail.why
   if (why) out.text.push(`why: ${why}`)
   for (const g of detail.matchedGrants || []) out.text.push(`matches ${g.pointer} ${JSON.stringify(g.path)} (${g.mode})${g.grantsMode ? '' : ': not for this mode'}`)
+  if (detail.incomplete) out.text.push(`(matching grants and deny rules not all listed: ${detail.incomplete})`)
   if (detail.url) out.text.push(`parsed: ${detail.url.canonical} (host ${detail.url.host}, port ${detail.url.port}${detail.url.hasCredentials ? ', has credentials' : ''})`)
   for (const h of detail.hostMatches || []) out.text.push(`host matches ${h.pointer} ${JSON.stringify(h.pattern)}: scheme ${h.schemeOk ? 'ok' : 'not granted'}, port ${h.portOk ? 'ok' : 'not granted'}, path ${h.pathOk ? 'ok' : 'not granted'}`)
   if (detail.hostMatches && detail.hostMatches.length === 0 && detail.url) out.text.push('no pattern matches this host')
@@ -280,25 +308,33 @@ function explain(args, flags, out) {
 async function learn(args, flags, out) {
   const { PermissionPolicy, createChecker, learnManifest } = require('..')
   let calls
+  // Lines of the log too long to hold any call a grant can express (their indices).
+  const tooLong = new Set()
   if (flags.from !== undefined) {
     if (args.length) throw new UsageError('learn --from takes no plugin file', 'learn')
     if (flags.config !== undefined) throw new UsageError('--config is for a plugin run, not --from', 'learn')
     calls = []
-    readText(flags.from)
-      .split('\n')
-      .forEach((l, i) => {
-        if (!l.trim()) return
-        let call
-        try {
-          call = JSON.parse(l)
-        } catch {
-          throw new InputError(`${flags.from}:${i + 1}: not JSON`)
-        }
-        if (call === null || typeof call !== 'object' || Array.isArray(call) || typeof call.capability !== 'string') {
-          throw new InputError(`${flags.from}:${i + 1}: expected an object { "capability": string, "payload": object }`)
-        }
-        calls.push(call)
-      })
+    let n = 0
+    for (const l of readText(flags.from).split('\n')) {
+      n++
+      if (!l.trim()) continue
+      if (l.length > MAX_AUDIT_LINE) {
+        tooLong.add(calls.length)
+        calls.push(null)
+        continue
+      }
+      let call
+      try {
+        call = JSON.parse(l)
+      } catch {
+        throw new InputError(`${flags.from}:${n}: not JSON`)
+      }
+      // Own data only: a key the line lacks is never read through a prototype.
+      if (call === null || typeof call !== 'object' || Array.isArray(call) || !Object.hasOwn(call, 'capability') || typeof call.capability !== 'string') {
+        throw new InputError(`${flags.from}:${n}: expected an object { "capability": string, "payload": object }`)
+      }
+      calls.push(call)
+    }
   } else {
     if (args.length !== 1) throw new UsageError('learn takes one plugin file (or --from <audit.jsonl>)', 'learn')
     const code = readText(args[0])
@@ -311,18 +347,21 @@ async function learn(args, flags, out) {
   }
   // learnManifest only returns a manifest the validator accepts; what it could not learn is listed.
   const { manifest, unlearned } = learnManifest(calls, { platform: flags.platform })
+  for (const u of unlearned) if (tooLong.has(u.call)) u.why = `the line is longer than ${MAX_AUDIT_LINE} characters (no call a grant expresses is)`
   const policy = PermissionPolicy.fromManifest(manifest, { plugin: 'learned', platform: flags.platform })
   const checker = createChecker(manifest, { plugin: 'learned', platform: flags.platform })
   const skipped = new Set(unlearned.map((u) => u.call))
   // Every learned call must be allowed by the learned manifest.
-  const misses = calls.filter((c, i) => !skipped.has(i) && !checker.checkCapability(c.capability, c.payload).allowed)
+  const ownOf = (c, k) => (c !== null && typeof c === 'object' && Object.hasOwn(c, k) ? c[k] : undefined)
+  const missed = (ch) => (c, i) => !skipped.has(i) && !ch.checkCapability(ownOf(c, 'capability'), ownOf(c, 'payload')).allowed
+  const misses = calls.filter(missed(checker))
   out.result = { manifest: policy.toJSON(), calls: calls.length, unlearned, misses }
   if (flags.generalize) {
     const { generalizeManifest } = require('../lib/learn.js')
     const g = generalizeManifest(manifest, { platform: flags.platform || (process.platform === 'win32' ? 'win32' : 'posix') })
     // The proposal is a manifest too: validated, and it still allows every learned call.
     const gChecker = createChecker(g.manifest, { plugin: 'learned', platform: flags.platform })
-    const gMisses = calls.filter((c, i) => !skipped.has(i) && !gChecker.checkCapability(c.capability, c.payload).allowed)
+    const gMisses = calls.filter(missed(gChecker))
     out.result.generalized = { manifest: gChecker.policy.toJSON(), proposals: g.proposals }
     out.text.push(JSON.stringify(g.manifest, null, 2))
     for (const p of g.proposals) out.notes.push(`proposed: ${p.note} (replaces ${p.count} exact grants); widens: ${p.widens}`)
@@ -370,17 +409,19 @@ async function deno(args, flags, out, denoArgs) {
   if (args.length !== 1) throw new UsageError('deno takes one manifest file, then -- and the deno arguments', 'deno')
   if (denoArgs === null || denoArgs.length === 0) throw new UsageError('give the deno arguments after --, e.g. -- run script.ts', 'deno')
   if (flags.platform === 'win32') throw new UsageError('deno asks with the paths of the host it runs on: --platform win32 does not apply', 'deno')
-  const { PermissionPolicy, isInvalidManifest } = require('..')
   const { runDeno, formatSummary } = require('../lib/deno-broker.js')
   const plugin = flags.plugin !== undefined ? flags.plugin : path.basename(args[0]).replace(/\.json$/, '').slice(0, 256) || 'manifest'
   const build = (file, what) => {
+    let m
     try {
-      return PermissionPolicy.fromManifest(readJson(file), { plugin, platform: flags.platform })
+      m = readManifest(file, flags, { plugin })
     } catch (e) {
-      if (isInvalidManifest(e)) throw new InputError(`${what} ${file}: INVALID_MANIFEST at ${e.details.pointer || '(root)'}: expected ${e.details.expected}`)
       if (e instanceof TypeError) throw new UsageError(e.message, 'deno')
       throw e
     }
+    if (m.policy) return m.policy
+    const e = m.errors[0]
+    throw new InputError(`${what} ${file}: INVALID_MANIFEST at ${e.pointer || '(root)'}: expected ${e.expected}`)
   }
   const policy = build(args[0], 'manifest')
   const shadow = flags.shadow !== undefined ? build(flags.shadow, 'shadow manifest') : undefined
