@@ -8,7 +8,7 @@
 // allows each recorded call it came from; anything else is unlearned.
 
 const { types } = require('node:util')
-const { Capability, CAPABILITY_FIELDS, PLATFORMS } = require('./native.js')
+const { Capability, CAPABILITY_FIELDS, PLATFORMS, LIMITS } = require('./native.js')
 
 /** Escapes glob metacharacters so a recorded path is granted literally. */
 function literalGlob(path, platform) {
@@ -49,7 +49,26 @@ function own(obj, key) {
   return d !== undefined && Object.hasOwn(d, 'value') ? d.value : undefined
 }
 
-const DEFAULT_PORTS = { 'http:': '80', 'https:': '443', 'ws:': '80', 'wss:': '443', 'ftp:': '21' }
+/** A Map, so a scheme is looked up among these only (never through a prototype). */
+const DEFAULT_PORTS = new Map([
+  ['http:', '80'],
+  ['https:', '443'],
+  ['ws:', '80'],
+  ['wss:', '443'],
+  ['ftp:', '21'],
+])
+
+/**
+ * The longest value each field can have and still become a grant; a longer
+ * one is not learned before any work is done on it (a 256 MiB path would
+ * otherwise be escaped, copied and compiled before the validator refused it).
+ */
+const MAX_FIELD = { path: LIMITS.maxPathBytes, url: LIMITS.maxUrlBytes, name: LIMITS.maxNameBytes, topic: LIMITS.maxPayloadStringBytes, database: LIMITS.maxNameBytes }
+
+/** An own data property set on `obj`, whatever any prototype holds under `key`. */
+function put(obj, key, value) {
+  Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true })
+}
 
 /** Absolute for the platform: `/x` on posix; `C:\x` or `C:/x` on win32. */
 const isAbsolute = (p, platform) => (platform === 'win32' ? /^[A-Za-z]:[\\/]/.test(p) : p.startsWith('/'))
@@ -69,7 +88,7 @@ function learnManifest(calls, options) {
   const platform = platformOpt === undefined || platformOpt.value === undefined ? (process.platform === 'win32' ? 'win32' : 'posix') : platformOpt.value
   if (!PLATFORMS.includes(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
   // What each call asked for, so every learned grant is checked against it.
-  const asked = []
+  const asked = new Map()
   // Each learned entry remembers the calls it came from, so a rejected entry reports them.
   const fsModes = new Map() // path -> { modes, calls }
   const bound = new Map() // secret name -> { hosts: Set of origins, calls } (secrets.use, SPEC §13)
@@ -88,19 +107,27 @@ function learnManifest(calls, options) {
     const capability = own(call, 'capability')
     const payload = own(call, 'payload')
     if (types.isProxy(payload)) return miss(i, capability, 'the payload is a Proxy: it could show one value here and another to the host')
+    // A string field, or null; `tooLong` names a string past what any grant holds.
+    let tooLong = null
     const field = (k) => {
       const v = own(payload, k)
-      return typeof v === 'string' ? v : null
+      if (typeof v !== 'string') return null
+      // UTF-8 is at least one byte per UTF-16 unit.
+      if (v.length > MAX_FIELD[k]) {
+        tooLong = `${k} of ${v.length} characters, longer than any grant holds (${MAX_FIELD[k]} bytes)`
+        return null
+      }
+      return v
     }
     switch (capability) {
       case Capability.FS_READ:
       case Capability.FS_WRITE: {
         const p = field('path')
-        if (p === null) return miss(i, capability, 'no path')
+        if (p === null) return miss(i, capability, tooLong || 'no path')
         if (!isAbsolute(p, platform)) return miss(i, capability, `relative path ${JSON.stringify(p.slice(0, 200))}: a grant must be an absolute path`)
         const e = fsModes.get(p) || { modes: new Set(), calls: [] }
         e.modes.add(capability === Capability.FS_READ ? 'read' : 'write')
-        asked[i] = { kind: 'fs', path: p, mode: capability === Capability.FS_READ ? 'read' : 'write' }
+        asked.set(i, { kind: 'fs', path: p, mode: capability === Capability.FS_READ ? 'read' : 'write' })
         e.calls.push(i)
         fsModes.set(p, e)
         return
@@ -108,25 +135,27 @@ function learnManifest(calls, options) {
       case Capability.FETCH:
       case Capability.SECRETS_USE: {
         const name = capability === Capability.SECRETS_USE ? field('name') : null
-        if (capability === Capability.SECRETS_USE && !name) return miss(i, capability, 'no name')
+        if (capability === Capability.SECRETS_USE && !name) return miss(i, capability, tooLong || 'no name')
+        const href = field('url')
+        if (href === null) return miss(i, capability, tooLong || 'not a URL')
         let u
         try {
-          u = new URL(field('url'))
+          u = new URL(href)
         } catch {
           return miss(i, capability, 'not a URL')
         }
-        if (!(u.protocol in DEFAULT_PORTS) || u.username || u.password) return miss(i, capability, 'scheme or credentials no grant allows')
+        if (!DEFAULT_PORTS.has(u.protocol) || u.username || u.password) return miss(i, capability, 'scheme or credentials no grant allows')
         if (u.hostname.includes('*')) return miss(i, capability, `host ${JSON.stringify(u.hostname.slice(0, 200))} has a literal '*', which a grant reads as a wildcard`)
-        const port = u.port && u.port !== DEFAULT_PORTS[u.protocol] ? `:${u.port}` : ''
+        const port = u.port && u.port !== DEFAULT_PORTS.get(u.protocol) ? `:${u.port}` : ''
         const origin = `${u.protocol}//${u.hostname}${port}`
         if (capability === Capability.SECRETS_USE) {
           // A bound secret sent to this origin: the origin is a fetch grant and one of its hosts.
-          asked[i] = { kind: 'cap', id: capability, payload: { name, url: field('url') } }
+          asked.set(i, { kind: 'cap', id: capability, payload: { name, url: href } })
           const e = bound.get(name) || { hosts: new Set(), calls: [] }
           e.hosts.add(origin)
           e.calls.push(i)
           bound.set(name, e)
-        } else asked[i] = { kind: 'fetch', url: field('url') }
+        } else asked.set(i, { kind: 'fetch', url: href })
         return add(lists.fetch, origin, i)
       }
       case Capability.SECRETS_GET:
@@ -134,11 +163,18 @@ function learnManifest(calls, options) {
       case Capability.EVENTS_SUBSCRIBE:
       case Capability.DB_QUERY: {
         const key = CAPABILITY_FIELDS.get(capability)
-        const list = { [Capability.SECRETS_GET]: lists.secrets, [Capability.EVENTS_PUBLISH]: lists.publishes, [Capability.EVENTS_SUBSCRIBE]: lists.subscribes, [Capability.DB_QUERY]: lists.databases }[capability]
+        const list = new Map([
+          [Capability.SECRETS_GET, lists.secrets],
+          [Capability.EVENTS_PUBLISH, lists.publishes],
+          [Capability.EVENTS_SUBSCRIBE, lists.subscribes],
+          [Capability.DB_QUERY, lists.databases],
+        ]).get(capability)
         const v = field(key)
-        if (!v) return miss(i, capability, `no ${key}`)
+        if (!v) return miss(i, capability, tooLong || `no ${key}`)
         if (key === 'topic' && v.split('.').some((seg) => seg.includes('*'))) return miss(i, capability, `topic ${JSON.stringify(v.slice(0, 200))} has a '*' segment, which a grant reads as a wildcard`)
-        asked[i] = { kind: 'cap', id: capability, payload: { [key]: v } }
+        const payloadOut = {}
+        put(payloadOut, key, v)
+        asked.set(i, { kind: 'cap', id: capability, payload: payloadOut })
         return add(list, v, i)
       }
       default:
@@ -150,7 +186,7 @@ function learnManifest(calls, options) {
     lists.databases.clear()
   }
 
-  // Entries by manifest pointer, so a rejected one can be dropped and reported.
+  // The learned entries, in manifest order per list.
   let entries = [
     ...[...fsModes].map(([p, { modes, calls: from }]) => {
       const glob = literalGlob(p, platform)
@@ -164,72 +200,131 @@ function learnManifest(calls, options) {
     ...[...lists.subscribes].map(([v, from]) => ({ list: 'subscribes', value: v, calls: from, capability: Capability.EVENTS_SUBSCRIBE })),
     ...[...lists.databases].map(([v, from]) => ({ list: 'db', value: v, calls: from, capability: Capability.DB_QUERY })),
   ]
-  const build = () => {
+  const drop = (entry, why) => {
+    for (const i of entry.calls) miss(i, entry.capability, `${JSON.stringify(entry.value).slice(0, 200)} is not learned: ${why}`)
+  }
+  // A list holds at most maxPatterns entries: the rest are not learned.
+  const counts = new Map()
+  entries = entries.filter((e) => {
+    const key = e.list === 'publishes' || e.list === 'subscribes' ? e.list : e.list === 'secrets' ? 'secrets' : e.list
+    const n = (counts.get(key) || 0) + 1
+    counts.set(key, n)
+    if (n <= LIMITS.maxPatterns) return true
+    drop(e, `more than ${LIMITS.maxPatterns} entries in one list`)
+    return false
+  })
+  // The manifest of some entries, and the entry each list pointer names.
+  const build = (list) => {
     const m = {}
-    const of = (list) => entries.filter((e) => e.list === list)
     const pointers = new Map()
-    const put = (key, list, at) => {
-      const es = of(list)
+    const of = (name) => list.filter((e) => e.list === name)
+    const put2 = (key, name, at, prefix) => {
+      const es = of(name)
       if (es.length === 0) return
-      at[key] = es.map((e) => e.value)
-      es.forEach((e, n) => pointers.set(`${key === 'publishes' || key === 'subscribes' ? `events/${key}` : key}/${n}`, e))
+      put(at, key, es.map((e) => e.value))
+      es.forEach((e, n) => pointers.set(`${prefix}${key}/${n}`, e))
     }
-    put('fs', 'fs', m)
-    put('fetch', 'fetch', m)
-    put('secrets', 'secrets', m)
+    put2('fs', 'fs', m, '/')
+    put2('fetch', 'fetch', m, '/')
+    put2('secrets', 'secrets', m, '/')
     if (of('publishes').length || of('subscribes').length) {
-      m.events = {}
-      put('publishes', 'publishes', m.events)
-      put('subscribes', 'subscribes', m.events)
+      const events = {}
+      put(m, 'events', events)
+      put2('publishes', 'publishes', events, '/events/')
+      put2('subscribes', 'subscribes', events, '/events/')
     }
-    const db = of('db')[0]
-    if (db) {
-      m.db = { database: db.value }
-      pointers.set('db/database', db)
+    const dbs = of('db')
+    if (dbs.length) {
+      const db = {}
+      put(db, 'database', dbs[0].value)
+      put(m, 'db', db)
+      pointers.set('/db/database', dbs[0])
     }
     return { manifest: m, pointers }
   }
-  // The manifest must be valid: drop what the validator rejects, and say why.
   const { PermissionPolicy, isInvalidManifest } = require('../index.js')
-  // Why a learned entry does not admit exactly its calls, or null. Uses the
-  // explain views, which count no metric.
-  const inexact = (policy, entry) => {
-    if (entry.list === 'fs') {
-      const glob = typeof entry.value === 'string' ? entry.value : entry.value.path
-      if (hasUnescapedWildcard(glob, platform)) return `${JSON.stringify(glob.slice(0, 200))} has an unescaped wildcard`
-    }
-    for (const i of entry.calls) {
-      const a = asked[i]
-      const d =
-        a.kind === 'fs' ? policy.explainFs(a.path, a.mode).decision : a.kind === 'fetch' ? policy.explainFetch(a.url).decision : policy.explainCapability(a.id, a.payload).decision
-      if (!d.allowed) return `the learned manifest's checker denies the recorded call (${d.reason})`
-    }
-    return null
-  }
-  for (;;) {
-    const { manifest, pointers } = build()
+  const { PermissionChecker } = require('./checker.js')
+  const compileError = (manifest) => {
     try {
-      const policy = PermissionPolicy.fromManifest(manifest, { plugin: 'learned', platform })
-      const bad = []
-      for (const entry of entries) {
-        const why = inexact(policy, entry)
-        if (why !== null) bad.push([entry, why])
-      }
-      if (bad.length === 0) return { manifest, unlearned: unlearned.sort((a, b) => a.call - b.call) }
-      for (const [entry, why] of bad) {
-        entries = entries.filter((x) => x !== entry)
-        for (const i of entry.calls) miss(i, entry.capability, `${JSON.stringify(entry.value).slice(0, 200)} is not learned: ${why}`)
-      }
+      return { policy: PermissionPolicy.fromManifest(manifest, { plugin: 'learned', platform }) }
     } catch (e) {
       if (!isInvalidManifest(e)) throw e
-      const ptr = String(e.details.pointer)
-      const hit = [...pointers].find(([k]) => ptr === `/${k}` || ptr.startsWith(`/${k}/`))
-      const bad = hit && hit[1]
-      if (bad === undefined) throw e
-      entries = entries.filter((x) => x !== bad)
-      for (const i of bad.calls) miss(i, bad.capability, `${JSON.stringify(bad.value).slice(0, 200)} is not a valid grant (${e.details.pointer}: expected ${e.details.expected})`)
+      return { error: e }
     }
   }
+  // 1. Each entry alone: what the validator refuses is not learned (one
+  // small compile each); the pointer is the entry's place in its list.
+  const place = new Map()
+  const seenIn = new Map()
+  for (const e of entries) {
+    const n = seenIn.get(e.list) || 0
+    seenIn.set(e.list, n + 1)
+    place.set(e, n)
+  }
+  const invalid = (entry, why) => {
+    for (const i of entry.calls) miss(i, entry.capability, `${JSON.stringify(entry.value).slice(0, 200)} is not a valid grant (${why})`)
+  }
+  entries = entries.filter((entry) => {
+    const { error } = compileError(build([entry]).manifest)
+    if (error === undefined) return true
+    const pointer = String(error.details.pointer).replace(/^(\/(?:events\/)?[a-z]+\/)0(?=\/|$)/, (_, list) => `${list}${place.get(entry)}`)
+    invalid(entry, `${pointer}: expected ${error.details.expected}`)
+    return false
+  })
+  // 2. Together: what only the whole refuses is a policy-wide cap ("this one
+  // takes it past"), so the entry named and the later ones of its list are
+  // not learned; each round drops at least one entry of a list.
+  let policy
+  for (;;) {
+    const { manifest, pointers } = build(entries)
+    const r = compileError(manifest)
+    if (r.policy) {
+      policy = r.policy
+      break
+    }
+    const ptr = String(r.error.details.pointer)
+    const named = [...pointers].find(([k]) => ptr === k || ptr.startsWith(`${k}/`))
+    const list = named
+      ? named[1].list
+      : new Map([
+          ['/fs', 'fs'],
+          ['/fetch', 'fetch'],
+          ['/secrets', 'secrets'],
+          ['/events/publishes', 'publishes'],
+          ['/events/subscribes', 'subscribes'],
+        ]).get(ptr)
+    if (list === undefined) throw r.error
+    const from = named ? entries.indexOf(named[1]) : entries.findIndex((e) => e.list === list)
+    const why = `past a policy-wide limit (${ptr}: expected ${r.error.details.expected})`
+    entries = entries.filter((e, k) => {
+      if (k < from || e.list !== list) return true
+      drop(e, why)
+      return false
+    })
+  }
+  // 3. Every entry admits exactly its calls: a checker (counting no metric)
+  // under the learned manifest allows each, one check per call.
+  const checker = new PermissionChecker(policy, { meter: require('@opentelemetry/api').createNoopMeter() })
+  const bad = new Set()
+  for (const entry of entries) {
+    let why = null
+    if (entry.list === 'fs') {
+      const glob = typeof entry.value === 'string' ? entry.value : entry.value.path
+      if (hasUnescapedWildcard(glob, platform)) why = `${JSON.stringify(glob.slice(0, 200))} has an unescaped wildcard`
+    }
+    for (const i of entry.calls) {
+      if (why !== null) break
+      const a = asked.get(i)
+      const d = a.kind === 'fs' ? checker.checkFs(a.path, a.mode) : a.kind === 'fetch' ? checker.checkFetch(a.url) : checker.checkCapability(a.id, a.payload)
+      if (!d.allowed) why = `the learned manifest's checker denies the recorded call (${d.reason})`
+    }
+    if (why !== null) {
+      bad.add(entry)
+      drop(entry, why)
+    }
+  }
+  if (bad.size) entries = entries.filter((e) => !bad.has(e))
+  return { manifest: build(entries).manifest, unlearned: unlearned.sort((a, b) => a.call - b.call) }
 }
 
 const VERB = { read: 'read', write: 'write', readwrite: 'read/write' }
@@ -244,13 +339,13 @@ const VERB = { read: 'read', write: 'write', readwrite: 'read/write' }
  * `[{ glob, mode, count, replaces, note, widens }]`.
  */
 function generalizeManifest(manifest, options = {}) {
-  const platform = options.platform === 'win32' ? 'win32' : 'posix'
-  const min = options.min === undefined ? 3 : options.min
-  const fsList = Array.isArray(manifest.fs) ? manifest.fs : []
+  const platform = own(options, 'platform') === 'win32' ? 'win32' : 'posix'
+  const min = own(options, 'min') === undefined ? 3 : own(options, 'min')
+  const fsList = Array.isArray(own(manifest, 'fs')) ? own(manifest, 'fs') : []
   const clusters = new Map()
   fsList.forEach((g, i) => {
-    const glob = typeof g === 'string' ? g : g.path
-    const mode = typeof g === 'string' ? 'read' : g.mode || 'read'
+    const glob = typeof g === 'string' ? g : own(g, 'path')
+    const mode = typeof g === 'string' ? 'read' : own(g, 'mode') || 'read'
     // Escaped metacharacters (`[c]`) and posix backslashes (escapes) stay exact.
     if (glob.includes('[') || (platform === 'posix' && glob.includes('\\'))) return
     const sep = platform === 'win32' ? Math.max(glob.lastIndexOf('/'), glob.lastIndexOf('\\')) : glob.lastIndexOf('/')
@@ -268,7 +363,7 @@ function generalizeManifest(manifest, options = {}) {
   for (const c of clusters.values()) {
     if (c.members.length < min) continue
     const glob = `${c.dir}${c.sep}*${c.ext}`
-    const replaces = c.members.map((i) => (typeof fsList[i] === 'string' ? fsList[i] : fsList[i].path))
+    const replaces = c.members.map((i) => (typeof fsList[i] === 'string' ? fsList[i] : own(fsList[i], 'path')))
     const what = c.ext ? `any other ${c.ext} file` : 'any other file or directory name'
     proposals.push({
       glob,
@@ -281,7 +376,7 @@ function generalizeManifest(manifest, options = {}) {
     c.members.forEach((i, n) => replaced.set(i, n === 0 ? (c.mode === 'read' ? glob : { path: glob, mode: c.mode }) : null))
   }
   const out = { ...manifest }
-  if (Array.isArray(manifest.fs)) out.fs = fsList.map((g, i) => (replaced.has(i) ? replaced.get(i) : g)).filter((g) => g !== null)
+  if (Array.isArray(own(manifest, 'fs'))) put(out, 'fs', fsList.map((g, i) => (replaced.has(i) ? replaced.get(i) : g)).filter((g) => g !== null))
   return { manifest: out, proposals }
 }
 
