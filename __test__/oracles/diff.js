@@ -8,6 +8,13 @@
 // shares no code with the engine: it only knows the manifest grammar and
 // asks the public checkers.
 //
+// A few pairs are of the step-budget class: an old policy of hundreds of
+// long literal-plus-wildcard grants under one directory (non-ASCII
+// literals, so their bytes outnumber their characters), near the point
+// where a check gives up at the matcher's step budget and denies what its
+// globs allow; the new policy is one of its grants. Sampled with long
+// names the literals' first byte matches, so every pattern is tried.
+//
 // Failures:
 // - wrongAllows: the diff said 0 (no new authority) and a sampled request
 //   is allowed by the new policy and denied by the old one;
@@ -190,7 +197,23 @@ function generator(r) {
     }
     return out
   }
-  return { pair, requests }
+  /** An old policy near the step budget, a new one within it, and the requests that make checks work hardest. */
+  const stepBudgetPair = (fixed = {}) => {
+    const c = fixed.c ?? pick(['\u{1D160}', '\u20AC', '\u00E9', 'q'])
+    const bytes = Buffer.byteLength(c)
+    const n = fixed.n ?? 600 + int(500)
+    // Within the glob byte limit (4096) and the policy-wide cap of compiled elements.
+    const k = Math.min(Math.floor((4096 - 16) / bytes) - 1, Math.floor(1_040_000 / n) - 8)
+    const fs = Array.from({ length: n }, (_, i) => `/a/*/${c.repeat(k)}${String.fromCodePoint(0x10000 + i)}*`)
+    const victim = pick(['/a/b/*z', '/a/b/?*z', `/a/b/${c}*z`])
+    const old = { fs: [...fs, victim] }
+    const neu = { fs: [chance(0.5) ? victim : `/a/b/${c}*z`] }
+    const name = (m) => `/a/b/${c.repeat(m)}z`
+    const longest = Math.floor((4096 - 8) / bytes)
+    const extra = [longest, k + 1, k, 1].map((m) => ({ kind: 'fs', path: name(m), mode: 'read' }))
+    return [old, neu, extra]
+  }
+  return { pair, requests, stepBudgetPair }
 }
 
 /** Whether `policy`'s checker allows the sampled request. */
@@ -229,6 +252,7 @@ async function run({ seconds = 3, seed = 1, log = () => {}, requestsPerPair = 40
   let cases = 0
   let pairs = 0
   let widenFound = 0
+  let budgetPairs = 0
   const deadline = Date.now() + seconds * 1000
   // A quarter of the pairs on win32: every fs glob and path under `C:`.
   const onDrive = (m) => {
@@ -239,9 +263,10 @@ async function run({ seconds = 3, seed = 1, log = () => {}, requestsPerPair = 40
     return c
   }
   while (Date.now() < deadline) {
-    const platform = r() < 0.25 ? 'win32' : 'posix'
+    const budgetClass = r() < 0.03
+    const platform = !budgetClass && r() < 0.25 ? 'win32' : 'posix'
     const build = (m) => PermissionPolicy.fromManifest(platform === 'win32' ? onDrive(m) : m, { plugin: 'oracle-diff', platform })
-    const [a, b] = gen.pair()
+    const [a, b, extra] = budgetClass ? gen.stepBudgetPair() : [...gen.pair(), []]
     let oldP
     let newP
     try {
@@ -262,17 +287,18 @@ async function run({ seconds = 3, seed = 1, log = () => {}, requestsPerPair = 40
       const q = asRequest(c.witness)
       if (allows(newP, q) || !allows(oldP, q)) mismatches.push({ why: 'narrowing witness not confirmed', witness: c.witness, old: a, new: b })
     }
-    for (const q0 of gen.requests(a, b, requestsPerPair)) {
+    if (budgetClass) budgetPairs++
+    for (const q0 of [...extra, ...gen.requests(a, b, budgetClass ? 20 : requestsPerPair)]) {
       const q = platform === 'win32' && q0.kind === 'fs' ? { ...q0, path: `C:${q0.path}` } : q0
       cases++
       if (allows(newP, q) && !allows(oldP, q)) {
-        if (d.exitCode === 0) wrongAllows.push({ platform, request: q, old: a, new: b })
+        if (d.exitCode === 0) wrongAllows.push({ platform, request: q, old: budgetClass ? `(step-budget class, ${a.fs.length} grants)` : a, new: b })
         else widenFound++
       }
     }
   }
-  log(`${pairs} manifest pairs (posix and win32) (exit 0: ${exits[0]}, 1: ${exits[1]}, 2: ${exits[2]}); ${cases} requests; ${widenFound} sampled widenings, all under exit 1 or 2`)
-  return { cases, pairs, exits, wrongAllows, mismatches }
+  log(`${pairs} manifest pairs (posix and win32; ${budgetPairs} of the step-budget class) (exit 0: ${exits[0]}, 1: ${exits[1]}, 2: ${exits[2]}); ${cases} requests; ${widenFound} sampled widenings, all under exit 1 or 2`)
+  return { cases, pairs, exits, wrongAllows, mismatches, budgetPairs }
 }
 
 module.exports = { run, generator, prng }
