@@ -2547,6 +2547,50 @@ mod bound_tests {
         assert_ne!(r.exit_code(), 0, "{} narrowings, unknown {:?}", r.narrows.len(), r.unknown);
     }
 
+    /// The expansion factors the step bound assumes: no spelling a check
+    /// matches a path in is more than FOLD_EXPANSION times longer in bytes
+    /// (every character alone, and strings mixing the characters that fold
+    /// or decompose longest with combining marks and ignorables), and NTFS
+    /// upper case no more than NTFS_EXPANSION_HALVES / 2.
+    #[test]
+    fn fold_expansion_bounds_hold() {
+        let check = |s: &str| {
+            let full = crate::posix_fold::fold(s);
+            let bound = FOLD_EXPANSION as usize * s.len();
+            assert!(full.len() <= bound, "{s:?}");
+            for other in crate::posix_fold::other_spellings(s, &full) {
+                assert!(other.len() <= bound, "{s:?}");
+            }
+            let up: String = s.chars().map(crate::ntfs_upcase::upcase).collect();
+            assert!(2 * up.len() <= NTFS_EXPANSION_HALVES as usize * s.len(), "{s:?}");
+        };
+        let mut longest = Vec::new();
+        for c in (0..=0x10_FFFFu32).filter_map(char::from_u32) {
+            let s = c.to_string();
+            check(&s);
+            if crate::posix_fold::fold(&s).len() > s.len() {
+                longest.push(c);
+            }
+        }
+        let marks = ['\u{301}', '\u{308}', '\u{345}', '\u{200C}', '\u{FEFF}', 'a', 'I'];
+        let mut x = 0x2545_F491u32;
+        for _ in 0..20_000 {
+            let s: String = (0..12)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    if x % 3 == 0 {
+                        marks[x as usize % marks.len()]
+                    } else {
+                        longest[x as usize % longest.len()]
+                    }
+                })
+                .collect();
+            check(&s);
+        }
+    }
+
     /// The widening question, with the work it cost.
     fn forward(old: &PermissionPolicy, new: &PermissionPolicy) -> (Findings, u64) {
         let work = Work::new(MAX_DIFF_WORK);
