@@ -2580,7 +2580,7 @@ mod bound_tests {
                     x ^= x << 13;
                     x ^= x >> 17;
                     x ^= x << 5;
-                    if x % 3 == 0 {
+                    if x.is_multiple_of(3) {
                         marks[x as usize % marks.len()]
                     } else {
                         longest[x as usize % longest.len()]
