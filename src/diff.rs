@@ -66,7 +66,7 @@ const MAX_CANDIDATES: usize = 16;
 /// hashed, or one candidate compared each: the one bound that holds the
 /// whole diff to about a second on any input. Past it, every part not yet
 /// decided is unknown (exit 2), never "included". `lint`'s cover search
-/// ([`covered_fs_grants`]) has a budget of its own of the same size.
+/// (`fs-grant-covered`) has a budget of its own of the same size.
 pub const MAX_DIFF_WORK: u64 = 200_000_000;
 
 /// The work budget of one diff direction (see [`MAX_DIFF_WORK`]).
