@@ -271,8 +271,9 @@ impl DiffReport {
 /// ```
 #[must_use]
 pub fn diff_policies(old: &PermissionPolicy, new: &PermissionPolicy) -> DiffReport {
-    let forward = widenings(old, new, true, &Work::new(MAX_DIFF_WORK));
-    let backward = widenings(new, old, false, &Work::new(MAX_DIFF_WORK));
+    let (o, n) = (step_bounds(old), step_bounds(new));
+    let forward = widenings(old, new, true, &Work::new(MAX_DIFF_WORK), [&o, &n]);
+    let backward = widenings(new, old, false, &Work::new(MAX_DIFF_WORK), [&n, &o]);
     DiffReport { widens: forward.found, narrows: backward.found, unknown: forward.unknown }
 }
 
@@ -295,6 +296,8 @@ struct Ctx<'a> {
     /// What one capability check of both policies may cost: topic patterns
     /// and bound-secret hosts are each compared in turn.
     cap_check_cost: u64,
+    /// No fs check of the old policy can stop at its step budget ([`StepBounds`]).
+    old_within: bool,
 }
 
 impl Ctx<'_> {
@@ -353,14 +356,30 @@ impl Ctx<'_> {
     }
 }
 
-fn widenings(old: &PermissionPolicy, new: &PermissionPolicy, forward: bool, work: &Work) -> Findings {
-    let fs_check_cost = check_cost(old).saturating_add(check_cost(new));
+/// The widenings of `new` over `old`; `bounds`: the two policies' [`StepBounds`], old first.
+fn widenings(
+    old: &PermissionPolicy,
+    new: &PermissionPolicy,
+    forward: bool,
+    work: &Work,
+    bounds: [&StepBounds; 2],
+) -> Findings {
+    let fs_check_cost = bounds[0].check_cost.saturating_add(bounds[1].check_cost);
     let listed = |p: &PermissionPolicy| {
         let hosts: usize = p.secrets().iter().filter_map(|n| p.bound_secret(n)).map(|b| b.hosts().len()).sum();
         (p.publishes().len() + p.subscribes().len() + hosts) as u64
     };
     let cap_check_cost = 256 + 16 * (listed(old) + listed(new));
-    let mut cx = Ctx { old, new, forward, out: Findings::default(), work, fs_check_cost, cap_check_cost };
+    let mut cx = Ctx {
+        old,
+        new,
+        forward,
+        out: Findings::default(),
+        work,
+        fs_check_cost,
+        cap_check_cost,
+        old_within: bounds[0].within,
+    };
     fs_widenings(&mut cx);
     fetch_widenings(&mut cx);
     secret_widenings(&mut cx);
@@ -1125,11 +1144,40 @@ const FOLD_EXPANSION: u64 = 3;
 /// character, at most one byte longer than a two-byte one (`ɐ` to `Ɐ`).
 const NTFS_EXPANSION_HALVES: u64 = 3;
 
-/// The UTF-8 bytes of a run of atoms as the matcher spends on it: a literal
-/// run is compared and searched for by bytes, one step per byte; any other
-/// run one step per atom (never more than its bytes).
-fn chunk_steps(c: &[Atom]) -> u64 {
-    c.iter().map(|a| if let Atom::Char(ch) = a { ch.len_utf8() as u64 } else { 1 }).sum()
+/// The bytes a literal character costs the matcher: its UTF-8 bytes, or
+/// with `fold` the most its folded spellings take ([`FOLD_EXPANSION`] times
+/// for a non-ASCII character; ASCII folds to one byte).
+fn char_bytes(c: char, fold: bool) -> u64 {
+    if fold && !c.is_ascii() {
+        FOLD_EXPANSION * c.len_utf8() as u64
+    } else {
+        c.len_utf8() as u64
+    }
+}
+
+/// The steps a run of atoms costs the matcher: a literal run is compared
+/// and searched for by bytes, one step per byte; any other run one step per
+/// atom (with `fold`, per atom of its longest folded spelling).
+fn chunk_steps(c: &[Atom], fold: bool) -> u64 {
+    c.iter().map(|a| if let Atom::Char(ch) = a { char_bytes(*ch, fold) } else { 1 }).sum()
+}
+
+/// Atoms a run may have once folded: a character folds to at most its
+/// folded bytes in characters (`ᾂ`, 3 bytes, is 4 characters decomposed).
+fn chunk_atoms(c: &[Atom], fold: bool) -> u64 {
+    c.iter()
+        .map(|a| {
+            if let Atom::Char(ch) = a {
+                if fold {
+                    char_bytes(*ch, true)
+                } else {
+                    1
+                }
+            } else {
+                1
+            }
+        })
+        .sum()
 }
 
 /// Match steps one segment pattern may spend on one name of `l` bytes: a
@@ -1137,39 +1185,41 @@ fn chunk_steps(c: &[Atom]) -> u64 {
 /// module: the first run at the start, the last at the end, the runs
 /// between found left to right, each name position scanned once by one of
 /// them). Counted in the matcher's unit: bytes for literal runs, atoms for
-/// the others. `None`: a wildcard run between stars longer than
+/// the others; with `fold`, as the pattern's folded spellings may count.
+/// `None`: a wildcard run between stars longer than
 /// [`glob::MAX_FREE_WILD_RUN`] atoms, which may exhaust its own budget and
 /// then not match (fail closed).
-fn pattern_steps(p: &SegPattern) -> Option<(u64, u64)> {
+fn pattern_steps(p: &SegPattern, fold: bool) -> Option<(u64, u64)> {
     let atoms = p.atoms();
     if atoms == [Atom::Star] {
         return Some((0, 0));
     }
     let chunks: Vec<&[Atom]> = atoms.split(|a| *a == Atom::Star).collect();
     if chunks.len() == 1 {
-        return Some((1 + chunk_steps(chunks[0]), 0));
+        return Some((1 + chunk_steps(chunks[0], fold), 0));
     }
     let middle = &chunks[1..chunks.len() - 1];
     let mut per = 0u64;
     for c in middle {
         let literal = c.iter().all(|a| matches!(a, Atom::Char(_)));
-        if !literal && c.len() > glob::MAX_FREE_WILD_RUN {
+        let n = chunk_atoms(c, fold);
+        if !literal && n > glob::MAX_FREE_WILD_RUN as u64 {
             return None;
         }
-        per = per.max(if literal { 1 } else { c.len() as u64 + 1 });
+        per = per.max(if literal { 1 } else { n + 1 });
     }
     let last = chunks[chunks.len() - 1];
     let fixed = 2
-        + chunk_steps(chunks[0])
-        + last.len() as u64
-        + chunk_steps(last)
-        + middle.iter().map(|c| chunk_steps(c)).sum::<u64>();
+        + chunk_steps(chunks[0], fold)
+        + chunk_atoms(last, fold)
+        + chunk_steps(last, fold)
+        + middle.iter().map(|c| chunk_steps(c, fold)).sum::<u64>();
     Some((fixed, per))
 }
 
 /// Match steps one variant may spend in one check of a path of at most `l`
 /// bytes (its segment walk included).
-fn variant_steps(g: &glob::ParsedGlob, l: u64) -> Option<u64> {
+fn variant_steps(g: &glob::ParsedGlob, l: u64, fold: bool) -> Option<u64> {
     let n = MAX_PATH_SEGMENTS;
     if g.rest.len() <= 1 && g.rest.iter().all(|s| *s == Seg::Rec) {
         return Some(0);
@@ -1178,7 +1228,7 @@ fn variant_steps(g: &glob::ParsedGlob, l: u64) -> Option<u64> {
     let mut steps = if recursive { g.rest.len() as u64 * (n + 1) } else { 0 };
     for s in &g.rest {
         if let Seg::Pat(p) = s {
-            let (fixed, per) = pattern_steps(p)?;
+            let (fixed, per) = pattern_steps(p, fold)?;
             steps += if recursive { n * fixed + per * (l + n) } else { fixed + per * l };
         }
     }
@@ -1197,7 +1247,7 @@ pub(crate) fn glob_check_steps(glob: &str, platform: Platform, path_bytes: usize
     for v in parse_variants(glob, platform) {
         let variants = if deny { glob::deny_variants(v) } else { vec![v] };
         for v in variants {
-            let Some(steps) = variant_steps(&v, l) else { return u64::MAX };
+            let Some(steps) = variant_steps(&v, l, deny) else { return u64::MAX };
             total = total.saturating_add(steps.saturating_add(64).saturating_mul(walks));
         }
     }
@@ -1205,11 +1255,14 @@ pub(crate) fn glob_check_steps(glob: &str, platform: Platform, path_bytes: usize
 }
 
 /// One index a check walks with a step budget of its own
-/// ([`glob::MAX_MATCH_STEPS`] per walk): the variants it holds, each with
-/// how many times a walk may try it, and the longest path it is walked with.
+/// ([`glob::MAX_MATCH_STEPS`] per walk): the variants it holds (each with
+/// the prefix it is filed under in that index, and how many times a walk
+/// may try it), the longest path it is walked with, and whether its
+/// variants are the folded spellings of the ones listed.
 struct IndexWalk {
-    variants: Vec<(glob::ParsedGlob, u64)>,
+    variants: Vec<(String, glob::ParsedGlob, u64)>,
     path_bytes: u64,
+    fold: bool,
     /// win32: the 8.3 alias walk over the deny variants, on the same budget.
     aliasing: Vec<glob::ParsedGlob>,
     /// How many walks of this index one check may make.
@@ -1220,7 +1273,10 @@ struct IndexWalk {
 /// the grants and deny globs as written (grants tried in up to two passes;
 /// on posix walked again with the characters HFS+ ignores dropped), and on
 /// posix with deny globs the folded deny index (walked with the folded path
-/// and its other spellings) and each other spelling's index.
+/// and its other spellings) and each other spelling's index. The folded
+/// variants are not built: each is bounded from the one as written (its
+/// literal characters at their longest fold), filed under its prefix in
+/// that spelling.
 fn index_walks(policy: &PermissionPolicy) -> Vec<IndexWalk> {
     let platform = policy.platform();
     let win32 = platform == Platform::Win32;
@@ -1229,8 +1285,9 @@ fn index_walks(policy: &PermissionPolicy) -> Vec<IndexWalk> {
         policy.deny_fs().iter().flat_map(|d| parse_variants(d, platform)).flat_map(glob::deny_variants).collect();
     let grants = policy.fs_grants().iter().flat_map(|g| parse_variants(g.glob(), platform)).map(|g| (g, 2));
     let main = IndexWalk {
-        variants: grants.chain(deny.iter().cloned().map(|d| (d, 1))).collect(),
+        variants: grants.chain(deny.iter().cloned().map(|d| (d, 1))).map(|(g, w)| (g.prefix.clone(), g, w)).collect(),
         path_bytes: if win32 { (max * NTFS_EXPANSION_HALVES).div_ceil(2) } else { max },
+        fold: false,
         aliasing: if win32 { deny.clone() } else { Vec::new() },
         walks: if win32 { 1 } else { 2 },
     };
@@ -1238,29 +1295,17 @@ fn index_walks(policy: &PermissionPolicy) -> Vec<IndexWalk> {
     if win32 || deny.is_empty() {
         return out;
     }
-    let folded: Vec<glob::ParsedGlob> = deny.iter().map(glob::fold_posix).collect();
-    let mut forms: Vec<Vec<(glob::ParsedGlob, u64)>> = vec![Vec::new(); crate::posix_fold::OTHER_FORMS.len()];
-    for (d, f) in deny.iter().zip(&folded) {
-        if d.literal_text_is_ascii() {
-            continue;
-        }
-        for (form, list) in crate::posix_fold::OTHER_FORMS.iter().zip(&mut forms) {
-            let other = glob::fold_posix_by(d, *form);
-            if other != *f {
-                list.push((other, 1));
-            }
-        }
-    }
     let long = max * FOLD_EXPANSION;
+    let folded = deny.iter().map(|d| (crate::posix_fold::fold(&d.prefix), d.clone(), 1)).collect();
     let walks = 1 + crate::posix_fold::OTHER_FORMS.len() as u64;
-    out.push(IndexWalk {
-        variants: folded.into_iter().map(|f| (f, 1)).collect(),
-        path_bytes: long,
-        aliasing: Vec::new(),
-        walks,
-    });
-    for list in forms.into_iter().filter(|l| !l.is_empty()) {
-        out.push(IndexWalk { variants: list, path_bytes: long, aliasing: Vec::new(), walks: 1 });
+    out.push(IndexWalk { variants: folded, path_bytes: long, fold: true, aliasing: Vec::new(), walks });
+    // Only a variant with non-ASCII literal text is spelled apart in the other forms.
+    let other: Vec<&glob::ParsedGlob> = deny.iter().filter(|d| !d.literal_text_is_ascii()).collect();
+    if !other.is_empty() {
+        for form in crate::posix_fold::OTHER_FORMS {
+            let variants = other.iter().map(|d| (form(&d.prefix), (*d).clone(), 1)).collect();
+            out.push(IndexWalk { variants, path_bytes: long, fold: true, aliasing: Vec::new(), walks: 1 });
+        }
     }
     out
 }
@@ -1272,9 +1317,9 @@ fn index_walks(policy: &PermissionPolicy) -> Vec<IndexWalk> {
 fn walk_steps(w: &IndexWalk) -> Option<u64> {
     let (l, n) = (w.path_bytes, MAX_PATH_SEGMENTS);
     let mut by_prefix: HashMap<&str, u64> = HashMap::new();
-    for (g, weight) in &w.variants {
-        let e = by_prefix.entry(g.prefix.as_str()).or_default();
-        *e = e.saturating_add(weight * variant_steps(g, l)?);
+    for (prefix, g, weight) in &w.variants {
+        let e = by_prefix.entry(prefix.as_str()).or_default();
+        *e = e.saturating_add(weight * variant_steps(g, l, w.fold)?);
     }
     // win32: a path with an 8.3-shaped name is also walked against every
     // deny variant (literal prefix segments included), whatever its prefix.
@@ -1285,7 +1330,7 @@ fn walk_steps(w: &IndexWalk) -> Option<u64> {
         steps += lits.iter().map(|x| n * (1 + x.len() as u64)).sum::<u64>();
         for seg in &d.rest {
             if let Seg::Pat(p) = seg {
-                let (fixed, per) = pattern_steps(p)?;
+                let (fixed, per) = pattern_steps(p, false)?;
                 steps += n * fixed + per * (l + n);
             }
         }
@@ -1307,34 +1352,38 @@ fn walk_steps(w: &IndexWalk) -> Option<u64> {
     Some(worst)
 }
 
-/// Whether no check of `policy` can stop at its step budget
-/// ([`glob::MAX_MATCH_STEPS`] per index walk, where a check fails closed and
-/// denies what its globs would allow): in each walk, the steps of the
-/// variants under a path's ancestors stay within it. A hostile policy past
-/// it is not modelled by the diff (the answer is unknown). Steps are counted
-/// in the matcher's own units (bytes of literal runs and of names, atoms of
-/// the other runs), at the longest path each walk sees (the folded
-/// spellings are longer).
-fn within_step_budget(policy: &PermissionPolicy) -> Result<(), String> {
-    let ok = index_walks(policy).iter().all(|w| walk_steps(w).is_some_and(|s| s <= glob::MAX_MATCH_STEPS as u64));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "the old policy's checks may stop at their step budget ({} steps, where a check fails closed); not modelled",
-            glob::MAX_MATCH_STEPS
-        ))
+/// What the diff knows of one policy's fs checks: whether none can stop
+/// at its step budget ([`glob::MAX_MATCH_STEPS`] per index walk, where a
+/// check fails closed and denies what its globs would allow: in each walk,
+/// the steps of the variants under a path's ancestors stay within it), and
+/// what one check may cost in work units (every walk it makes, each at
+/// most the step budget). Steps are counted in the matcher's own units
+/// (bytes of literal runs and of names, atoms of the other runs), at the
+/// longest path each walk sees (the folded spellings are longer).
+struct StepBounds {
+    within: bool,
+    check_cost: u64,
+}
+
+fn step_bounds(policy: &PermissionPolicy) -> StepBounds {
+    let cap = glob::MAX_MATCH_STEPS as u64;
+    let walks = index_walks(policy);
+    let steps: Vec<Option<u64>> = walks.iter().map(walk_steps).collect();
+    StepBounds {
+        within: steps.iter().all(|s| s.is_some_and(|s| s <= cap)),
+        check_cost: walks
+            .iter()
+            .zip(&steps)
+            .map(|(w, s)| w.walks.saturating_mul(s.map_or(cap, |s| s.min(cap))))
+            .fold(64u64, u64::saturating_add),
     }
 }
 
-/// What one fs check of `policy` may cost, in work units (match steps):
-/// every walk it makes, each at most the step budget.
-fn check_cost(policy: &PermissionPolicy) -> u64 {
-    let cap = glob::MAX_MATCH_STEPS as u64;
-    index_walks(policy)
-        .iter()
-        .map(|w| w.walks.saturating_mul(walk_steps(w).map_or(cap, |s| s.min(cap))))
-        .fold(64u64, u64::saturating_add)
+fn hostile_policy() -> String {
+    format!(
+        "the old policy's checks may stop at their step budget ({} steps, where a check fails closed); not modelled",
+        glob::MAX_MATCH_STEPS
+    )
 }
 
 /// The leading literal segments of a flattened variant (its literal prefix,
@@ -1450,8 +1499,8 @@ fn fs_widenings(cx: &mut Ctx<'_>) {
         return;
     }
     let platform = new.platform();
-    if let Err(why) = within_step_budget(old) {
-        cx.unknown("fs", "/fs", why);
+    if !cx.old_within {
+        cx.unknown("fs", "/fs", hostile_policy());
         return;
     }
     let win32 = platform == Platform::Win32;
@@ -2142,6 +2191,7 @@ fn secret_widenings(cx: &mut Ctx<'_>) {
             work: cx.work,
             fs_check_cost: cx.fs_check_cost,
             cap_check_cost: cx.cap_check_cost,
+            old_within: cx.old_within,
         };
         fetch_widenings(&mut probe);
         probe.out.found.is_empty() && probe.out.unknown.is_empty()
@@ -2594,7 +2644,7 @@ mod bound_tests {
     /// The widening question, with the work it cost.
     fn forward(old: &PermissionPolicy, new: &PermissionPolicy) -> (Findings, u64) {
         let work = Work::new(MAX_DIFF_WORK);
-        let f = widenings(old, new, true, &work);
+        let f = widenings(old, new, true, &work, [&step_bounds(old), &step_bounds(new)]);
         (f, work.spent())
     }
 
