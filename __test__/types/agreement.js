@@ -94,6 +94,7 @@ const ENTRIES = [
  * can produce), so `?: T` is exact.
  */
 const OUTPUTS = {
+  'FsExplanation.incomplete': 'explainFs',
   'FetchExplanation.parity': 'explainFetch',
   'CapabilityExplanation.matched': 'explainCapability',
   'CapabilityExplanation.matched.pattern': 'explainCapability',
