@@ -17,7 +17,7 @@ const ERRNO = Object.freeze({ SUCCESS: 0, ACCES: 2, BADF: 8, EXIST: 20, FAULT: 2
  * with the Rust host (wasi-calls.json): `none`, `fd` (mode on the fd's
  * recorded path), `path` (follow: always / flag / never), `refuse` (errno).
  */
-const WASI_CALLS = Object.freeze(JSON.parse(fs.readFileSync(path.join(__dirname, 'wasi-calls.json'), 'utf8')).calls)
+const WASI_CALLS = Object.freeze(JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'data', 'wasi-calls.json'), 'utf8')).calls)
 
 /** Rights bits of `rights_base` that let the opened fd change the file (preview1 `rights` flags). */
 const WRITE_RIGHTS =

@@ -125,7 +125,7 @@ function gateFd(op, spec, fd) {
   return null
 }
 
-const CALLS = JSON.parse(fs.readFileSync(require('node:path').join(__dirname, 'wasi-calls.json'), 'utf8')).calls
+const CALLS = JSON.parse(fs.readFileSync(require('node:path').join(__dirname, '..', '..', 'data', 'wasi-calls.json'), 'utf8')).calls
 const pathCalls = {
   path_open: guarded((fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut) => {
     const guest = str(p, l)

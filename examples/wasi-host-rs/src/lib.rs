@@ -17,7 +17,7 @@
 //! only then call wasmtime-wasi's own preview1 implementation
 //! (`wasmtime_wasi::p1::wasi_snapshot_preview1::*`) with the same arguments.
 //! Which call needs which check is data shared with the Node host
-//! (`examples/wasi-host/wasi-calls.json`): fd-level calls are checked with
+//! (`data/wasi-calls.json`): fd-level calls are checked with
 //! their mode on the path recorded for the fd, sockets are refused, and an
 //! import the table does not classify stops the host before it runs a guest.
 
@@ -63,7 +63,7 @@ pub mod errno {
 
 /// The call table shared with the Node host: every wasi_snapshot_preview1
 /// import and the check it needs (see its provenance string).
-pub const WASI_CALLS_JSON: &str = include_str!("../../wasi-host/wasi-calls.json");
+pub const WASI_CALLS_JSON: &str = include_str!("../../../data/wasi-calls.json");
 
 /// When a path call's runtime follows a final symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
