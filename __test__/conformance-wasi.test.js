@@ -15,7 +15,7 @@ function wasiHostAdapter(manifest, context) {
   return {
     // `lexical`: the harness's fs cases are the lexical contract; the WASI
     // wrapper adds the symlink-resolving checks on top (tested in wasi-host.test.js).
-    checkFs: (p, mode) => decision(gate.fs(p, mode, { lexical: true })),
+    checkFs: (p, mode) => decision(gate.checkLexical(p, mode)),
     checkFetch: (url) => decision(gate.capability('fetch', { url }, url)),
     // The same checker call the host makes on a fetch's resolved address before connecting.
     checkFetchAddress: (url, ip) => decision(gate.fetchAddress(url, ip)),

@@ -61,6 +61,16 @@ const { maxPathBytes: MAX_PATH_BYTES, maxPayloadStringBytes: MAX_PAYLOAD_BYTES }
 const crossable = (s, limit) => s.length > limit || s.isWellFormed()
 
 /**
+ * Counts the decision `code` of a compound operation decided on the
+ * policy (lib/wasi.js: a WASI call, its rules in the core) once, as the
+ * checks below count theirs, and evaluates the shadow on the same
+ * operation: `shadowCode(policy)` decides it on the shadow policy. Not part
+ * of the public API (set by the class's static block).
+ * @type {(checker: PermissionChecker, code: number, shadowCode: (policy: object) => number) => object}
+ */
+let countCompound
+
+/**
  * Checks capability calls against a policy and counts every denial once in
  * `plugin.permission_denied_total{plugin, capability, reason}`.
  */
@@ -353,6 +363,14 @@ class PermissionChecker {
     throw this.#error(d, target)
   }
 
+  static {
+    countCompound = (checker, code, shadowCode) => {
+      const d = code === 0 ? ALLOW : checker.#decide(code)
+      if (checker.#shadow !== undefined) checker.#observe((sh) => countCompound(sh, shadowCode(sh.policy), () => 0), d)
+      return d
+    }
+  }
+
   #error(d, target) {
     const details = { plugin: redact(this.#policy.plugin), capability: d.capability, reason: d.reason }
     if (typeof target === 'string') details.target = redact(target)
@@ -360,4 +378,4 @@ class PermissionChecker {
   }
 }
 
-module.exports = { PermissionChecker, CHECKER_OPTION_KEYS }
+module.exports = { PermissionChecker, CHECKER_OPTION_KEYS, countCompound: (checker, code, shadowCode) => countCompound(checker, code, shadowCode) }

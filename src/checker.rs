@@ -188,6 +188,36 @@ impl PermissionChecker {
         d
     }
 
+    /// Counts once a denial that a compound operation decided on the policy
+    /// ([`crate::wasi`]: a rename refused for what it moves), and evaluates
+    /// the shadow on the same operation: `shadow` decides it on the shadow
+    /// policy (never called without one). Returns the denial.
+    pub(crate) fn count_compound(
+        &self,
+        denial: Option<Denial>,
+        shadow: impl FnOnce(&PermissionPolicy) -> Option<Denial>,
+    ) -> Option<Denial> {
+        if let Some(d) = denial {
+            let _counted = self.count(Decision::Denied(d));
+        }
+        if let Some(sh) = &self.shadow {
+            if let Some(x) = shadow(&sh.policy) {
+                self.instruments.shadow_denied(sh.policy.plugin(), x.capability.as_str(), x.reason.as_str());
+                if let Some(cb) = &sh.on_shadow {
+                    let ev = ShadowEvent {
+                        capability: x.capability,
+                        reason: x.reason,
+                        enforced_allowed: denial.is_none(),
+                        target: None,
+                    };
+                    // Isolated: a panicking callback changes nothing.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cb(&ev)));
+                }
+            }
+        }
+        denial
+    }
+
     fn denied(&self, d: Decision, target: Option<String>) -> Result<(), PermissionDenied> {
         match self.count(d) {
             Decision::Allowed => Ok(()),

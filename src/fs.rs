@@ -523,6 +523,44 @@ impl FsMatcher {
         })
     }
 
+    /// Whether a `deny.fs` glob may match `dir` or a path below it, read on
+    /// the compiled deny globs under every spelling [`Self::denied`] matches
+    /// a path in (SPEC §17: what a directory rename moves). A host that
+    /// renames or replaces a directory asks it for both names: every path
+    /// below moves with the directory, into or out of a deny's reach.
+    /// Generous where unsure (fail closed): a pattern segment past `dir` is
+    /// taken to match some name; a `dir` that does not normalise reaches;
+    /// on win32 a `dir` holding an 8.3-shaped segment (it may alias any
+    /// long name) reaches whenever a deny exists.
+    pub fn deny_reaches(&self, dir: &str) -> bool {
+        let Some(deny) = self.deny.as_deref() else { return false };
+        let Ok(n) = normalize(dir, self.platform) else { return true };
+        let d = n.path.as_str();
+        if self.index.reaches(d, glob::DENY) {
+            return true;
+        }
+        match self.platform {
+            Platform::Win32 => d[2..].split('/').any(glob::is_short_name_shape),
+            Platform::Posix => {
+                // The spellings `denied_folded` matches a path in, each
+                // against the same globs (every one folds `dir/rest` to
+                // `fold(dir)/fold(rest)`: `/` is kept and never composes).
+                let full = crate::posix_fold::fold(d);
+                if deny.folded.reaches(&full, glob::DENY) {
+                    return true;
+                }
+                let bare = crate::posix_fold::without_ignorables(d);
+                if bare != d && self.index.reaches(&bare, glob::DENY) {
+                    return true;
+                }
+                crate::posix_fold::other_spellings(d, &full)
+                    .iter()
+                    .zip(&deny.forms)
+                    .any(|(other, index)| deny.folded.reaches(other, glob::DENY) || index.reaches(other, glob::DENY))
+            }
+        }
+    }
+
     /// Parses one normalised grant and adds it; a bad glob is an error at `pointer`.
     pub fn add(&mut self, grant: &FsGrant, pointer: &str) -> Result<(), ManifestError> {
         let variants = self.parse_counted(&grant.glob, pointer)?;

@@ -1277,6 +1277,116 @@ impl GlobIndex {
     }
 }
 
+impl GlobIndex {
+    /// Whether some glob holding a bit of `bits` may match `dir` itself or a
+    /// path below it: the question a host asks before it moves a directory
+    /// (every path below it moves with it, into or out of a deny's reach).
+    /// `dir` is a normalised path, already folded like the paths this index
+    /// decides on (the caller applies the same fold to it as to a checked
+    /// path; a fold that keeps `/` and works character by character folds
+    /// `dir/rest` to `fold(dir)/fold(rest)`, so reaching below `fold(dir)`
+    /// covers every spelling). Read on the compiled globs, generously (fail
+    /// closed): a pattern segment past `dir` is taken to match some name, and
+    /// a match that runs out of its step budget reaches.
+    pub fn reaches(&self, dir: &str, bits: Modes) -> bool {
+        let folded;
+        let dir = if self.fold {
+            folded = fold_str(dir);
+            folded.as_str()
+        } else {
+            dir
+        };
+        let has = |m: Modes| m & bits != 0;
+        // The root: every glob lies below it.
+        if dir.len() <= self.root_len + 1 && dir.ends_with('/') {
+            return self.roots.iter().any(|(_, m)| has(*m))
+                || self.by_prefix.values().any(|e| {
+                    let d = e.deep.as_deref().unwrap_or(&NO_DEEP);
+                    has(e.exact | e.subtree)
+                        || e.in_dir.into_iter().any(|(_, m)| has(*m))
+                        || d.by_last.values().flatten().chain(&d.below).chain(&d.general).any(|(_, m)| has(*m))
+                });
+        }
+        let budget = Budget::new(MAX_MATCH_STEPS);
+        let below = |key: &[u8], of: &[u8]| key.len() > of.len() && key.starts_with(of) && key[of.len()] == b'/';
+        for (key, e) in &self.by_prefix {
+            let k = key.as_bytes();
+            let d = e.deep.as_deref().unwrap_or(&NO_DEEP);
+            let deep = || d.by_last.values().flatten().chain(&d.below).chain(&d.general);
+            if k == dir.as_bytes() || below(k, dir.as_bytes()) {
+                // Every path a glob under this key matches is `dir` or below it.
+                if has(e.exact | e.subtree)
+                    || e.in_dir.into_iter().any(|(_, m)| has(*m))
+                    || deep().any(|(_, m)| has(*m))
+                {
+                    return true;
+                }
+            } else if below(dir.as_bytes(), k) {
+                // `dir` is below the key: the glob's segments after it meet
+                // `dir`'s, and reach when some of the pattern is left alive.
+                if has(e.subtree) {
+                    return true;
+                }
+                let rest: Vec<&str> = dir[k.len() + 1..].split('/').collect();
+                for (p, m) in &e.in_dir {
+                    if has(*m) && rest.len() == 1 && (p.matches(rest[0], &budget) || budget.ran_out()) {
+                        return true;
+                    }
+                }
+                for (g, m) in deep() {
+                    if has(*m) && (alive_after(g, &rest, &budget) || budget.ran_out()) {
+                        return true;
+                    }
+                }
+            }
+        }
+        budget.ran_out()
+    }
+}
+
+/// Whether the segment patterns `pattern`, having matched `path` so far,
+/// can still match it or more below it: some position of the pattern is
+/// reached after every path segment (`**` spans zero or more; a position
+/// past the end is `path` itself matched).
+fn alive_after(pattern: &[Seg], path: &[&str], budget: &Budget) -> bool {
+    let len = pattern.len();
+    let close = |set: &mut Vec<bool>| {
+        for k in 0..len {
+            if set[k] && pattern[k] == Seg::Rec {
+                set[k + 1] = true;
+            }
+        }
+    };
+    let mut cur = vec![false; len + 1];
+    cur[0] = true;
+    close(&mut cur);
+    for name in path {
+        if !budget.spend(len + 1) {
+            return true;
+        }
+        let mut next = vec![false; len + 1];
+        for k in 0..len {
+            if !cur[k] {
+                continue;
+            }
+            match &pattern[k] {
+                Seg::Rec => next[k] = true,
+                Seg::Pat(p) => {
+                    if p.matches(name, budget) {
+                        next[k + 1] = true;
+                    }
+                }
+            }
+        }
+        close(&mut next);
+        if !next.contains(&true) {
+            return false;
+        }
+        cur = next;
+    }
+    cur.contains(&true)
+}
+
 /// One brace variant of a glob as the parser reads it, for `lint.rs`
 /// ([`variant_shapes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -199,6 +199,7 @@ mod small_map;
 pub mod testing;
 pub mod topic;
 mod urlpath;
+pub mod wasi;
 
 /// The Node-API binding (feature `napi`). Not a Rust API: use the core modules.
 #[cfg(feature = "napi")]

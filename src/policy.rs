@@ -213,6 +213,15 @@ impl PermissionPolicy {
         self.fs.authorize(path, mode, resolve_symlinks)
     }
 
+    /// Whether a `deny.fs` rule may match `dir` or anything below it, on the
+    /// compiled deny globs and the fold the deny check uses (see
+    /// [`crate::fs::FsMatcher::deny_reaches`]): what a host asks before a
+    /// directory is renamed or replaced, for both of its names.
+    #[must_use]
+    pub fn fs_deny_reaches(&self, dir: &str) -> bool {
+        self.fs.deny_reaches(dir)
+    }
+
     /// `checkFetch(url)` returning the decision only.
     #[must_use = "a check decides nothing unless its Decision is read"]
     pub fn check_fetch(&self, url: &str) -> Decision {

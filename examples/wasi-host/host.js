@@ -8,7 +8,7 @@ const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const { PermissionChecker, BudgetTracker, isBudgetExceeded, isPermissionDenied } = require('../..')
 const { performers } = require('../vm-host/host.js')
-const { WasiGate, checksFor, ERRNO } = require('./gate.js')
+const { WasiGate, ERRNO } = require('./gate.js')
 
 const ANSWER_BYTES = 256 * 1024
 /** The host imports a guest may call, by capability id. */
@@ -81,16 +81,24 @@ function runWasiPlugin(options) {
 
   /** Starts the budget (set below, where the tracker lives); false when the run is over. */
   let onStart = () => false
+  /**
+   * What the host's work on one call may take: what is left of the
+   * wall-clock budget (a hair past it, so the tracker sees the breach when
+   * the gate stops), so no call holds the guest past its budget (set below).
+   */
+  let budgetOptions = () => ({})
+  /** The gate stopped a call at the budget: the run ends with the breach (set below). */
+  let onOutOfBudget = () => {}
   async function serve(req) {
     if (req.kind === 'start') {
       // The worker is about to instantiate the guest (a `start` function runs
       // there): the budget runs from now, before the worker goes on.
       return { errno: onStart() ? ERRNO.SUCCESS : ERRNO.IO }
     }
-    if (req.kind === 'fd') return gate.fd(req.op, req.path, req.mode, req.capable === true, req.what, req.resolve === true)
-    if (req.kind === 'fs') {
-      const checks = checksFor(req.op, req.args).map((c, i) => ({ ...c, what: req.what[i] }))
-      return gate.op(req.op, checks)
+    if (req.kind === 'fd' || req.kind === 'fs') {
+      const r = req.kind === 'fd' ? gate.fd(req.op, req.path, req.mode, req.capable === true, req.what, req.resolve === true, budgetOptions()) : gate.op(req.op, req.args, req.what, budgetOptions())
+      if (r.outOfBudget) onOutOfBudget()
+      return r
     }
     if (req.kind === 'capability' && HOST_IMPORTS.has(req.capability)) {
       const p = req.payload
@@ -144,8 +152,10 @@ function runWasiPlugin(options) {
       lastCpu = Math.max(lastCpu, v) // cumulative: never decreases
       return lastCpu
     }
+    let budgetStart = 0
     const startBudget = () => {
       try {
+        budgetStart = performance.now()
         tracker = wasiBudgetTracker(policy, { meter, hooks: { now: () => performance.now(), cpuTimeMs: guestActiveMs } })
       } catch (e) {
         return finish({ ok: false, code: e.code || 'ERR_BUDGET_TRACKER', message: String(e.message) })
@@ -160,6 +170,23 @@ function runWasiPlugin(options) {
           finish(isBudgetExceeded(e) ? { ok: false, code: e.code, budget: e.details.budget } : { ok: false, code: e.code || 'ERR_BUDGET_TRACKER', message: String(e.message) })
         }
       }, options.sampleEveryMs || 10)
+    }
+    const wall = policy.budgets.wallClockMs
+    if (wall !== undefined) budgetOptions = () => ({ timeLeftMs: wall + 1 - (performance.now() - budgetStart) })
+    onOutOfBudget = () => {
+      // The tracker's clock started a hair after `budgetStart`: give it a few ms to see the breach.
+      const nap = new Int32Array(new SharedArrayBuffer(4))
+      for (let i = 0; i < 1000 && !finished && tracker !== null; i++) {
+        try {
+          tracker.sample()
+          tracker.assertWithin()
+        } catch (e) {
+          if (isBudgetExceeded(e)) log(`[${name}] BUDGET_EXCEEDED ${e.details.budget} during a host call; worker terminated`)
+          return finish(isBudgetExceeded(e) ? { ok: false, code: e.code, budget: e.details.budget } : { ok: false, code: e.code || 'ERR_BUDGET_TRACKER', message: String(e.message) })
+        }
+        Atomics.wait(nap, 0, 0, 1)
+      }
+      finish({ ok: false, code: 'ERR_BUDGET_TRACKER', message: 'the gate ran out of budget but the tracker saw no breach' })
     }
     onStart = () => {
       if (tracker === null && !finished) startBudget()

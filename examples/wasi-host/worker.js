@@ -125,11 +125,12 @@ function gateFd(op, spec, fd) {
   return null
 }
 
-const CALLS = JSON.parse(fs.readFileSync(require('node:path').join(__dirname, '..', '..', 'data', 'wasi-calls.json'), 'utf8')).calls
+// The core's call table (data/wasi-calls.json), through the package.
+const { WASI_CALLS: CALLS } = require('../../lib/wasi.js')
 const pathCalls = {
   path_open: guarded((fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut) => {
     const guest = str(p, l)
-    const r = gate('path_open', { path: hostPath(fd, guest), dirflags, oflags, rightsBase: String(rightsBase), fdflags }, [guest])
+    const r = gate('path_open', { path: hostPath(fd, guest), dirflags: dirflags >>> 0, oflags: oflags >>> 0, rightsBase: BigInt.asUintN(64, BigInt(rightsBase)).toString(), fdflags: fdflags >>> 0 }, [guest])
     if (typeof r === 'number') return r
     const errno = real.path_open(fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut)
     // The new fd: the path that was checked (its real path), and, for a
@@ -163,12 +164,12 @@ const pathCalls = {
   }),
   path_filestat_get: guarded((fd, flags, p, l, buf) => {
     const guest = str(p, l)
-    const r = gate('path_filestat_get', { path: hostPath(fd, guest), flags }, [guest])
+    const r = gate('path_filestat_get', { path: hostPath(fd, guest), flags: flags >>> 0 }, [guest])
     return typeof r === 'number' ? r : real.path_filestat_get(fd, flags, p, l, buf)
   }),
   path_filestat_set_times: guarded((fd, flags, p, l, atim, mtim, fstFlags) => {
     const guest = str(p, l)
-    const r = gate('path_filestat_set_times', { path: hostPath(fd, guest), flags }, [guest])
+    const r = gate('path_filestat_set_times', { path: hostPath(fd, guest), flags: flags >>> 0 }, [guest])
     return typeof r === 'number' ? r : real.path_filestat_set_times(fd, flags, p, l, atim, mtim, fstFlags)
   }),
   path_create_directory: guarded((fd, p, l) => {
@@ -198,13 +199,10 @@ const pathCalls = {
     return typeof r === 'number' ? r : real.path_rename(fd, op, ol, newFd, np, nl)
   }),
   path_link: guarded((fd, oldFlags, op, ol, newFd, np, nl) => {
-    // Lookup flags the table refuses (linking what a symlink points at: wasmtime
-    // refuses it with EINVAL, so this host does too), before any check.
-    const refuse = CALLS.path_link.refuseFlags
-    if (refuse && oldFlags & refuse.mask) return refuse.errno
+    // (Lookup flags the table refuses, EINVAL, are the gate's answer too.)
     const from = str(op, ol)
     const to = str(np, nl)
-    const r = gate('path_link', { oldPath: hostPath(fd, from), oldFlags, newPath: hostPath(newFd, to) }, [from, to])
+    const r = gate('path_link', { oldPath: hostPath(fd, from), oldFlags: oldFlags >>> 0, newPath: hostPath(newFd, to) }, [from, to])
     return typeof r === 'number' ? r : real.path_link(fd, oldFlags, op, ol, newFd, np, nl)
   }),
   path_symlink: guarded((tp, tl, fd, np, nl) => {

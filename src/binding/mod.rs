@@ -21,6 +21,7 @@
 
 mod handles;
 mod raw;
+mod wasi;
 pub mod wire;
 
 use napi::bindgen_prelude::*;

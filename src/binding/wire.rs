@@ -309,7 +309,7 @@ pub struct NodeView {
 }
 
 /// The policy behind a handle argument, or a TypeError.
-fn policy_of(env: &Env, handle: &Unknown<'_>) -> Result<Arc<PermissionPolicy>> {
+pub(crate) fn policy_of(env: &Env, handle: &Unknown<'_>) -> Result<Arc<PermissionPolicy>> {
     // SAFETY: `handle` is a live argument of the current call.
     match unsafe { raw::policy_arc(env.raw(), handle.raw()) } {
         Some(p) => Ok(p),
