@@ -66,9 +66,11 @@ function compileC(tc, name, dir) {
   return out
 }
 
-/** A fresh world: the fixture's files and links plus plantLinks(). */
-function world() {
-  return fx.plantLinks(fx.makeRoot('wasi-diff-'))
+/** A fresh world: the fixture's files and links plus plantLinks(), then the case's own `setup(root)`. */
+function world(setup) {
+  const root = fx.plantLinks(fx.makeRoot('wasi-diff-'))
+  if (setup) setup(root)
+  return root
 }
 
 /** What is on disk under root: [relative path, type, content or link target (root as `<root>`)]. */
@@ -100,8 +102,8 @@ const config = (root, port, plugin) => ({
   secrets: Object.fromEntries(fx.SECRETS),
 })
 
-async function runNode(wasm, { budgets, port, plugin }) {
-  const root = world()
+async function runNode(wasm, { budgets, port, plugin, setup }) {
+  const root = world(setup)
   const m = meterHarness()
   const c = config(root, port, plugin)
   const r = await runWasiPlugin({
@@ -127,8 +129,8 @@ async function runNode(wasm, { budgets, port, plugin }) {
 }
 
 /** The Rust host in a child process (asynchronously: the HTTP server it fetches from runs in this one). */
-async function runRust(bin, guestFile, { budgets, port, plugin }) {
-  const root = world()
+async function runRust(bin, guestFile, { budgets, port, plugin, setup }) {
+  const root = world(setup)
   const c = config(root, port, plugin)
   const child = spawn(bin, [], { stdio: ['pipe', 'pipe', 'pipe'] })
   const chunks = { out: [], err: [] }
@@ -204,7 +206,7 @@ const C_CASES = [
 
 async function differential(t, bin, wasm, guestFile, c, port) {
   const plugin = c.plugin || c.name
-  const opts = { budgets: c.budgets, port, plugin }
+  const opts = { budgets: c.budgets, port, plugin, setup: c.setup }
   const node = await runNode(wasm, opts)
   const rust = await runRust(bin, guestFile, opts)
   // The SPEC first (which host is wrong), then each other (nothing else differs).
@@ -274,4 +276,52 @@ test('WASI hosts: memoryMb bounds every memory together in the Rust host; the No
   assert.deepEqual(rust.outcome, { kind: 'budget', budget: 'memoryMb' })
   assert.deepEqual(rust.reports, [])
   assert.deepEqual(rust.counters, [['plugin.budget_exceeded_total', 'request', 'memory', 1]])
+})
+
+/**
+ * A directory of 9,990 symlinks deep in /out (400 levels: each link's target
+ * resolves through the whole depth), and a guest that renames it back and
+ * forth: the host's walk over the links it moves (each checked for what it
+ * means from its new place) takes far longer than the 1 s wall clock. The
+ * walk asks the budget before every entry, so the run ends with the budget
+ * outcome, counted once, in both hosts, and the rename is never performed
+ * (no report: the call never returned). Before, the walk never looked at
+ * the clock and held either host about a minute.
+ */
+const WALK_DEPTH = 400
+const WALK_LINKS = 9_990
+const walkDir = `walk/${'d/'.repeat(WALK_DEPTH)}many`
+function plantWalk(root) {
+  const dir = path.join(root, 'out', walkDir)
+  fs.mkdirSync(dir, { recursive: true })
+  for (let i = 0; i < WALK_LINKS; i++) fs.symlinkSync(`../f${i}`, path.join(dir, `l${i}`))
+}
+function renameLoopWat() {
+  const a = Buffer.from(walkDir)
+  const b = Buffer.from(`${walkDir}2`)
+  return `(module
+  (import "wasi_snapshot_preview1" "path_rename" (func $rename (param i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "host" "report" (func $report (param i32 i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "rename")
+  (data (i32.const 1024) "${a}")
+  (data (i32.const 8192) "${b}")
+  (func (export "_start")
+    (loop $again
+      (call $report (i32.const 16) (i32.const 6) (call $rename (i32.const 4) (i32.const 1024) (i32.const ${a.length}) (i32.const 4) (i32.const 8192) (i32.const ${b.length})))
+      (call $report (i32.const 16) (i32.const 6) (call $rename (i32.const 4) (i32.const 8192) (i32.const ${b.length}) (i32.const 4) (i32.const 1024) (i32.const ${a.length})))
+      (br $again))))`
+}
+
+test('WASI hosts agree: a rename walking 9,990 links is stopped by the wall-clock budget (counted once, never performed)', { skip: skipPlatform, timeout: 600_000 }, async (t) => {
+  const runner = rustRunner()
+  if (runner.skip) return t.skip(runner.skip)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wasi-diff-walk-'))
+  const wasm = await assembleWat(renameLoopWat(), 'walk.wat')
+  const file = path.join(dir, 'walk.wasm')
+  fs.writeFileSync(file, wasm)
+  const c = { name: 'walk', budgets: { wallClockMs: 1000 }, expect: [], outcome: { kind: 'budget', budget: 'wallClockMs' }, setup: plantWalk }
+  const { node } = await differential(t, runner.bin, wasm, file, c, 1)
+  const disk = new Set(node.disk.map(([p]) => p))
+  assert.ok(disk.has(`out/${walkDir}/l0`) && !disk.has(`out/${walkDir}2`), 'not renamed')
 })
