@@ -102,14 +102,21 @@ const config = (root, port, plugin) => ({
   secrets: Object.fromEntries(fx.SECRETS),
 })
 
-async function runNode(wasm, { budgets, port, plugin, setup }) {
+/** The fixture's manifest, with a case's extra deny globs (`deny(root)`). */
+function manifest(root, port, budgets, deny) {
+  const m = fx.manifestFor(root, port, budgets)
+  if (deny) m.deny.fs.push(...deny(root))
+  return m
+}
+
+async function runNode(wasm, { budgets, port, plugin, setup, deny }) {
   const root = world(setup)
   const m = meterHarness()
   const c = config(root, port, plugin)
   const r = await runWasiPlugin({
     name: plugin,
     wasm,
-    policy: PermissionPolicy.fromManifest(fx.manifestFor(root, port, budgets), { plugin }),
+    policy: PermissionPolicy.fromManifest(manifest(root, port, budgets, deny), { plugin }),
     meter: m.meter,
     preopens: Object.fromEntries(c.preopens),
     args: c.args,
@@ -129,14 +136,14 @@ async function runNode(wasm, { budgets, port, plugin, setup }) {
 }
 
 /** The Rust host in a child process (asynchronously: the HTTP server it fetches from runs in this one). */
-async function runRust(bin, guestFile, { budgets, port, plugin, setup }) {
+async function runRust(bin, guestFile, { budgets, port, plugin, setup, deny }) {
   const root = world(setup)
   const c = config(root, port, plugin)
   const child = spawn(bin, [], { stdio: ['pipe', 'pipe', 'pipe'] })
   const chunks = { out: [], err: [] }
   child.stdout.on('data', (b) => chunks.out.push(b))
   child.stderr.on('data', (b) => chunks.err.push(b))
-  child.stdin.end(JSON.stringify({ guest: guestFile, manifest: fx.manifestFor(root, port, budgets), ...c }))
+  child.stdin.end(JSON.stringify({ guest: guestFile, manifest: manifest(root, port, budgets, deny), ...c }))
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
   const status = await new Promise((resolve) => child.on('close', resolve))
   clearTimeout(timer)
@@ -206,7 +213,7 @@ const C_CASES = [
 
 async function differential(t, bin, wasm, guestFile, c, port) {
   const plugin = c.plugin || c.name
-  const opts = { budgets: c.budgets, port, plugin, setup: c.setup }
+  const opts = { budgets: c.budgets, port, plugin, setup: c.setup, deny: c.deny }
   const node = await runNode(wasm, opts)
   const rust = await runRust(bin, guestFile, opts)
   // The SPEC first (which host is wrong), then each other (nothing else differs).
@@ -324,4 +331,49 @@ test('WASI hosts agree: a rename walking 9,990 links is stopped by the wall-cloc
   const { node } = await differential(t, runner.bin, wasm, file, c, 1)
   const disk = new Set(node.disk.map(([p]) => p))
   assert.ok(disk.has(`out/${walkDir}/l0`) && !disk.has(`out/${walkDir}2`), 'not renamed')
+})
+
+/**
+ * A directory whose name starts with U+FEFF, holding a file a deny names
+ * under another spelling (the deny fold drops what HFS+ ignores): the guest
+ * renames the directory away and reads the file from its new name. The
+ * gate must check the name the runtime acts on, byte for byte (a UTF-8
+ * decoder that drops a leading BOM checked `vault`, which does not exist,
+ * while node:wasi renamed `\uFEFFvault`), and refuse the rename: the deny
+ * reaches below it.
+ */
+test('WASI hosts agree: a rename is checked on the name the runtime renames (a leading U+FEFF kept) and refused where a folded deny reaches', { skip: skipPlatform, timeout: 600_000 }, async (t) => {
+  const runner = rustRunner()
+  if (runner.skip) return t.skip(runner.skip)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wasi-diff-bom-'))
+  const from = Buffer.from('\uFEFFvault')
+  const wat = `(module
+  (import "wasi_snapshot_preview1" "path_rename" (func $rename (param i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_open" (func $open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $read (param i32 i32 i32 i32) (result i32)))
+  (import "host" "report" (func $report (param i32 i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "rename")
+  (data (i32.const 32) "open")
+  (data (i32.const 48) "read")
+  (data (i32.const 64) "${[...from].map((b) => `\\${b.toString(16).padStart(2, '0')}`).join('')}")
+  (data (i32.const 96) "moved")
+  (data (i32.const 112) "moved/k")
+  (data (i32.const 128) "\\00\\02\\00\\00\\10\\00\\00\\00")
+  (func (export "_start") (local $e i32)
+    (call $report (i32.const 16) (i32.const 6) (call $rename (i32.const 4) (i32.const 64) (i32.const ${from.length}) (i32.const 4) (i32.const 96) (i32.const 5)))
+    (local.set $e (call $open (i32.const 4) (i32.const 1) (i32.const 112) (i32.const 7) (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 0)))
+    (call $report (i32.const 32) (i32.const 4) (local.get $e))
+    (if (i32.eqz (local.get $e)) (then
+      (call $report (i32.const 48) (i32.const 4) (call $read (i32.load (i32.const 0)) (i32.const 128) (i32.const 1) (i32.const 8)))))))`
+  const wasm = await assembleWat(wat, 'bom.wat')
+  const file = path.join(dir, 'bom.wasm')
+  fs.writeFileSync(file, wasm)
+  const setup = (root) => {
+    fs.mkdirSync(path.join(root, 'out', '\uFEFFvault'))
+    fs.writeFileSync(path.join(root, 'out', '\uFEFFvault', 'k'), 'VAULT KEY')
+  }
+  const c = { name: 'bom', budgets: { wallClockMs: 10_000 }, setup, deny: (root) => [`${root}/out/vault/k`], expect: [['rename', E.ACCES], ['open', 44]], outcome: { kind: 'exited', code: 0 } }
+  const { node } = await differential(t, runner.bin, wasm, file, c, 1)
+  assert.ok(node.disk.some(([p]) => p === 'out/\uFEFFvault/k'), 'not moved')
 })
