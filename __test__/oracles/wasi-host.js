@@ -87,8 +87,41 @@ function makeWorld(r) {
       links.push(`${name} -> ${target}`)
     }
   }
-  return { root, files, linkNames, links }
+  // The folding class (SPEC §10, §16: a posix deny folds case and
+  // normalisation and ignores what HFS+ ignores): in each preopen a
+  // directory spelled one way holding a file, and a deny written as
+  // another spelling of the same name. Renaming the directory (or another
+  // onto a spelling of it) must never make the file reachable.
+  const fold = { ro: null, rw: null }
+  for (const top of ['ro', 'rw']) {
+    if (!r.chance(0.8)) continue
+    const cls = r.pick(FOLD_CLASSES)
+    const onDisk = r.pick(cls)
+    const denyAs = r.pick(cls)
+    // The deny ends at, one level below, or at the file below the directory:
+    // renaming the directory moves what it denies whichever it is.
+    const shape = r.pick(['**', '*', 'k'])
+    fs.mkdirSync(path.join(root, top, onDisk))
+    file(`${top}/${onDisk}/k`)
+    fold[top] = { onDisk, denyAs, cls, shape }
+  }
+  return { root, files, linkNames, links, fold }
 }
+
+/**
+ * Names each of which the posix deny fold makes one name (written from
+ * SPEC §10/§16 and Apple TN1150, not from the checker): full case folding
+ * (`ẞ` and `ß` are `ss`, the Kelvin sign is `k`), NFC = NFD, the HFS+
+ * ignorables (U+200C-200F, U+202A-202E, U+206A-206F, U+FEFF) dropped, and
+ * HFS+'s Georgian merge (U+10A0 with U+10D0).
+ */
+const FOLD_CLASSES = [
+  ['ẞ', 'ß', 'ss', 'SS', 'Ss', 's\u200Cs'],
+  ['\u10A0', '\u10D0', '\u2D00', '\u1C90'],
+  ['key', 'KEY', '\u212Aey', 'k\u200Dey', '\uFEFFkey', 'ke\u202Ey'],
+  ['caf\u00E9', 'cafe\u0301', 'CAF\u00C9', 'CAFE\u0301', 'caf\u200Fe\u0301'],
+  ['stra\u00DFe', 'STRASSE', 'stra\u1E9Ee', 'Strasse'],
+]
 
 /** lstat snapshot of everything under root: rel -> { type, ino, mtimeMs, content, target }. */
 function snapshot(root) {
@@ -114,9 +147,26 @@ function snapshot(root) {
 // The model, from the SPEC (grants `ro/**` read, `rw/**` readwrite, deny
 // `ro/p/**` and `rw/p/**`, which also denies `ro/p` and `rw/p`): strictly below.
 const under = (rel, top) => rel.startsWith(`${top}/`)
-const denied = (rel) => ['ro/p', 'rw/p'].some((d) => rel === d || under(rel, d))
-const mayRead = (rel) => (under(rel, 'ro') || under(rel, 'rw')) && !denied(rel)
-const mayWrite = (rel) => under(rel, 'rw') && !denied(rel)
+/**
+ * A relative path is denied when it is `ro/p`, `rw/p` or below them, or
+ * what a folding-class deny names under any spelling of its directory
+ * (every member of the class at that place is the deny's): the directory
+ * and all below it (`**`), one name below it (`*`), or its file `k`.
+ */
+const deniedIn = (world) => (rel) =>
+  ['ro/p', 'rw/p'].some((d) => rel === d || under(rel, d)) ||
+  ['ro', 'rw'].some((t) => {
+    const f = world.fold[t]
+    if (!f) return false
+    return f.cls.some((n) => {
+      const dir = `${t}/${n}`
+      if (f.shape === '**') return rel === dir || under(rel, dir)
+      if (f.shape === '*') return under(rel, dir) && !rel.slice(dir.length + 1).includes('/')
+      return rel === `${dir}/k`
+    })
+  })
+const mayReadIn = (world) => (rel) => (under(rel, 'ro') || under(rel, 'rw')) && !deniedIn(world)(rel)
+const mayWriteIn = (world) => (rel) => under(rel, 'rw') && !deniedIn(world)(rel)
 
 /** WAT string literal bytes. */
 const watString = (s) =>
@@ -136,6 +186,10 @@ function makeGuest(r, world) {
   const segs = ['a', 'b', 'd', 'new', '..', '.', '', 'secret', 'out', 'x']
   const links = world.linkNames.map((l) => l.split('/').pop())
   const names = ['a', 'd', 'd/b', 'p/k', 'new', 'd/new', ...links, ...links.map((l) => `d/${l}`)]
+  // The folding-class directories: every spelling of each, and its file.
+  const folded = []
+  for (const t of ['ro', 'rw']) if (world.fold[t]) for (const n of world.fold[t].cls) folded.push(n, `${n}/k`)
+  names.push(...folded)
   const randPath = () => {
     // Mostly names that exist (or may be created) in a preopen, so that many
     // calls are allowed; otherwise any mix of names, links, `.` and `..`.
@@ -164,12 +218,9 @@ function makeGuest(r, world) {
     calls.push(desc)
     body.push(`(call $report ${str(`c${calls.length - 1}`)} ${expr})`)
   }
-  const n = 20 + r.int(20)
-  for (let i = 0; i < n; i++) {
-    const kind = r.int(10)
-    if (kind <= 3) {
-      const p = randPath()
-      const d = { op: 'path_open', fd: fd(), dirflags: r.int(2), path: p, oflags: r.pick([0, 0, 1, 2, 4 | 1, 8, 8 | 1]), rights: String(r.pick(RIGHTS)), fdflags: r.chance(0.1) ? 1 : 0 }
+  /** A path_open of `p` (random flags and rights), then a read, a write, set-times and maybe a truncate through the fd. */
+  const emitOpen = (p, fdNum) => {
+      const d = { op: 'path_open', fd: fdNum, dirflags: r.int(2), path: p, oflags: r.pick([0, 0, 1, 2, 4 | 1, 8, 8 | 1]), rights: String(r.pick(RIGHTS)), fdflags: r.chance(0.1) ? 1 : 0 }
       report(d, `(local.tee $e (call $path_open (i32.const ${d.fd}) (i32.const ${d.dirflags}) ${str(p)} (i32.const ${d.oflags}) (i64.const ${d.rights}) (i64.const 0) (i32.const ${d.fdflags}) (i32.const 0)))`)
       // Opened: read what it holds (reported as the tag), write a marker, set
       // its times to the sentinel, and maybe truncate it; then close.
@@ -183,12 +234,33 @@ function makeGuest(r, world) {
         (drop (call $fd_filestat_set_times (local.get $fd) (i64.const ${SENTINEL_NS}) (i64.const ${SENTINEL_NS}) (i32.const 5)))
         ${r.chance(0.2) ? '(drop (call $fd_filestat_set_size (local.get $fd) (i64.const 1)))' : ''}
         (drop (call $fd_close (local.get $fd)))))`)
+  }
+  const n = 20 + r.int(20)
+  for (let i = 0; i < n; i++) {
+    const kind = r.int(10)
+    if (kind <= 3) {
+      emitOpen(randPath(), fd())
     } else if (kind === 4) {
       const d = { op: 'path_filestat_set_times', fd: fd(), flags: r.int(2), path: randPath() }
       report(d, `(call $path_filestat_set_times (i32.const ${d.fd}) (i32.const ${d.flags}) ${str(d.path)} (i64.const ${SENTINEL_NS}) (i64.const ${SENTINEL_NS}) (i32.const 5))`)
     } else if (kind === 5) {
       const d = { op: r.pick(['path_unlink_file', 'path_create_directory', 'path_remove_directory']), fd: fd(), path: randPath() }
       report(d, `(call $${d.op} (i32.const ${d.fd}) ${str(d.path)})`)
+    } else if (kind === 6 && folded.length && r.chance(0.5)) {
+      // A folding-class directory (its spelling on disk, or another) moved
+      // away, then its file read from the new name; or a directory moved onto one of its spellings.
+      const top = r.pick(['ro', 'rw'].filter((t) => world.fold[t]))
+      const tfd = top === 'ro' ? 3 : 4
+      if (r.chance(0.7)) {
+        const to = r.pick(['x', 'new', 'd/x'])
+        const d = { op: 'path_rename', fd: tfd, path: r.pick(world.fold[top].cls), fd2: tfd, path2: to }
+        report(d, `(call $path_rename (i32.const ${d.fd}) ${str(d.path)} (i32.const ${d.fd2}) ${str(d.path2)})`)
+        emitOpen(`${to}/k`, tfd)
+      } else {
+        const d = { op: 'path_rename', fd: tfd, path: r.pick(['d', 'd/e']), fd2: tfd, path2: r.pick(world.fold[top].cls) }
+        report(d, `(call $path_rename (i32.const ${d.fd}) ${str(d.path)} (i32.const ${d.fd2}) ${str(d.path2)})`)
+        emitOpen(`${d.path2}/k`, tfd)
+      }
     } else if (kind === 6) {
       const d = { op: 'path_rename', fd: fd(), path: randPath(), fd2: fd(), path2: randPath() }
       report(d, `(call $path_rename (i32.const ${d.fd}) ${str(d.path)} (i32.const ${d.fd2}) ${str(d.path2)})`)
@@ -240,6 +312,8 @@ ${strings.map(([o, s]) => `  (data (i32.const ${o}) "${watString(s)}")`).join('\
 /** Checks one run against the model; returns the wrong allows. */
 function judge(world, before, after, reports, calls) {
   const wrong = []
+  const mayRead = mayReadIn(world)
+  const mayWrite = mayWriteIn(world)
   const rel = (abs) => path.relative(world.root, abs).split(path.sep).join('/')
   const errnoOf = new Map()
   for (const { tag, value } of reports) if (/^c\d+$/.test(tag)) errnoOf.set(Number(tag.slice(1)), value)
@@ -315,7 +389,7 @@ async function run({ seconds = 3, seed = Date.now() >>> 0, log = () => {} } = {}
       const { wat, calls } = makeGuest(wr, world)
       const manifest = {
         fs: [`${world.root}/ro/**`, { path: `${world.root}/rw/**`, mode: 'readwrite' }],
-        deny: { fs: [`${world.root}/ro/p/**`, `${world.root}/rw/p/**`] },
+        deny: { fs: [`${world.root}/ro/p/**`, `${world.root}/rw/p/**`, ...['ro', 'rw'].filter((t) => world.fold[t]).map((t) => `${world.root}/${t}/${world.fold[t].denyAs}/${world.fold[t].shape}`)] },
         budgets: { wallClockMs: 20_000 },
       }
       const before = snapshot(world.root)
@@ -331,10 +405,10 @@ async function run({ seconds = 3, seed = Date.now() >>> 0, log = () => {} } = {}
       const policy = PermissionPolicy.fromManifest(manifest, { plugin: 'wasi-oracle' })
       return runWasiPlugin({ name: 'wasi-oracle', wasm, policy, preopens: { '/ro': `${world.root}/ro`, '/rw': `${world.root}/rw` } })
     })
-    for (const w of node.wrong) wrongAllows.push({ host: 'node', seed, world: worlds, links: node.world.links, ...w })
+    for (const w of node.wrong) wrongAllows.push({ host: 'node', seed, world: worlds, links: node.world.links, fold: node.world.fold, ...w })
     if (rust) {
       const rs = await one((world, wat, manifest) => runRust(rust, world, wat, manifest))
-      for (const w of rs.wrong) wrongAllows.push({ host: 'rust', seed, world: worlds, links: rs.world.links, ...w })
+      for (const w of rs.wrong) wrongAllows.push({ host: 'rust', seed, world: worlds, links: rs.world.links, fold: rs.world.fold, ...w })
       // SPEC §16: the same verdict for the same call in both hosts. A call one
       // gate denies (EACCES) and the other lets through is a mismatch; two
       // runtimes failing an allowed call with different errnos (node:wasi and
