@@ -10,6 +10,7 @@ const root = path.join(__dirname, '..')
 for (const [from, to, self] of [
   ['index.d.ts', 'index.d.mts', './index.mjs'],
   ['testing.d.ts', 'testing.d.mts', './testing.mjs'],
+  ['wasi.d.ts', 'wasi.d.mts', './wasi.mjs'],
 ]) {
   const src = fs.readFileSync(path.join(root, from), 'utf8')
   const out =

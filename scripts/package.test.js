@@ -79,7 +79,7 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   assert.ok(listing.includes('LICENSE'), 'LICENSE in the root tarball')
   assert.match(fs.readFileSync(path.join(root, 'LICENSE'), 'utf8'), /^MIT License/)
   for (const f of listing) assert.ok(!/^(src|__test__|target|npm|scripts)\//.test(f) && !f.endsWith('.node'), `unexpected file in the package: ${f}`)
-  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'testing.js', 'testing.d.ts', 'lib/binary.js', 'schema/error-details.schema.json', 'lib/vm-host/host.js']) assert.ok(listing.includes(f), `missing ${f}`)
+  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'testing.js', 'testing.d.ts', 'wasi.js', 'wasi.mjs', 'wasi.d.ts', 'wasi.d.mts', 'lib/wasi.js', 'lib/binary.js', 'schema/error-details.schema.json', 'lib/vm-host/host.js']) assert.ok(listing.includes(f), `missing ${f}`)
   // lib/binary.js loads the binary; napi's generated loader does not ship.
   for (const f of ['binding.js', 'binding.d.ts']) assert.ok(!listing.includes(f), `${f} ships`)
   // The CLI's plugin runner lives in lib/; the examples do not ship.
@@ -98,6 +98,9 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
      const c = m.createChecker({ fs: ['/a/**'] }, { plugin: 'p', platform: 'posix' })
      if (!c.checkFs('/a/b', 'read').allowed || c.checkFs('/a/../b', 'read').allowed) throw new Error('wrong decision')
      if (typeof t.runPermissionsConformance !== 'function') throw new Error('no harness')
+     const w = require('${pkg.name}/wasi')
+     const gate = new w.WasiGate(m.createChecker({ fs: ['/tmp/**'], deny: { fs: ['/tmp/*/STRASSE/k'] } }, { plugin: 'p', platform: 'posix' }))
+     if (w.WASI_CALLS.path_rename.gate !== 'path' || gate.pathCall('path_unlink_file', { path: '/etc/passwd' }).errno !== w.ERRNO.ACCES) throw new Error('wasi gate')
      console.log(require.resolve('${pkg.name}-${dir}'))
      if (process.platform === 'linux') {
        const { command } = m.landlockCommand({ fs: ['/tmp/**'] })

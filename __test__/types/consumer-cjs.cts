@@ -16,3 +16,7 @@ checker.checkCapability('secrets.get', { nam: 'X' })
 checker.assertCapability('events.subscribe', { topik: 'a.*' })
 
 export { d, d2, d3, n }
+
+import wasi = require('@suaveplan/api-sandbox-permissions/wasi')
+const wasiGate = new wasi.WasiGate(pkg.createChecker({ fs: ['/a/**'] }, { plugin: 'p' }))
+const unlinked: number = wasiGate.pathCall('path_unlink_file', { path: '/a/x' }).errno

@@ -48,3 +48,29 @@ const forward = <C extends CapabilityId>(id: C, payload: CapabilityPayload<C>): 
 forward('events.subscribe', { topic: 'a.*' })
 
 export { d, d2, d3, version, viaDefault, count, make, same }
+
+// The WASI gate (subpath ./wasi): default and named imports, the call's
+// arguments typed by its name, the answers discriminated by errno.
+import wasi, { WasiGate, WASI_CALLS, ERRNO, openMode, type WasiPathAnswer } from '@suaveplan/api-sandbox-permissions/wasi'
+const gate = new WasiGate(new pkg.PermissionChecker(policy))
+const renamed: WasiPathAnswer = gate.pathCall('path_rename', { oldPath: '/out/a', newPath: '/out/b' }, { timeLeftMs: 100 })
+if (renamed.errno === 0 && renamed.outOfBudget === undefined && renamed.capability === undefined) {
+  const first: string | undefined = renamed.paths[0]
+}
+if (renamed.outOfBudget === true) {
+  const io: 29 = renamed.errno
+}
+const opened = gate.pathCall('path_open', { path: '/out/f', oflags: 1, rightsBase: 64n, fdflags: 0, dirflags: 1 })
+// @ts-expect-error: path_rename takes oldPath and newPath
+gate.pathCall('path_rename', { path: '/out/a' })
+// @ts-expect-error: not a gated path call
+gate.pathCall('fd_write', { path: '/out/a' })
+const fdAnswer = gate.fdCall('/out/f', 'write', { capable: true, reread: false, timeLeftMs: undefined })
+const mode: 'read' | 'write' = openMode(1, '2', 0)
+const spec = WASI_CALLS['fd_write']
+if (spec !== undefined && spec.gate === 'fd') {
+  const right: number = spec.right
+}
+const acces: 2 = ERRNO.ACCES
+const sameGate: typeof WasiGate = wasi.WasiGate
+const checked = gate.checkPath('/out/f', 'read', { follow: true })

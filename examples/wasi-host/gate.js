@@ -8,7 +8,7 @@
 // below a directory) is the core's, through `WasiGate` of lib/wasi.js; this
 // file keeps the host's trace and log. A denial is answered with the WASI
 // errno EACCES and counted once in plugin.permission_denied_total.
-const { WasiGate: Gate, WASI_CALLS, ERRNO, openMode } = require('../../lib/wasi.js')
+const { WasiGate: Gate, WASI_CALLS, ERRNO, openMode } = require('../../wasi.js')
 
 class WasiGate {
   /** `checker`: a PermissionChecker built with the host's meter. */

@@ -128,7 +128,7 @@ function gateFd(op, spec, fd) {
 }
 
 // The core's call table (data/wasi-calls.json), through the package.
-const { WASI_CALLS: CALLS } = require('../../lib/wasi.js')
+const { WASI_CALLS: CALLS } = require('../../wasi.js')
 const pathCalls = {
   path_open: guarded((fd, dirflags, p, l, oflags, rightsBase, rightsInheriting, fdflags, fdOut) => {
     const guest = str(p, l)
