@@ -103,6 +103,10 @@ test('arguments are own data, validated; a name that is not well-formed is refus
   const getter = Object.defineProperty({}, 'path', { get: () => `${root}/out/x`, enumerable: true })
   assert.throws(() => gate.pathCall('path_unlink_file', getter), TypeError)
   assert.throws(() => gate.pathCall('path_unlink_file', Object.create({ path: `${root}/out/x` })), TypeError)
+  let trapped = false
+  const proxy = new Proxy({ path: `${root}/out/x` }, { getOwnPropertyDescriptor: (o, k) => ((trapped = true), Reflect.getOwnPropertyDescriptor(o, k)) })
+  assert.throws(() => gate.pathCall('path_unlink_file', proxy), TypeError)
+  assert.equal(trapped, false, 'refused before any trap runs')
   // Lone surrogates name no file: refused, counted once.
   assert.deepEqual(gate.pathCall('path_unlink_file', { path: `${root}/out/\ud800` }), { errno: ERRNO.ACCES, capability: 'fs.write', reason: 'invalid_path' })
   assert.equal(await denied(m, 'args'), 1)

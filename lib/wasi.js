@@ -7,6 +7,7 @@
 // this module only validates arguments and counts each refused call once
 // through the host's PermissionChecker (its shadow policy too).
 
+const { types } = require('node:util')
 const native = require('./native.js')
 const { handleOf } = require('./policy.js')
 const { PermissionChecker, countCompound } = require('./checker.js')
@@ -132,7 +133,8 @@ class WasiGate {
   pathCall(op, args, options) {
     const fields = typeof op === 'string' ? PATH_FIELDS.get(op) : undefined
     if (fields === undefined) throw new TypeError(`op must be a gated WASI path call (${[...PATH_FIELDS.keys()].join(', ')}), got ${describe(op)}`)
-    if (args === null || typeof args !== 'object') throw new TypeError(`args must be an object, got ${describe(args)}`)
+    // A Proxy could show this check one path and the host another: refused before any trap runs.
+    if (args === null || typeof args !== 'object' || types.isProxy(args)) throw new TypeError(`args must be a plain object, got ${describe(args)}`)
     const opts = securityOptions(options, 'options', CALL_OPTION_KEYS)
     const call = { op }
     for (const f of fields) {
