@@ -13,7 +13,7 @@ const { handleOf } = require('./policy.js')
 const { PermissionChecker, countCompound } = require('./checker.js')
 const { describe, securityOptions, securityOption } = require('./options.js')
 
-const { binding, DECISIONS, codeOf, DenyReason } = native
+const { binding, DECISIONS, codeOf, DenyReason, Capability } = native
 
 /** WASI preview1 errno values a gate answers with (`wasi_snapshot_preview1` `errno`). */
 const ERRNO = Object.freeze({ SUCCESS: 0, ACCES: 2, BADF: 8, EXIST: 20, FAULT: 21, ILSEQ: 25, INVAL: 28, IO: 29, LOOP: 32, NOENT: 44, NOTSUP: 58, PERM: 63, NOTCAPABLE: 76 })
@@ -141,7 +141,7 @@ class WasiGate {
       const v = own(args, f)
       if (typeof v !== 'string') throw new TypeError(`args.${f} must be a string, got ${describe(v)}`)
       // A string that is not well-formed UTF-16 names no file: refused, counted.
-      if (!v.isWellFormed()) return settle(this.#checker, { code: codeOf(f === 'target' ? 'fs.read' : 'fs.write', DenyReason.INVALID_PATH), errno: ERRNO.ACCES }, () => ({ code: 0 }))
+      if (!v.isWellFormed()) return settle(this.#checker, { code: codeOf(f === 'target' ? Capability.FS_READ : Capability.FS_WRITE, DenyReason.INVALID_PATH), errno: ERRNO.ACCES }, () => ({ code: 0 }))
       call[f] = v
     }
     for (const f of FLAG_FIELDS) {
@@ -180,7 +180,7 @@ class WasiGate {
     }
     const capable = flag('capable', true)
     const reread = flag('reread', false)
-    if (!path.isWellFormed()) return settle(this.#checker, { code: codeOf(`fs.${mode}`, DenyReason.INVALID_PATH), errno: ERRNO.ACCES }, () => ({ code: 0 }))
+    if (!path.isWellFormed()) return settle(this.#checker, { code: codeOf(mode === 'write' ? Capability.FS_WRITE : Capability.FS_READ, DenyReason.INVALID_PATH), errno: ERRNO.ACCES }, () => ({ code: 0 }))
     const left = timeLeft(opts, 'options')
     const w = mode === 'write'
     const answer = binding.wasiFdCall(this.#handle, path, w, capable, reread, left)
@@ -203,7 +203,7 @@ class WasiGate {
     if (follow !== undefined && typeof follow !== 'boolean') throw new TypeError('options.follow must be a boolean')
     const w = mode === 'write'
     const left = timeLeft(opts, 'options')
-    const answer = path.isWellFormed() ? binding.wasiCheckPath(this.#handle, path, w, follow === true, left) : { code: codeOf(`fs.${mode}`, DenyReason.INVALID_PATH), errno: ERRNO.ACCES }
+    const answer = path.isWellFormed() ? binding.wasiCheckPath(this.#handle, path, w, follow === true, left) : { code: codeOf(mode === 'write' ? Capability.FS_WRITE : Capability.FS_READ, DenyReason.INVALID_PATH), errno: ERRNO.ACCES }
     const r = settle(this.#checker, answer, (h) => (path.isWellFormed() ? binding.wasiCheckPath(h, path, w, follow === true, left) : { code: 0 }))
     if (r.outOfBudget) return { allowed: false, outOfBudget: true }
     if (r.errno !== ERRNO.SUCCESS) return DECISIONS[codeOf(r.capability, r.reason)]
