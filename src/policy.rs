@@ -214,9 +214,10 @@ impl PermissionPolicy {
     }
 
     /// Whether a `deny.fs` rule may match `dir` or anything below it, on the
-    /// compiled deny globs and the fold the deny check uses (see
-    /// [`crate::fs::FsMatcher::deny_reaches`]): what a host asks before a
-    /// directory is renamed or replaced, for both of its names.
+    /// compiled deny globs, under every spelling the deny check matches a
+    /// path in (generous where unsure: a pattern segment past `dir` is taken
+    /// to match some name): what a host asks before a directory is renamed
+    /// or replaced, for both of its names ([`crate::wasi`] does).
     #[must_use]
     pub fn fs_deny_reaches(&self, dir: &str) -> bool {
         self.fs.deny_reaches(dir)

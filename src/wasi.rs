@@ -816,7 +816,7 @@ impl<'p> FsOps<'p> {
     /// ([`PermissionPolicy::fs_deny_reaches`], decided on the compiled deny
     /// globs and the checker's fold, whatever is on disk now); or a symlink
     /// below a moved directory means, from its new place, something outside
-    /// the grants ([`Self::moved_links`]).
+    /// the grants (a bounded walk that asks the budget before every entry).
     pub fn rename_moves(&self, old: &str, new: &str, budget: &mut dyn Budget) -> Option<Outcome> {
         self.moves(old, new, budget).err().map(Outcome::from)
     }

@@ -95,7 +95,7 @@ fn a_directory_spelled_as_the_deny_check_folds_it_cannot_be_renamed() {
             std::fs::create_dir_all(t.0.join(format!("out/p/{on_disk}/sub"))).unwrap();
             std::fs::create_dir_all(t.0.join("out/p/plain")).unwrap();
             let glob = shape.replace("{root}", r).replace("{d}", deny_name);
-            let p = policy(r, &[glob.clone()]);
+            let p = policy(r, std::slice::from_ref(&glob));
             let ops = FsOps::new(&p);
             let (dir, probe) = if shape.contains("/*/{d}") {
                 (format!("p/{on_disk}"), format!("{r}/out/p/{on_disk}/sub/x"))

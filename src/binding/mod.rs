@@ -21,7 +21,7 @@
 
 mod handles;
 mod raw;
-mod wasi;
+pub mod wasi;
 pub mod wire;
 
 use napi::bindgen_prelude::*;
