@@ -42,11 +42,11 @@ export type WasiRights = bigint | number | string
 /** The arguments of each gated path call, its paths already joined to the host directories of their fds. */
 export interface WasiPathCallArgs {
   /** `path_open`: `rightsBase` decides the mode with `oflags` and `fdflags` (any write right is a write). */
-  path_open: { path: string; dirflags?: WasiFlags; oflags?: WasiFlags; rightsBase?: WasiRights; fdflags?: WasiFlags }
+  path_open: { path: string; dirflags?: WasiFlags | undefined; oflags?: WasiFlags | undefined; rightsBase?: WasiRights | undefined; fdflags?: WasiFlags | undefined }
   /** `path_filestat_get`: follows a final symlink with `LOOKUP_SYMLINK_FOLLOW` in `flags`. */
-  path_filestat_get: { path: string; flags?: WasiFlags }
+  path_filestat_get: { path: string; flags?: WasiFlags | undefined }
   /** `path_filestat_set_times`: a write; follows with `LOOKUP_SYMLINK_FOLLOW`. */
-  path_filestat_set_times: { path: string; flags?: WasiFlags }
+  path_filestat_set_times: { path: string; flags?: WasiFlags | undefined }
   /** `path_readlink`: a read of the link itself; an absolute target is `EPERM`. */
   path_readlink: { path: string }
   /** `path_create_directory`: a write. */
@@ -58,7 +58,7 @@ export interface WasiPathCallArgs {
   /** `path_rename`: both names are writes, then what the rename moves (a directory's reach, the links it carries). */
   path_rename: { oldPath: string; newPath: string }
   /** `path_link`: both names are writes (a hard link shares the inode); `LOOKUP_SYMLINK_FOLLOW` in `oldFlags` is `EINVAL`. */
-  path_link: { oldPath: string; oldFlags?: WasiFlags; newPath: string }
+  path_link: { oldPath: string; oldFlags?: WasiFlags | undefined; newPath: string }
   /** `path_symlink`: where the link is made (write) and its target from the link's directory (read). */
   path_symlink: { target: string; newPath: string }
 }

@@ -69,6 +69,14 @@ const ENTRIES = [
   { options: ['DenoBrokerOptions.maxLineBytes'], expr: 'serveDenoBroker(policy, { maxLineBytes: undefined })' },
   { options: ['DenoBrokerOptions.maxQueueBytes'], expr: 'serveDenoBroker(policy, { maxQueueBytes: undefined })' },
   { options: ['DenoBrokerOptions.tmpDir'], expr: 'serveDenoBroker(policy, { tmpDir: undefined })' },
+  // The WASI gate (./wasi).
+  { options: ['WasiPathCallArgs.path_open.dirflags', 'WasiPathCallArgs.path_open.oflags', 'WasiPathCallArgs.path_open.rightsBase', 'WasiPathCallArgs.path_open.fdflags'], expr: "gate.pathCall('path_open', { path: '/a', dirflags: undefined, oflags: undefined, rightsBase: undefined, fdflags: undefined })" },
+  { options: ['WasiPathCallArgs.path_filestat_get.flags'], expr: "gate.pathCall('path_filestat_get', { path: '/a', flags: undefined })" },
+  { options: ['WasiPathCallArgs.path_filestat_set_times.flags'], expr: "gate.pathCall('path_filestat_set_times', { path: '/a', flags: undefined })" },
+  { options: ['WasiPathCallArgs.path_link.oldFlags'], expr: "gate.pathCall('path_link', { oldPath: '/a', oldFlags: undefined, newPath: '/b' })" },
+  { options: ['WasiCallOptions.timeLeftMs'], expr: "gate.pathCall('path_readlink', { path: '/a' }, { timeLeftMs: undefined })" },
+  { options: ['WasiFdOptions.capable', 'WasiFdOptions.reread'], expr: "gate.fdCall('/a', 'read', { capable: undefined, reread: undefined })" },
+  { options: ['WasiCheckOptions.follow'], expr: "gate.checkPath('/a', 'read', { follow: undefined })" },
   // The conformance harness: adapters and options.
   { options: ['ConformanceChecks.checkFetchAddress'], expr: "runCase(deniedCase('fetchAddress'), (m, c) => ({ ...adapter(m, c), checkFetchAddress: undefined }))" },
   { options: ['ConformanceChecks.assertFs'], expr: "runCase(deniedCase('fs'), (m, c) => ({ ...adapter(m, c), assertFs: undefined }))" },
@@ -95,6 +103,16 @@ const ENTRIES = [
  */
 const OUTPUTS = {
   'FsExplanation.incomplete': 'explainFs',
+  'WasiCallSpec.refuseFlags': 'WASI_CALLS',
+  'WasiFdAnswer.capability': 'WasiGate#fdCall',
+  'WasiGate.checkPath.outOfBudget': 'WasiGate#checkPath',
+  'WasiFdAnswer.outOfBudget': 'WasiGate#fdCall',
+  'WasiAllowed.base': 'WasiGate#pathCall',
+  'WasiAllowed.capability': 'WasiGate#pathCall',
+  'WasiAllowed.outOfBudget': 'WasiGate#pathCall',
+  'WasiDenied.outOfBudget': 'WasiGate#pathCall',
+  'WasiNotPerformed.capability': 'WasiGate#pathCall',
+  'WasiNotPerformed.outOfBudget': 'WasiGate#pathCall',
   'FetchExplanation.parity': 'explainFetch',
   'CapabilityExplanation.matched': 'explainCapability',
   'CapabilityExplanation.matched.pattern': 'explainCapability',
@@ -119,16 +137,18 @@ const OUTPUTS = {
 
 /** The TypeScript side of the shared names the expressions use. */
 const PRELUDE_TS = `import { PermissionPolicy, PermissionChecker, BudgetTracker, PermissionDeniedError, createChecker, learnManifest, lockdown, landlockCommand, serveDenoBroker, type PermissionsManifest } from '@suaveplan/api-sandbox-permissions'
+import { WasiGate } from '@suaveplan/api-sandbox-permissions/wasi'
 import { runPermissionsConformance, runCase, type ConformanceCase, type ConformanceChecker, type ConformanceContext, type ConformanceTracker, type MakeChecker, type RunnerIt } from '@suaveplan/api-sandbox-permissions/testing'
 declare const policy: PermissionPolicy
 declare const checker: PermissionChecker
 declare const tracker: BudgetTracker
+declare const gate: WasiGate
 declare const adapter: (manifest: PermissionsManifest, context: ConformanceContext) => ConformanceChecker
 declare const withTracker: (wrap: (t: ConformanceTracker) => ConformanceTracker) => MakeChecker
 declare const deniedCase: (op: ConformanceCase['op']) => ConformanceCase
 declare const fakeDescribe: (name: string, fn: () => void) => unknown
 declare const fakeIt: RunnerIt
-void [PermissionPolicy, PermissionChecker, BudgetTracker, PermissionDeniedError, createChecker, learnManifest, lockdown, landlockCommand, serveDenoBroker, runPermissionsConformance, runCase]
+void [WasiGate, PermissionPolicy, PermissionChecker, BudgetTracker, PermissionDeniedError, createChecker, learnManifest, lockdown, landlockCommand, serveDenoBroker, runPermissionsConformance, runCase]
 `
 
 /** The JavaScript side: the same names, bound to the package. */
@@ -145,6 +165,7 @@ function scope(root = require('node:path').join(__dirname, '..', '..')) {
     policy,
     checker: new pkg.PermissionChecker(policy),
     tracker: new pkg.BudgetTracker(policy),
+    gate: new (require(`${root}/wasi.js`).WasiGate)(new pkg.PermissionChecker(policy)),
     adapter,
     withTracker: (wrap) => (m, c) => {
       const base = adapter(m, c)
