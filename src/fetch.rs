@@ -167,6 +167,14 @@ impl fmt::Display for FetchPattern {
 const PATTERN_GRAMMAR: &str =
     "a fetch pattern `[scheme://]host[:port][/path]`: scheme http, https, ws, wss or ftp; host a DNS name, `*.suffix`, an IPv4 literal or a bracketed IPv6 literal; port 1-65535 or `*`; path '/'-separated literals, `*` segments and a last `**`";
 
+/// Why a host whose parsed form holds `*` is refused. IDNA maps U+FF0A `＊`
+/// and U+FE61 `﹡` to `*` (Node's URL and the url crate alike), so
+/// `＊.example.com` parses to the literal host `*.example.com`; printed
+/// (`toJSON`, `explain`, `lint`, `diff`) and read back, that text is the
+/// wildcard. The one `*` a pattern may hold is the ASCII `*.` it was written
+/// with, so the printed form always reads back as the pattern it came from.
+const MAPPED_STAR: &str = "`*` only as a leading ASCII `*.` label: this host maps to one holding `*` (IDNA maps `＊` U+FF0A and `﹡` U+FE61 to it)";
+
 impl FetchPattern {
     /// Parses one pattern; `pointer` locates it in the manifest for the error.
     pub fn parse(raw: &str, pointer: &str) -> Result<Self, ManifestError> {
@@ -238,6 +246,7 @@ impl FetchPattern {
                 return Err(err("`*.` must be followed by a DNS name"));
             }
             match url::Host::parse(suffix) {
+                Ok(url::Host::Domain(d)) if d.contains('*') => return Err(err(MAPPED_STAR)),
                 Ok(url::Host::Domain(d)) if !d.is_empty() && !d.ends_with('.') => HostPattern::Suffix(d),
                 Ok(_) => return Err(err("a `*.suffix` pattern takes a DNS name, never an IP literal")),
                 Err(_) => return Err(err("invalid DNS name")),
@@ -255,6 +264,7 @@ impl FetchPattern {
                 Ok(url::Host::Domain(d)) if d.strip_suffix('.').unwrap_or(&d).ends_with('.') => {
                     return Err(err("at most one trailing dot"));
                 }
+                Ok(url::Host::Domain(d)) if d.contains('*') => return Err(err(MAPPED_STAR)),
                 Ok(h) => {
                     let h = Host::from_url_host(h);
                     if matches!(&h, Host::Domain(d) if d.is_empty() || d.ends_with('.')) {
