@@ -2056,9 +2056,11 @@ fn fetch_widenings(cx: &mut Ctx<'_>) {
         return;
     }
     let new_idx = FetchIndex::new(new.fetch_patterns());
-    let kept: HashSet<String> = new.deny_fetch().iter().map(ToString::to_string).collect();
+    // Compared as parsed rules, never as printed text: two rules that print
+    // alike may decide differently.
+    let kept: HashSet<&DenyFetch> = new.deny_fetch().iter().collect();
     for (j, d) in old.deny_fetch().iter().enumerate() {
-        if kept.contains(&d.to_string()) {
+        if kept.contains(d) {
             continue;
         }
         let pointer = format!("/deny/fetch/{j}");
@@ -2198,8 +2200,8 @@ fn secret_widenings(cx: &mut Ctx<'_>) {
     };
     let (old_idx, new_idx) = (FetchIndex::new(old.fetch_patterns()), FetchIndex::new(new.fetch_patterns()));
     let denies_kept = {
-        let kept: HashSet<String> = new.deny_fetch().iter().map(ToString::to_string).collect();
-        old.deny_fetch().iter().all(|d| kept.contains(&d.to_string()))
+        let kept: HashSet<&DenyFetch> = new.deny_fetch().iter().collect();
+        old.deny_fetch().iter().all(|d| kept.contains(d))
     };
     for (i, name) in new.secrets().iter().enumerate() {
         let pointer = format!("/secrets/{i}");
