@@ -703,7 +703,7 @@ impl FetchMatcher {
     /// never `example.com` or `evilexample.com`); returns how many suffixes it
     /// hashed. Only the lengths some grant has are tried, so the work is
     /// bounded by the manifest, not by the length of `d`.
-    fn each_suffix_candidate(&self, d: &str, mut f: impl FnMut(&HostRules)) -> usize {
+    fn each_suffix_candidate<'s>(&'s self, d: &str, mut f: impl FnMut(&'s HostRules)) -> usize {
         let bytes = d.as_bytes();
         let mut hashed = 0;
         for &len in &self.suffix_lens {
@@ -1292,41 +1292,61 @@ impl DenyIndex {
         d
     }
 
+    /// The deny entries filed under a host, a DNS name without its trailing
+    /// dot (`domain`) or an address (`ip`): by name (exact and suffix keys;
+    /// a `localhost` name is also its loopback addresses), by address (the
+    /// exact keys of its [`ip_candidates`], and the `localhost` denies for a
+    /// loopback one). `cidr` is called with each CIDR rule that holds it.
+    fn entries<'s>(
+        &'s self,
+        domain: Option<&str>,
+        ip: Option<IpAddr>,
+        mut cidr: impl FnMut(usize),
+    ) -> Vec<&'s DenyHost> {
+        let mut hosts: Vec<&DenyHost> = Vec::new();
+        let mut ips: Vec<IpAddr> = ip.map(ip_candidates).unwrap_or_default();
+        if let Some(d) = domain {
+            hosts.extend(self.domains.get(d));
+            // Each suffix length some deny has, at a '.' boundary with a
+            // non-empty head: bounded by the manifest, not by the host.
+            let b = d.as_bytes();
+            for &len in &self.suffix_lens {
+                if len + 1 >= b.len() {
+                    break;
+                }
+                let start = b.len() - len;
+                if b[start - 1] == b'.' {
+                    hosts.extend(self.suffix.get(&d[start..]));
+                }
+            }
+            // `localhost` names are loopback (WHATWG and every resolver that
+            // follows RFC 6761): IP and CIDR denies of loopback catch them.
+            if d == "localhost" || d.ends_with(".localhost") {
+                ips = vec![IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)];
+                ips.push(IpAddr::V6(Ipv4Addr::LOCALHOST.to_ipv6_mapped()));
+            }
+        }
+        let mut loopback = false;
+        for ip in &ips {
+            hosts.extend(self.ips.get(ip));
+            loopback |= is_loopback_candidate(*ip);
+            for &(net, len, i) in &self.cidrs {
+                if DenyFetch::cidr_contains(net, len, *ip) {
+                    cidr(i);
+                }
+            }
+        }
+        if loopback {
+            hosts.push(&self.loopback);
+        }
+        hosts
+    }
+
     /// The first deny rule (lowest index) that matches `url`, or with
     /// `resolved` the address the host resolved it to (IP rules only).
     fn matches(&self, url: &Parts<'_>, resolved: Option<IpAddr>) -> Option<usize> {
         if self.rules.is_empty() {
             return None;
-        }
-        let mut hosts: Vec<&DenyHost> = Vec::new();
-        let mut ips: Vec<IpAddr> = Vec::new();
-        match (resolved, url.host.clone()) {
-            (Some(ip), _) => ips = ip_candidates(ip),
-            (None, Some(url::Host::Domain(d))) => {
-                let d = d.strip_suffix('.').unwrap_or(d);
-                hosts.extend(self.domains.get(d));
-                // Each suffix length some deny has, at a '.' boundary with a
-                // non-empty head: bounded by the manifest, not by the host.
-                let b = d.as_bytes();
-                for &len in &self.suffix_lens {
-                    if len + 1 >= b.len() {
-                        break;
-                    }
-                    let start = b.len() - len;
-                    if b[start - 1] == b'.' {
-                        hosts.extend(self.suffix.get(&d[start..]));
-                    }
-                }
-                // `localhost` names are loopback (WHATWG and every resolver that
-                // follows RFC 6761): IP and CIDR denies of loopback catch them.
-                if d == "localhost" || d.ends_with(".localhost") {
-                    ips = vec![IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)];
-                    ips.push(IpAddr::V6(Ipv4Addr::LOCALHOST.to_ipv6_mapped()));
-                }
-            }
-            (None, Some(url::Host::Ipv4(a))) => ips = ip_candidates(IpAddr::V4(a)),
-            (None, Some(url::Host::Ipv6(a))) => ips = ip_candidates(IpAddr::V6(a)),
-            (None, None) => {}
         }
         let mut best: Option<usize> = None;
         let mut hit = |i: usize| {
@@ -1334,19 +1354,13 @@ impl DenyIndex {
                 best = Some(i);
             }
         };
-        let mut loopback = false;
-        for ip in &ips {
-            hosts.extend(self.ips.get(ip));
-            loopback |= is_loopback_candidate(*ip);
-            for &(net, len, i) in &self.cidrs {
-                if DenyFetch::cidr_contains(net, len, *ip) {
-                    hit(i);
-                }
-            }
-        }
-        if loopback {
-            hosts.push(&self.loopback);
-        }
+        let hosts = match (resolved, url.host.clone()) {
+            (Some(ip), _) => self.entries(None, Some(ip), &mut hit),
+            (None, Some(url::Host::Domain(d))) => self.entries(Some(d.strip_suffix('.').unwrap_or(d)), None, &mut hit),
+            (None, Some(url::Host::Ipv4(a))) => self.entries(None, Some(IpAddr::V4(a)), &mut hit),
+            (None, Some(url::Host::Ipv6(a))) => self.entries(None, Some(IpAddr::V6(a)), &mut hit),
+            (None, None) => Vec::new(),
+        };
         let scheme = url.scheme;
         let port = url.port;
         let ok = |&i: &usize| match &self.rules[i] {
@@ -1409,6 +1423,245 @@ impl FetchMatcher {
     /// [`DenyIndex::matches`], `None` without deny rules.
     fn deny_match(&self, url: &Parts<'_>, resolved: Option<IpAddr>) -> Option<usize> {
         self.deny.as_ref().and_then(|d| d.matches(url, resolved))
+    }
+}
+
+/// What a raw `host[:port]` target is asked for (SPEC §15): Deno's `net`
+/// and `import` name a host and a port, never a scheme or a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NetUse {
+    /// A connection (Deno's `net`): it may speak any scheme a pattern can
+    /// name (fetch, WebSocket, FTP, plain TCP), so a grant of any of them
+    /// may admit it.
+    Connect,
+    /// A remote module (Deno's `import`), fetched over `https`.
+    Import,
+}
+
+impl NetUse {
+    /// The schemes a grant may name to admit this use.
+    const fn schemes(self) -> &'static [Scheme] {
+        match self {
+            NetUse::Connect => &[Scheme::Http, Scheme::Https, Scheme::Ws, Scheme::Wss, Scheme::Ftp],
+            NetUse::Import => &[Scheme::Https],
+        }
+    }
+}
+
+/// A raw connection target `host[:port]` as Deno sends it for `net` and
+/// `import` (`api.example.com:443`, `[::1]:8081`, `example.com`): a host
+/// as compared ([`Host`]) and a port, or none (every port).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NetTarget {
+    host: Host,
+    port: Option<u16>,
+}
+
+impl NetTarget {
+    /// Parses `host[:port]`. The host is a DNS name of ASCII letters,
+    /// digits, `.`, `_` and `-` (1 to 253 bytes; an IPv4 literal in any
+    /// WHATWG form is read as its address) or a bracketed IPv6 literal
+    /// without a zone; the port is 1 to 5 digits, at most 65535. Anything
+    /// else is `None`: a value with a path, userinfo, a percent-escape or a
+    /// non-ASCII character could name one host to this check and another to
+    /// whoever builds a URL from it.
+    #[must_use]
+    pub fn parse(value: &str) -> Option<Self> {
+        let (host, rest) = if value.starts_with('[') {
+            let end = value.find(']')?;
+            let inner = &value[1..end];
+            if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.') {
+                return None;
+            }
+            (&value[..=end], &value[end + 1..])
+        } else {
+            let (h, rest) = value.rfind(':').map_or((value, ""), |c| (&value[..c], &value[c..]));
+            let name_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+            if h.is_empty() || h.len() > 253 || !h.bytes().all(name_byte) {
+                return None;
+            }
+            (h, rest)
+        };
+        let port = match rest {
+            "" => None,
+            r => {
+                let digits = r.strip_prefix(':')?;
+                if digits.is_empty() || digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                Some(digits.parse::<u16>().ok()?)
+            }
+        };
+        let host = Host::from_url_host(url::Host::parse(host).ok()?);
+        if matches!(&host, Host::Domain(d) if d.is_empty()) {
+            return None;
+        }
+        Some(NetTarget { host, port })
+    }
+
+    /// The host, as compared (lower case, one trailing dot dropped, IPv4-mapped IPv6 as IPv4).
+    #[must_use]
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// The port; `None` asks for every port.
+    #[must_use]
+    pub fn port(&self) -> Option<u16> {
+        self.port
+    }
+}
+
+impl fmt::Display for NetTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.port {
+            Some(p) => write!(f, "{}:{p}", self.host),
+            None => write!(f, "{}", self.host),
+        }
+    }
+}
+
+impl DenyIndex {
+    /// The deny rules that deny some request to `host`: every rule filed
+    /// under it, whatever its scheme or path scope (a raw connection may
+    /// then speak any scheme and request any path), and every CIDR block
+    /// holding it. Their port rules are left to the caller.
+    fn whole_host(&self, host: &Host) -> Vec<usize> {
+        let mut out = Vec::new();
+        let entries = match host {
+            Host::Domain(d) => self.entries(Some(d), None, |i| out.push(i)),
+            Host::Ipv4(a) => self.entries(None, Some(IpAddr::V4(*a)), |i| out.push(i)),
+            Host::Ipv6(a) => self.entries(None, Some(IpAddr::V6(*a)), |i| out.push(i)),
+        };
+        let filed: Vec<usize> = entries.iter().flat_map(|h| h.pathless.iter().chain(&h.scoped).copied()).collect();
+        out.extend(filed);
+        out
+    }
+}
+
+impl FetchMatcher {
+    /// The grant rules filed under `host`: its exact key and every
+    /// `*.suffix` it is under (a name with an empty label is under none).
+    fn host_rules(&self, host: &Host) -> Vec<&HostRules> {
+        let mut out = Vec::new();
+        match host {
+            Host::Domain(d) => {
+                out.extend(self.exact_domains.get(d.as_str()));
+                if !self.suffix.is_empty() && !d.starts_with('.') && !d.contains("..") {
+                    self.each_suffix_candidate(d, |r| out.push(r));
+                }
+            }
+            Host::Ipv4(a) => out.extend(self.exact_ips.get(&IpAddr::V4(*a))),
+            Host::Ipv6(a) => out.extend(self.exact_ips.get(&canonical_ip(IpAddr::V6(*a)))),
+        }
+        out
+    }
+
+    /// The raw-connection rule (SPEC §15, §17): `target` is allowed only
+    /// where some grant without a path scope admits its host with a scheme
+    /// of `use_` whose port rule admits its port, and no deny rule filed
+    /// under the host (of any scheme; a path-scoped one counts as the whole
+    /// host) or CIDR block holding it denies that port. A raw `host:port`
+    /// is followed by requests for any path, so only a grant that covers
+    /// every path admits it: a path-scoped grant never does, `/**` included
+    /// (it refuses the segments servers read differently, `%2F`, `..;`,
+    /// which a grant without a path admits). Without a port, every port:
+    /// allowed only when each port is ([`Self::net_ports`] decide for all).
+    /// An `import` without a port is its `https` default, 443.
+    pub(crate) fn check_net(&self, target: &NetTarget, use_: NetUse) -> Result<(), DenyReason> {
+        let deny = self.deny.as_ref().map(|d| d.whole_host(&target.host)).unwrap_or_default();
+        let grants = self.host_rules(&target.host);
+        match (target.port, use_) {
+            (Some(port), _) => self.check_net_port(&deny, &grants, port, use_),
+            (None, NetUse::Import) => self.check_net_port(&deny, &grants, Scheme::Https.default_port(), use_),
+            (None, NetUse::Connect) => {
+                for port in self.net_ports(&deny, &grants) {
+                    self.check_net_port(&deny, &grants, port, use_)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The ports on which the raw-connection verdict for one host can
+    /// differ, ascending: the schemes' default ports (21, 80, 443), every
+    /// port a grant or deny rule of the host names, and the first port none
+    /// of them is. Any other port decides as that one: no rule names it, so
+    /// only `:*` grants and port-less or `:*` denies reach it.
+    fn net_ports(&self, deny: &[usize], grants: &[&HostRules]) -> Vec<u16> {
+        let mut ports = vec![Scheme::Ftp.default_port(), Scheme::Http.default_port(), Scheme::Https.default_port()];
+        for r in grants.iter().flat_map(|h| &h.all) {
+            if let PortRule::Exact(p) = r.port {
+                ports.push(p);
+            }
+        }
+        if let Some(d) = &self.deny {
+            for &i in deny {
+                if let DenyFetch::Pattern(FetchPattern { port: PortRule::Exact(p), .. }) = &d.rules[i] {
+                    ports.push(*p);
+                }
+            }
+        }
+        ports.sort_unstable();
+        ports.dedup();
+        // The first port no rule names: `ports` is sorted, so walk it.
+        let mut free = 1u16;
+        for &p in &ports {
+            if p == free {
+                free = free.saturating_add(1);
+            } else if p > free {
+                break;
+            }
+        }
+        ports.push(free);
+        ports.sort_unstable();
+        ports.dedup();
+        ports
+    }
+
+    /// [`Self::check_net`] for one port. Deny wins; else each scheme of
+    /// `use_` is judged as a fetch of that host would be (host, scheme,
+    /// port, then "covers every path"), and the reason is the closest miss,
+    /// the furthest of those steps some scheme passed: a path, a port, a
+    /// scheme, a host.
+    fn check_net_port(&self, deny: &[usize], grants: &[&HostRules], port: u16, use_: NetUse) -> Result<(), DenyReason> {
+        if let Some(d) = &self.deny {
+            let denies = |&i: &usize| match &d.rules[i] {
+                DenyFetch::Cidr { .. } => true,
+                DenyFetch::Pattern(p) => match p.port {
+                    PortRule::Default | PortRule::Any => true,
+                    PortRule::Exact(x) => x == port,
+                },
+            };
+            if deny.iter().any(denies) {
+                return Err(DenyReason::ExplicitlyDenied);
+            }
+        }
+        const RANK: [DenyReason; 4] = [
+            DenyReason::PathNotAllowed,
+            DenyReason::PortNotAllowed,
+            DenyReason::SchemeNotAllowed,
+            DenyReason::HostNotAllowlisted,
+        ];
+        let mut best = RANK.len() - 1;
+        for &s in use_.schemes() {
+            let ok = |r: &Rule| r.scheme_ok(s) && r.port_ok(s, port);
+            let all = || grants.iter().flat_map(|h| &h.all);
+            let miss = if grants.is_empty() {
+                DenyReason::HostNotAllowlisted
+            } else if !all().any(|r| r.scheme_ok(s)) {
+                DenyReason::SchemeNotAllowed
+            } else if !all().any(ok) {
+                DenyReason::PortNotAllowed
+            } else if !grants.iter().flat_map(|h| &h.pathless).any(ok) {
+                DenyReason::PathNotAllowed
+            } else {
+                return Ok(());
+            };
+            best = best.min(RANK.iter().position(|r| *r == miss).unwrap_or(RANK.len() - 1));
+        }
+        Err(RANK[best])
     }
 }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 pub use crate::capability::BoundSecret;
 use crate::capability::Gate;
 use crate::error::{Capability, Decision, DenyReason, ManifestError};
-use crate::fetch::{AllowedUrl, DenyFetch, FetchMatcher, FetchPattern};
+use crate::fetch::{AllowedUrl, DenyFetch, FetchMatcher, FetchPattern, NetTarget, NetUse};
 use crate::fs::{FsGrant, FsMatcher, FsMode};
 use crate::manifest::{self, Compiled, Sections};
 pub use crate::manifest::{Budgets, MAX_NAME_BYTES, MAX_PATTERNS, MAX_POLICY_PATH_SEGMENTS};
@@ -251,6 +251,33 @@ impl PermissionPolicy {
     #[must_use = "a check decides nothing unless its result is read"]
     pub fn check_fetch_address_parsed(&self, url: url::Url, resolved_ip: &str) -> Result<AllowedUrl, DenyReason> {
         self.fetch.check_address_url(url, resolved_ip)
+    }
+
+    /// A raw connection to `target` (SPEC §15, §17: Deno's `net` with
+    /// [`NetUse::Connect`], `import` with [`NetUse::Import`]), which names a
+    /// host and a port and is then followed by requests for any path:
+    /// allowed only where a grant without a path scope admits the host with
+    /// a scheme of `use_` whose port rule admits the port, and no deny rule
+    /// of the host (any scheme, any path scope, any CIDR block holding it)
+    /// denies that port. A target without a port asks for every port (an
+    /// `import`: its `https` default). Denials are capability `fetch`.
+    ///
+    /// ```
+    /// use api_sandbox_permissions::fetch::{NetTarget, NetUse};
+    /// use api_sandbox_permissions::{DenyReason, PermissionPolicy, PolicyOptions};
+    ///
+    /// let json = r#"{ "fetch": ["api.example.com", "https://docs.example.com/"] }"#;
+    /// let policy = PermissionPolicy::from_json(json, PolicyOptions::new("deno-plugin"))?;
+    /// let net = |t: &str| policy.check_net(&NetTarget::parse(t).unwrap(), NetUse::Connect);
+    /// assert!(net("api.example.com:443").is_allowed());
+    /// assert_eq!(net("api.example.com:8443").reason(), Some(DenyReason::PortNotAllowed));
+    /// // A grant of `/` only: Deno would go on to fetch any path.
+    /// assert_eq!(net("docs.example.com:443").reason(), Some(DenyReason::PathNotAllowed));
+    /// # Ok::<(), api_sandbox_permissions::ManifestError>(())
+    /// ```
+    #[must_use = "a check decides nothing unless its Decision is read"]
+    pub fn check_net(&self, target: &NetTarget, use_: NetUse) -> Decision {
+        crate::fetch::decision_of(&self.fetch.check_net(target, use_))
     }
 
     /// What `checkCapability` decides with, borrowed from this policy.

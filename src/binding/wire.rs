@@ -30,7 +30,7 @@ use serde_json::json;
 
 use super::raw;
 use crate::error::{Capability, DenyReason, ManifestError, ERROR_REGISTRY};
-use crate::fetch::redacted_origin;
+use crate::fetch::{redacted_origin, NetTarget, NetUse};
 use crate::metrics::{INSTRUMENTS, METER_NAME};
 use crate::{BudgetKind, Decision, FsMode, PermissionPolicy, Platform, PolicyOptions};
 
@@ -295,7 +295,8 @@ pub struct Verdict {
     /// The decision code.
     pub code: u32,
     /// Allowed: the canonical URL (for a capability: the fetch check's canonical URL of its URL
-    /// field; for `policyAuthorizeFs`: the path to open).
+    /// field; for `policyAuthorizeFs`: the path to open; for `policyCheckNet`, allowed or not:
+    /// `https://host[:port]/` of the parsed target).
     pub url: Option<String>,
     /// Denied (or checked with a `NodeView`): `scheme://host:port` of the URL, when it has one.
     pub target: Option<String>,
@@ -507,6 +508,22 @@ pub fn policy_check_capability(
     let canonical = parsed.filter(|_| node.is_some()).and_then(|x| p.check_fetch_parsed(x).ok()).map(|a| a.url.into());
     let code = p.check_capability_fields(&id, Some(field), Some(u)).code();
     Ok(Verdict { code, url: canonical, target: if code == 0 && node.is_none() { None } else { origin } })
+}
+
+/// A raw connection check (SPEC §15, §17): Deno's `net` (`import` false)
+/// or `import` (true) for its `host[:port]` value, decided by
+/// [`PermissionPolicy::check_net`]. `{ code, url }`: `url` is
+/// `https://host[:port]/` of the parsed target (for an audit record), absent
+/// when the value is not a target (`invalid_url`).
+#[napi(catch_unwind)]
+pub fn policy_check_net(env: Env, handle: Unknown<'_>, target: String, import: bool) -> Result<Verdict> {
+    let p = policy_of(&env, &handle)?;
+    let Some(t) = NetTarget::parse(&target) else {
+        let code = Decision::deny(Capability::Fetch, DenyReason::InvalidUrl).code();
+        return Ok(Verdict { code, url: None, target: None });
+    };
+    let use_ = if import { NetUse::Import } else { NetUse::Connect };
+    Ok(Verdict { code: p.check_net(&t, use_).code(), url: Some(format!("https://{t}/")), target: None })
 }
 
 /// `lockdown(onDenied, landlock, fs)`: the JSON report, or a thrown
