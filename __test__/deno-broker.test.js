@@ -13,7 +13,7 @@ const net = require('node:net')
 const path = require('node:path')
 const { meterHarness } = require('./helpers.js')
 const { PermissionPolicy, serveDenoBroker } = require('../index.js')
-const { parseDenyText, parseNetTarget } = require('../lib/deno-broker.js')
+const { parseDenyText } = require('../lib/deno-broker.js')
 
 const skip = process.platform === 'win32' && 'the Deno broker listens on a Unix socket'
 
@@ -491,13 +491,80 @@ test('random garbage lines are never allowed and never crash the broker', { skip
   c.end()
 })
 
-test('parseNetTarget: the shapes Deno sends, and nothing that could smuggle a path or userinfo', () => {
-  assert.deepEqual(parseNetTarget('127.0.0.1:8081'), { host: '127.0.0.1', port: 8081 })
-  assert.deepEqual(parseNetTarget('[::1]:8081'), { host: '[::1]', port: 8081 })
-  assert.deepEqual(parseNetTarget('example.com'), { host: 'example.com', port: null })
-  for (const bad of ['', ':80', 'a b:80', 'a@b:80', 'a/b:80', '[::1', '[::1]x', '[::1%lo]:1', 'a:', 'a:65536', 'a:-1', 'a:1:2', 'ex\u00e4mple.com:80', 'a#b:1', 'a?b:1', 'a\\b:1']) {
-    assert.equal(parseNetTarget(bad), null, bad)
+test('net targets: the shapes Deno sends, read as the core reads hosts; nothing that could smuggle a path, userinfo or a mapped `*` is a target', { skip }, async (t) => {
+  const { broker, probe } = await setup(t, { fetch: ['127.0.0.1:8081', 'api.example.com', '[::1]:*', '*.example.org:*'] })
+  const c = client(broker.path)
+  await c.connected
+  const allowed = ['127.0.0.1:8081', '[::1]:8081', '[::1]', 'API.Example.COM.:443', 'api.example.com:0443', '0x7f.1:8081', '2130706433:8081', '[::ffff:127.0.0.1]:8081', 'x.example.org']
+  const invalid = ['', ':80', 'a b:80', 'a@b:80', 'a/b:80', '[::1', '[::1]x', '[::1%lo]:1', '[]:1', 'a:', 'a:65536', 'a:-1', 'a:1:2', 'ex\u00e4mple.com:80', 'a#b:1', 'a?b:1', 'a\\b:1', '%2A.example.org:443', '\uff0a.example.org:443', '\ufe61.example.org:443', '*.example.org:443', 'x.example.org\u3002:443', '\ud800:1', '300.1.1.1:80']
+  const seen = []
+  for (const v of allowed) {
+    c.send(req('net', v))
+    seen.push([v, (await c.reply()).result])
   }
+  for (const v of invalid) {
+    c.send(req('net', v))
+    const got = await c.reply()
+    seen.push([v, got.result === 'deny' ? parseDenyText(got.reason).reason : got.result])
+  }
+  assert.deepEqual(seen, [...allowed.map((v) => [v, 'allow']), ...invalid.map((v) => [v, 'invalid_url'])])
+  assert.deepEqual(await probe.counts(), { 'plugin.permission_denied_total|deno-test|fetch|invalid_url': invalid.length })
+  c.end()
+})
+
+test('a raw host:port is allowed only where a grant admits every path: a grant of `/`, of `/**` or of any path scope admits none (SPEC §17)', { skip }, async (t) => {
+  const { broker, probe } = await setup(t, {
+    fetch: ['https://api.example.com/', 'any.example.com:*/', 'https://all.example.com/**', 'https://v1.example.com/v1/**', 'whole.example.com', 'https://mixed.example.com/', 'mixed.example.com:8443'],
+  })
+  const c = client(broker.path)
+  await c.connected
+  const cases = [
+    [['net', 'api.example.com:443'], 'path_not_allowed'],
+    [['import', 'api.example.com:443'], 'path_not_allowed'],
+    [['import', 'api.example.com'], 'path_not_allowed'],
+    [['net', 'any.example.com:8080'], 'path_not_allowed'],
+    [['net', 'any.example.com'], 'path_not_allowed'],
+    [['net', 'all.example.com:443'], 'path_not_allowed'],
+    [['net', 'v1.example.com:443'], 'path_not_allowed'],
+    [['net', 'mixed.example.com:443'], 'path_not_allowed'],
+    [['net', 'mixed.example.com:8443'], true],
+    [['net', 'whole.example.com:443'], true],
+    [['import', 'whole.example.com:443'], true],
+  ]
+  let denied = 0
+  for (const [[permission, value], want] of cases) {
+    c.send(req(permission, value))
+    const got = await c.reply()
+    if (want === true) assert.equal(got.result, 'allow', `${permission} ${value}`)
+    else {
+      denied++
+      assert.equal(`${parseDenyText(got.reason).capability} ${parseDenyText(got.reason).reason}`, `fetch ${want}`, `${permission} ${value}`)
+    }
+  }
+  assert.deepEqual(await probe.counts(), { 'plugin.permission_denied_total|deno-test|fetch|path_not_allowed': denied })
+  c.end()
+})
+
+test('the broker decides from the compiled policy, never from its printed form: a replaced toJSON changes no verdict', { skip }, async (t) => {
+  const manifest = { fetch: ['a.example.com', 'https://b.example.com/'], deny: { fetch: ['a.example.com/admin/**'] }, secrets: ['K'] }
+  const policy = PermissionPolicy.fromManifest(manifest, { plugin: 'deno-test' })
+  const toJSON = Object.getOwnPropertyDescriptor(PermissionPolicy.prototype, 'toJSON')
+  // Whatever the printed form says (here: every host and port, another deny), the verdicts are the policy's.
+  Object.defineProperty(PermissionPolicy.prototype, 'toJSON', { ...toJSON, value: () => ({ fetch: ['*.example.com:*', 'b.example.com:*'], deny: { fetch: ['z.example.com/x/**'] } }) })
+  t.after(() => Object.defineProperty(PermissionPolicy.prototype, 'toJSON', toJSON))
+  const broker = await serveDenoBroker(policy)
+  t.after(() => broker.close())
+  const c = client(broker.path)
+  await c.connected
+  const verdicts = []
+  for (const v of ['a.example.com:443', 'b.example.com:443', 'c.example.com:443', 'b.example.com']) {
+    c.send(req('net', v))
+    const got = await c.reply()
+    verdicts.push(got.result === 'allow' ? 'allow' : parseDenyText(got.reason).reason)
+  }
+  // Every port of b.example.com: port 1 first, which no grant admits.
+  assert.deepEqual(verdicts, ['explicitly_denied', 'path_not_allowed', 'host_not_allowlisted', 'port_not_allowed'])
+  c.end()
 })
 
 test('the deny reason carries nothing from the request, and the plugin id redacted', { skip }, async (t) => {

@@ -13,7 +13,7 @@ const { urlHref, beyondUrlLimit, fetchNeedsSecondParse, withParity } = require('
 const { handleOf, policySummary, inspectAs } = require('./policy.js')
 
 const { binding, DECISIONS, ALLOW, codeOf, Capability, DenyReason, CAPABILITY_FIELDS, CAPABILITY_SECOND_FIELDS, FS_BITS } = native
-const { rawCheckFs, rawCheckFetch, rawCheckCapability, policyCheckFetch, policyCheckCapability, policyAuthorizeFs } = binding
+const { rawCheckFs, rawCheckFetch, rawCheckCapability, policyCheckFetch, policyCheckCapability, policyAuthorizeFs, policyCheckNet } = binding
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom')
 const FETCH_INVALID_URL = codeOf(Capability.FETCH, DenyReason.INVALID_URL)
@@ -29,6 +29,8 @@ const FS_MODES = new Map([
 const FS_OPTION_KEYS = Object.freeze(['resolveSymlinks'])
 /** Every option `PermissionChecker` knows; any other key is a TypeError. */
 const CHECKER_OPTION_KEYS = Object.freeze(['meter', 'shadow', 'onShadow'])
+/** `checkNet(checker, target, use)`: set by `PermissionChecker`'s static block (module-private). */
+let checkNetOf
 /** Set only while a checker builds its shadow checker: the shadow counter it records to. */
 let shadowCounterInit = null
 /** A throwing `onShadow` is reported once per process (process.emitWarning), then ignored. */
@@ -363,12 +365,26 @@ class PermissionChecker {
     throw this.#error(d, target)
   }
 
+  /**
+   * A raw connection target (Deno's `net` / `import`, SPEC §15, §17),
+   * decided by the core (`PermissionPolicy::check_net`) and counted here
+   * like every other check: `{ decision, url }`, `url` the
+   * `https://host[:port]/` the target names, or null when it is not one.
+   */
+  #checkNet(target, use) {
+    const v = policyCheckNet(this.#handle, typeof target === 'string' && target.isWellFormed() ? target : '', use === 'import')
+    const decision = v.code === 0 ? ALLOW : this.#decide(v.code)
+    if (this.#shadow !== undefined) this.#observe((sh) => checkNetOf(sh, target, use).decision, decision)
+    return { decision, url: typeof v.url === 'string' ? v.url : null }
+  }
+
   static {
     countCompound = (checker, code, shadowCode) => {
       const d = code === 0 ? ALLOW : checker.#decide(code)
       if (checker.#shadow !== undefined) checker.#observe((sh) => countCompound(sh, shadowCode(sh.policy), () => 0), d)
       return d
     }
+    checkNetOf = (checker, target, use) => checker.#checkNet(target, use)
   }
 
   #error(d, target) {
@@ -378,4 +394,15 @@ class PermissionChecker {
   }
 }
 
-module.exports = { PermissionChecker, CHECKER_OPTION_KEYS, countCompound: (checker, code, shadowCode) => countCompound(checker, code, shadowCode) }
+/**
+ * Deno's `net` (`use` 'net') or `import` ('import') check of a raw
+ * `host[:port]` target through `checker` (lib/deno-broker.js; not public
+ * API): the core's verdict, the denial counted once in the checker's
+ * counter, its shadow observed. `{ decision, url }`.
+ */
+function checkNet(checker, target, use) {
+  if (!(checker instanceof PermissionChecker)) throw new TypeError('expected a PermissionChecker')
+  return checkNetOf(checker, target, use)
+}
+
+module.exports = { PermissionChecker, CHECKER_OPTION_KEYS, checkNet, countCompound: (checker, code, shadowCode) => countCompound(checker, code, shadowCode) }

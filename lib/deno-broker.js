@@ -18,9 +18,10 @@ const os = require('node:os')
 const path = require('node:path')
 const { createNoopMeter, metrics } = require('@opentelemetry/api')
 
-const { Capability, DenyReason, ErrorCode, ERROR_REGISTRY, METER_NAME, PERMISSION_SHADOW_DENIED_TOTAL: SHADOW_DENIED_TOTAL } = require('./native.js')
+const { Capability, ErrorCode, ERROR_REGISTRY, METER_NAME, PERMISSION_SHADOW_DENIED_TOTAL: SHADOW_DENIED_TOTAL } = require('./native.js')
 const { LineDecoder } = require('./ipc-frame.js')
 const { ownOptions } = require('./options.js')
+const { checkNet } = require('./checker.js')
 
 /** The registry id and code every deny reason starts with (`SAND_PERM_001 PERMISSION_DENIED`), from the table Rust exports. */
 const DENIED_PREFIX = `${ERROR_REGISTRY.find((e) => e.code === ErrorCode.PERMISSION_DENIED).id} ${ErrorCode.PERMISSION_DENIED}`
@@ -31,18 +32,6 @@ const MAX_LINE_BYTES = 64 * 1024
 const MAX_QUEUE_BYTES = 256 * 1024
 /** Not a capability id of the table: `checkCapability` counts it once as `unknown` / `unknown_capability`. */
 const UNKNOWN_ID = 'deno.permission'
-/**
- * Every scheme a fetch pattern may name: a raw `net` connection (Deno's net
- * covers fetch, WebSocket and plain TCP) can speak any of them, so a grant of
- * any admits it and a deny rule of any denies it (an `ftp://` deny too).
- */
-const NET_SCHEMES = ['http', 'https', 'ws', 'wss', 'ftp']
-/**
- * The closest miss first, when no scheme admits a `net` target: a deny rule
- * (which wins even when another scheme would allow), a port, an address, a
- * host; `scheme_not_allowed` last (the ws/wss probes miss on most grants).
- */
-const NET_REASON_RANK = [DenyReason.EXPLICITLY_DENIED, DenyReason.PORT_NOT_ALLOWED, DenyReason.ADDRESS_NOT_ALLOWED, DenyReason.PATH_NOT_ALLOWED, DenyReason.HOST_NOT_ALLOWLISTED, DenyReason.SCHEME_NOT_ALLOWED]
 /** The options of `serveDenoBroker` and of `runDeno` (any other key is a TypeError). */
 const BROKER_OPTION_KEYS = Object.freeze(['meter', 'shadow', 'onDecision', 'tmpDir', 'maxLineBytes', 'maxQueueBytes'])
 const RUN_OPTION_KEYS = Object.freeze(['args', 'deno', 'env', 'cwd', 'stdio', 'meter', 'shadow', 'onDecision', 'tmpDir', 'sampleEveryMs', 'cpuGraceMs', 'forwardSignals', 'log'])
@@ -54,125 +43,16 @@ const pkg = () => require('../index.js')
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
- * `host:port` as Deno sends it for `net` and `import` (`[::1]:8081` for
- * IPv6; port optional). The host is restricted to the characters a DNS
- * name, an IPv4 or a bracketed IPv6 literal can hold, so it cannot smuggle
- * a path, userinfo or zone id into the URL built from it. `null` when not
- * of that shape.
- */
-function parseNetTarget(value) {
-  let host
-  let rest
-  if (value.startsWith('[')) {
-    const end = value.indexOf(']')
-    if (end < 0) return null
-    host = value.slice(0, end + 1)
-    rest = value.slice(end + 1)
-    if (!/^\[[0-9A-Fa-f:.]+\]$/.test(host)) return null
-  } else {
-    const c = value.lastIndexOf(':')
-    host = c < 0 ? value : value.slice(0, c)
-    rest = c < 0 ? '' : value.slice(c)
-    if (!/^[A-Za-z0-9._-]{1,253}$/.test(host)) return null
-  }
-  if (rest === '') return { host, port: null }
-  const m = /^:(\d{1,5})$/.exec(rest)
-  if (!m || Number(m[1]) > 65535) return null
-  return { host, port: Number(m[1]) }
-}
-
-const urlOf = (scheme, t) => `${scheme}://${t.host}${t.port === null ? '' : `:${t.port}`}/`
-
-/**
  * The verdict of one Deno permission check under a policy, SPEC §15:
- * read/write → fs with symlinks resolved; net → fetch grants, host and port
- * only; import → fetch grants over https; env → readable secrets; the rest
- * → unknown. `counting` counts the one denial; `silent` probes (a no-op
- * meter), so a net check that tries several schemes counts once.
- * Returns `{ decision, capability, payload }` (the latter two for the audit
- * log, in the `{ capability, payload }` shape `learn --from` reads).
+ * read/write → fs with symlinks resolved; net and import → the core's
+ * raw-connection rule (`PermissionPolicy::check_net`: a grant without a
+ * path scope admits the host and port, no deny rule of the host denies it;
+ * import over https); env → readable secrets; the rest → unknown. The
+ * checker counts the one denial. Returns `{ decision, capability, payload }`
+ * (the latter two for the audit log, in the `{ capability, payload }` shape
+ * `learn --from` reads).
  */
-/**
- * Deno's `net` and `import` carry a host and a port, never a path, and Deno
- * then requests any path on that host. So a path-scoped grant never admits a
- * raw `net` target (its `/` probe is `path_not_allowed`), and a path-scoped
- * deny rule denies the whole host (a deny is never narrower than it reads):
- * the net view of a policy is the policy with each deny pattern's path cut
- * off (CIDR blocks, an IP literal then `/digits`, stay as they are).
- */
-function netView(policy) {
-  const json = policy.toJSON()
-  const deny = json.deny && json.deny.fetch
-  if (!deny || !deny.some((p) => hostOnly(p) !== p)) return policy
-  // A copy that consults no `toJSON` (an inherited one could rewrite it).
-  const manifest = structuredClone(json)
-  manifest.deny.fetch = deny.map(hostOnly)
-  return pkg().PermissionPolicy.fromManifest(manifest, { plugin: policy.plugin, platform: policy.platform })
-}
-
-/** A fetch deny pattern without its path (`docs.example.com/admin/**` → `docs.example.com`); CIDR blocks unchanged. */
-function hostOnly(p) {
-  const from = p.indexOf('://') < 0 ? 0 : p.indexOf('://') + 3
-  const slash = p.indexOf('/', from)
-  if (slash < 0) return p
-  const authority = p.slice(from, slash)
-  const isIp = /^\[[0-9A-Fa-f:.]+\]$/.test(authority) || /^[0-9.]+$/.test(authority)
-  if (isIp && /^\/\d+$/.test(p.slice(slash))) return p
-  return p.slice(0, slash)
-}
-
-/**
- * The raw-connection rule of one `host:port` (SPEC §15), without counting:
- * allowed when some grant admits the host with a scheme whose port rule
- * admits the port, and no deny rule of any scheme denies it (the connection
- * can speak that scheme). `{ allowed }` with the allowing decision, or
- * `{ deniedUrl }`: the URL whose check is the most telling denial.
- */
-function netPortVerdict(silent, t) {
-  let best = null
-  let allowed
-  for (const scheme of NET_SCHEMES) {
-    const url = urlOf(scheme, t)
-    const d = silent.checkFetch(url)
-    if (d.allowed) {
-      allowed = allowed || d
-      continue
-    }
-    const rank = NET_REASON_RANK.indexOf(d.reason)
-    if (best === null || (rank >= 0 && (best.rank < 0 || rank < best.rank))) best = { rank, url }
-  }
-  if (allowed !== undefined && (best === null || best.rank !== 0)) return { allowed }
-  return { deniedUrl: best.url }
-}
-
-const NET_PORTS = new WeakMap()
-
-/**
- * The ports on which a policy's net verdict for a host can differ: every
- * port number written in a fetch grant or deny (the normalised patterns),
- * the default ports of the net schemes (21, 80, 443), and one port none of them names.
- * Every other port decides as that one, so checking these checks them all.
- */
-function netPorts(policy) {
-  let ports = NET_PORTS.get(policy)
-  if (ports !== undefined) return ports
-  const json = policy.toJSON()
-  const patterns = [...(json.fetch || []), ...((json.deny && json.deny.fetch) || [])]
-  const named = new Set([21, 80, 443])
-  for (const p of patterns) {
-    for (const m of String(p).matchAll(/:(\d{1,5})(?![\d.])/g)) {
-      const n = Number(m[1])
-      if (n >= 1 && n <= 65535) named.add(n)
-    }
-  }
-  let free = 1
-  while (named.has(free)) free++
-  ports = [...named, free].sort((a, b) => a - b)
-  NET_PORTS.set(policy, ports)
-  return ports
-}
-
-function decide(counting, silent, permission, value, viaNet = { counting, silent }) {
+function decide(counting, permission, value) {
   const unknown = () => counting.checkCapability(UNKNOWN_ID, {})
   if (value !== null && typeof value !== 'string') return { decision: unknown(), capability: Capability.UNKNOWN, payload: { permission } }
   switch (permission) {
@@ -185,28 +65,9 @@ function decide(counting, silent, permission, value, viaNet = { counting, silent
     }
     case 'net':
     case 'import': {
-      const t = value === null ? null : parseNetTarget(value)
-      if (t === null) return { decision: counting.checkFetch(value === null ? '' : 'https://invalid host/'), capability: Capability.FETCH, payload: { url: null, target: value } }
-      if (permission === 'import') {
-        const url = urlOf('https', t)
-        return { decision: viaNet.counting.checkFetch(url), capability: Capability.FETCH, payload: { url } }
-      }
-      if (t.port !== null) {
-        const v = netPortVerdict(viaNet.silent, t)
-        const payload = { url: urlOf('https', t) }
-        return { decision: v.allowed ?? viaNet.counting.checkFetch(v.deniedUrl), capability: Capability.FETCH, payload }
-      }
-      // No port: Deno asks for every port of the host. Allowed only when the
-      // per-port rule allows every port: each port a grant or deny names, the
-      // schemes' default ports, and one port no pattern names (all such ports
-      // decide alike). The first port that is denied is the counted denial.
-      let allowed = null
-      for (const port of netPorts(viaNet.silent.policy)) {
-        const v = netPortVerdict(viaNet.silent, { host: t.host, port })
-        if (v.allowed === undefined) return { decision: viaNet.counting.checkFetch(v.deniedUrl), capability: Capability.FETCH, payload: { url: urlOf('https', t) } }
-        allowed = v.allowed
-      }
-      return { decision: allowed, capability: Capability.FETCH, payload: { url: urlOf('https', t) } }
+      // A null value asks for the whole permission: the empty target, invalid_url.
+      const { decision, url } = checkNet(counting, value === null ? '' : value, permission)
+      return { decision, capability: Capability.FETCH, payload: url === null ? { url: null, target: value } : { url } }
     }
     case 'env':
       return { decision: counting.checkCapability(Capability.SECRETS_GET, { name: value === null ? '' : value }), capability: Capability.SECRETS_GET, payload: { name: value } }
@@ -278,11 +139,7 @@ async function serveDenoBroker(policy, rawOptions) {
 
   const noop = createNoopMeter()
   const counting = new PermissionChecker(policy, meter === undefined ? undefined : { meter })
-  const silent = new PermissionChecker(policy, { meter: noop })
-  const netPolicy = netView(policy)
-  const netCheckers = netPolicy === policy ? { counting, silent } : { counting: new PermissionChecker(netPolicy, meter === undefined ? undefined : { meter }), silent: new PermissionChecker(netPolicy, { meter: noop }) }
   const shadowChecker = shadow === undefined ? null : new PermissionChecker(shadow, { meter: noop })
-  const shadowNet = shadow === undefined ? null : netView(shadow) === shadow ? { counting: shadowChecker, silent: shadowChecker } : ((c) => ({ counting: c, silent: c }))(new PermissionChecker(netView(shadow), { meter: noop }))
   const shadowCounter = shadow === undefined ? null : (meter || metrics.getMeter(METER_NAME)).createCounter(SHADOW_DENIED_TOTAL.name, { description: SHADOW_DENIED_TOTAL.description, unit: SHADOW_DENIED_TOTAL.unit })
   const plugin = policy.plugin
   const stats = newStats()
@@ -342,11 +199,11 @@ async function serveDenoBroker(policy, rawOptions) {
     }
     state.lastId = id
     const { permission, value } = msg
-    const { decision, capability, payload } = decide(counting, silent, permission, value, netCheckers)
+    const { decision, capability, payload } = decide(counting, permission, value)
     const per = stats.byPermission[DENO_PERMISSIONS.includes(permission) ? permission : 'other'] || (stats.byPermission[DENO_PERMISSIONS.includes(permission) ? permission : 'other'] = { allowed: 0, denied: 0 })
     let shadowEntry
     if (shadowChecker !== null) {
-      const s = decide(shadowChecker, shadowChecker, permission, value, shadowNet).decision
+      const s = decide(shadowChecker, permission, value).decision
       shadowEntry = s.allowed ? { allowed: true } : { allowed: false, capability: s.capability, reason: s.reason }
       if (!s.allowed) {
         bump(stats.shadowDenials, `${s.capability} ${s.reason}`)
@@ -688,4 +545,4 @@ async function runDeno(policy, rawOptions) {
   }
 }
 
-module.exports = { serveDenoBroker, runDeno, resolveDeno, formatSummary, parseDenyText, parseNetTarget, DENO_PERMISSIONS, SHADOW_DENIED_TOTAL, MAX_LINE_BYTES, MAX_QUEUE_BYTES }
+module.exports = { serveDenoBroker, runDeno, resolveDeno, formatSummary, parseDenyText, DENO_PERMISSIONS, SHADOW_DENIED_TOTAL, MAX_LINE_BYTES, MAX_QUEUE_BYTES }
