@@ -155,6 +155,16 @@ test('lockdown and landlockCommand options are checked strictly', () => {
   if (linux) assert.throws(() => landlockCommand({ fs: 'not a list' }), (e) => e.code === 'INVALID_MANIFEST')
 })
 
+test('landlockCommand passes the manifest text the policy was compiled from, never its printed form', { skip: !linux && 'Linux only' }, () => {
+  const manifest = { fs: ['/srv//data/', { path: '/srv/out/**', mode: 'readwrite' }], fetch: ['API.example.com:8443'], deny: { fs: ['/srv/data/.env'] } }
+  const arg = (l) => l.args[l.args.indexOf('--manifest') + 1]
+  assert.equal(arg(landlockCommand(manifest, {})), JSON.stringify(manifest))
+  // A string is compiled as the JSON value it holds: that value's text is passed.
+  assert.equal(arg(landlockCommand(`  ${JSON.stringify(manifest, null, 2)}\n`, {})), JSON.stringify(manifest))
+  // The printed form differs (normalised globs and hosts) and is never what the launcher reads.
+  assert.notEqual(JSON.stringify(PermissionPolicy.fromManifest(manifest, { plugin: 'p', platform: 'posix' }).toJSON()), JSON.stringify(manifest))
+})
+
 test('the example process tier runs a plugin in both modes: seccomp only, and under the launcher', { skip, timeout: 60_000 }, async () => {
   const { runPluginProcess } = require('../examples/vm-host/process-tier.js')
   const policy = PermissionPolicy.fromManifest({ events: { publishes: ['a'] } }, { plugin: 'p' })

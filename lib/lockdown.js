@@ -99,11 +99,14 @@ function landlockCommand(manifest, options) {
   const args = []
   if (strict) args.push('--strict')
   // Validated here (INVALID_MANIFEST now, not a launcher exiting 2 later),
-  // then passed in its normalised form.
+  // then passed as the very JSON text the policy was compiled from, so the
+  // launcher compiles what this process did (never a printed form read back).
   const { PermissionPolicy } = require('./policy.js')
+  const { manifestJson } = require('./plain.js')
   const parsed = typeof manifest === 'string' ? JSON.parse(manifest) : manifest
-  const policy = PermissionPolicy.fromManifest(parsed, { plugin: 'landlock', platform: 'posix' })
-  args.push('--manifest', JSON.stringify(policy.toJSON()))
+  const text = manifestJson(parsed)
+  PermissionPolicy.fromManifest(JSON.parse(text), { plugin: 'landlock', platform: 'posix' })
+  args.push('--manifest', text)
   // What Node 20 reads to start (measured with strace -e %file): its binary,
   // the loader (which the kernel opens for execution) and libraries,
   // OpenSSL's config, /proc and cgroup limits, and this package (napi-rs
