@@ -6,7 +6,8 @@
 // `{ cases, wrongAllows, mismatches? }`. Exit code 1 on any wrong allow or mismatch.
 // Among them: `ipc-frame` fuzzes the process tier parent's IPC decoder
 // (lib/ipc-frame.js) as a harness of its own, and `headers` drives the
-// shipped runner's fetch with generated request headers against a raw server.
+// shipped runner's fetch with generated request headers against a raw server,
+// and `roundtrip` reloads random and hostile policies from their own toJSON().
 const fs = require('node:fs')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
