@@ -29,15 +29,32 @@ const { prng } = require('./rng.js')
 const LIT = ['srv', 'app', 'data', 'a', 'b', 'c', 'x.json', 'Secret', 'logs', 'é', 'PROGRA~1']
 const WILD = ['*', '*.json', 'x*', '[a-m]*', '[!a]*', '{a,b}', '?', 'a?', '*a*', '{srv,data}', '**']
 const PATH_SEGS = [...LIT, 'SRV', 'secret', 'SECRET', 'A', 'B', 'x', 'y.json', 'aa', 'ab', 'ba', 'zz', 'e\u0301', 'É', 'a\u200c', 'm', 'n', '~', 'x.jsonx', 'SECRET~1', 'APP~1.JSO']
-const HOSTS = ['api.example.com', '*.example.com', 'example.org', '*.cdn.example.net', 'cdn.example.net', '127.0.0.1', 'localhost']
-const URL_HOSTS = ['api.example.com', 'w.example.com', 'a.b.example.com', 'example.com', 'example.org', 'x.cdn.example.net', 'cdn.example.net', 'evil.example.org', '127.0.0.1', 'localhost', '8.8.8.8']
+// Hostile spellings too: fullwidth letters and dots (the same hosts to
+// IDNA), IPv4 in other WHATWG forms, IPv4-mapped IPv6, and the fullwidth and
+// small-form `*` (IDNA maps them to `*`: such a manifest is refused, and a
+// pair holding one is skipped).
+const HOSTS = ['api.example.com', '*.example.com', 'example.org', '*.cdn.example.net', 'cdn.example.net', '127.0.0.1', 'localhost', '\uff21\uff30\uff29.example.com', 'api\u3002example.com', '*.EXAMPLE.com', '0x7f.1', '[::ffff:127.0.0.1]', '\uff0a.example.com', '\ufe61.example.com']
+const URL_HOSTS = ['api.example.com', 'w.example.com', 'a.b.example.com', 'example.com', 'example.org', 'x.cdn.example.net', 'cdn.example.net', 'evil.example.org', '127.0.0.1', 'localhost', '8.8.8.8', '*.example.com', '%2A.example.com', '\uff41pi.example.com', '[::ffff:7f00:1]']
 const SCHEMES = ['', '', 'https://', 'http://', 'wss://']
 const PORTS = ['', '', '', ':8443', ':*', ':443']
 // Path scopes and URL paths with empty segments too (a trailing `/`, `//`):
 // `*` is one non-empty segment, `**` one or more (a red team's class).
 const FPATHS = ['', '', '/v1/**', '/v1/*', '/v1/x', '/admin/**', '/v1/', '/', '/*', '/v1/*/', '/v1/*/*']
 const URL_PATHS = ['/', '/v1/x', '/v1/y', '/v1/x/y', '/admin/a', '/other', '/v1/%2e%2e/admin/a', '/v1/', '/v1/x/', '/v1//x', '//']
-const DENY_FETCH = ['api.example.com/admin/**', 'evil.example.org', '8.8.8.0/24', '10.0.0.0/8', 'https://*.example.com:8443', 'x.cdn.example.net']
+const DENY_FETCH = ['api.example.com/admin/**', 'evil.example.org', '8.8.8.0/24', '10.0.0.0/8', 'https://*.example.com:8443', 'x.cdn.example.net', '*.example.com', '[::ffff:808:800]/120']
+/**
+ * Other spellings of a deny rule: the same rule (case, fullwidth letters,
+ * the IDNA full stop, the IPv4-mapped CIDR), a different one that reads
+ * alike (a path in fullwidth letters, a `*` that is a mapped `\uff0a`).
+ */
+const RESPELL = {
+  'api.example.com/admin/**': ['API.example.com/admin/**', '\uff21\uff30\uff29.example.com/admin/**', 'api\u3002example.com/admin/**', 'api.example.com/\uff41dmin/**', 'api.example.com/ADMIN/**'],
+  'evil.example.org': ['EVIL.example.org', 'evil.example.org.', 'evil\u3002example\u3002org'],
+  '8.8.8.0/24': ['[::ffff:808:800]/120', '[::808:800]/120'],
+  '[::ffff:808:800]/120': ['8.8.8.0/24'],
+  '*.example.com': ['\uff0a.example.com', '\ufe61.example.com', '*.EXAMPLE.COM', '*.\uff25xample.com'],
+  'https://*.example.com:8443': ['HTTPS://*.example.com:8443', 'https://\uff0a.example.com:8443'],
+}
 const TOPICS = ['orders.created', 'orders.*', 'orders.**', 'audit.**', 'a.b.c', 'a.*.c']
 const TOPIC_REQ = ['orders.created', 'orders.x', 'orders.x.y', 'audit.log', 'audit.a.b', 'a.b.c', 'a.x.c', 'orders.*', 'orders.**', 'audit.*', 'a.*.c']
 const SECRETS = ['A', 'B', 'T']
@@ -80,7 +97,7 @@ function generator(r) {
   // One mutation of `m`: mostly widening ones, some narrowing, some neutral.
   const mutate = (m0) => {
     const m = clone(m0)
-    const k = int(16)
+    const k = int(17)
     const fsList = (m.fs ||= [])
     const at = (a) => int(Math.max(a.length, 1))
     switch (k) {
@@ -152,6 +169,15 @@ function generator(r) {
       case 13: // add a deny
         ;(m.deny ||= {}).fs = [...((m.deny && m.deny.fs) || []), glob()]
         break
+      case 15: {
+        // a deny rule respelled: the same rule, or one that only reads alike
+        const d = m.deny && m.deny.fetch
+        if (d && d.length) {
+          const i = at(d)
+          if (RESPELL[d[i]]) d[i] = pick(RESPELL[d[i]])
+        } else (m.deny ||= {}).fetch = [pick(DENY_FETCH)]
+        break
+      }
       case 14: // a path scope widened
         if (m.fetch && m.fetch.length) {
           const i = at(m.fetch)
@@ -170,6 +196,17 @@ function generator(r) {
     let b = a
     const steps = 1 + int(3)
     for (let i = 0; i < steps; i++) b = mutate(b)
+    // A tenth of the pairs: only deny rules respelled (the one change a
+    // comparison of printed text cannot see).
+    if (chance(0.1)) {
+      b = clone(a)
+      if (!(b.deny && b.deny.fetch && b.deny.fetch.length)) (b.deny ||= {}).fetch = [pick(Object.keys(RESPELL))]
+      b.fetch = [...(b.fetch || []), pick(HOSTS.slice(0, 2))]
+      b.deny.fetch = b.deny.fetch.map((d) => (RESPELL[d] && chance(0.7) ? pick(RESPELL[d]) : d))
+      const base = clone(b)
+      base.deny.fetch = b.deny.fetch.map((d) => Object.keys(RESPELL).find((k) => k === d || RESPELL[k].includes(d)) || d)
+      return chance(0.5) ? [base, b] : [b, base]
+    }
     return chance(0.5) ? [a, b] : [b, a]
   }
   // Requests drawn from the pools and from the globs of both manifests.
