@@ -4,11 +4,13 @@
 // placed around the path limit (4096 bytes) and the line limit, written to a
 // live broker over its Unix socket in random chunks that split lines and
 // characters anywhere. Each reply is compared with a naive model written
-// from SPEC §2/§3/§15 that shares no code with the checker or the broker:
+// from SPEC §2/§3/§15/§17 that shares no code with the checker or the broker:
 // its own UTF-8 validity test (a round trip through Buffer), its own path
 // rules (absolute, under the granted root, no empty/./.. segment, no NUL, at
 // most 4096 bytes, segments within NAME_MAX), an explicit table for net,
-// import and env. The model answers allow, deny or either (where the SPEC
+// import and env (hostile spellings of hosts, the mapped stars, and grants
+// and denies with path scopes: a raw host:port only where a grant admits
+// every path). The model answers allow, deny or either (where the SPEC
 // leaves the reason to the kernel); a broker allow where the model says
 // deny is a wrong allow.
 const fs = require('node:fs')
@@ -53,6 +55,38 @@ const NET = new Map([
   ['api.example.com:443/x', 'deny'],
   ['api.example.com:-1', 'deny'],
   ['', 'deny'],
+  // Other spellings of a granted host: the same host to the WHATWG host parser.
+  ['API.EXAMPLE.COM.:443', 'allow'],
+  ['api.example.com.:80', 'allow'],
+  ['0x7f.0.0.1:8081', 'allow'],
+  ['127.1:8081', 'allow'],
+  ['2130706433:8081', 'allow'],
+  ['[::ffff:127.0.0.1]:8081', 'allow'],
+  ['[::ffff:7f00:1]:8081', 'allow'],
+  // Not a host:port Deno sends, or a host no grant names: non-ASCII (a fullwidth
+  // letter, the fullwidth and small-form `*` IDNA maps to `*`), a literal or
+  // escaped `*`, a host that only prints like a grant.
+  ['\uff41pi.example.com:443', 'deny'],
+  ['\uff0a.example.com:443', 'deny'],
+  ['\ufe61.example.com:443', 'deny'],
+  ['*.example.com:443', 'deny'],
+  ['%2A.example.com:443', 'deny'],
+  ['x.example.com:443', 'deny'],
+  ['api\u3002example.com:443', 'deny'],
+  // SPEC §17: Deno then requests any path, so only a grant without a path
+  // scope admits a raw host; a deny rule of the host, path-scoped or of another
+  // scheme, denies it on every port it names.
+  ['docs.example.com:443', 'deny'], // https://docs.example.com/ covers `/` only
+  ['docs.example.com', 'deny'],
+  ['all.example.com:8080', 'deny'], // all.example.com:*/** still refuses `%2F`, `..;`
+  ['scoped.example.com:443', 'deny'],
+  ['guarded.example.com:443', 'deny'], // guarded.example.com/admin/** denies the host
+  ['ftpdeny.example.com:443', 'deny'], // ftp://ftpdeny.example.com denies a raw connection
+  ['whole.example.com:443', 'allow'],
+  ['whole.example.com:80', 'allow'],
+  ['whole.example.com:8443', 'deny'],
+  ['anyport.example.com', 'allow'], // a :* grant, no deny: every port
+  ['anyport.example.com:9', 'allow'],
 ])
 const IMPORT = new Map([
   ['api.example.com:443', 'allow'],
@@ -61,6 +95,12 @@ const IMPORT = new Map([
   ['api.example.com:80', 'deny'],
   ['evil.example.com:443', 'deny'],
   ['api.example.com/@evil.com:443', 'deny'],
+  ['\uff0a.example.com:443', 'deny'],
+  ['docs.example.com:443', 'deny'],
+  ['docs.example.com', 'deny'],
+  ['all.example.com:443', 'deny'],
+  ['guarded.example.com:443', 'deny'],
+  ['whole.example.com', 'allow'],
 ])
 const ENV = new Map([
   ['A', 'allow'],
@@ -152,7 +192,12 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
   const r = rng(seed)
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-oracle-')))
   const policy = PermissionPolicy.fromManifest(
-    { fs: [`${root}/**`, { path: `${root}/rw/**`, mode: 'readwrite' }], fetch: ['127.0.0.1:8081', 'api.example.com'], secrets: ['A', 'ПАРОЛЬ'] },
+    {
+      fs: [`${root}/**`, { path: `${root}/rw/**`, mode: 'readwrite' }],
+      fetch: ['127.0.0.1:8081', 'api.example.com', 'https://docs.example.com/', 'all.example.com:*/**', 'https://scoped.example.com/v1/**', 'guarded.example.com', 'ftpdeny.example.com', 'whole.example.com', 'anyport.example.com:*'],
+      deny: { fetch: ['guarded.example.com/admin/**', 'ftp://ftpdeny.example.com'] },
+      secrets: ['A', 'ПАРОЛЬ'],
+    },
     { plugin: 'deno-oracle' },
   )
   const wrongAllows = []
