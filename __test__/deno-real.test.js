@@ -362,3 +362,41 @@ function hasIpv6() {
     .flat()
     .some((i) => i && i.family === 'IPv6' && i.address === '::1')
 }
+
+test('real deno: a grant of one path admits no raw host, so deno reaches no path on it; a grant without a path does (SPEC §17)', { skip, timeout: 30_000 }, async (t) => {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'deno-real-')))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const hits = []
+  const scoped = await listen((req, res) => {
+    hits.push(req.url)
+    res.end('must not be reached')
+  })
+  const whole = await listen((req, res) => res.end(`whole ${req.url}`))
+  t.after(() => {
+    scoped.close()
+    whole.close()
+  })
+  const [sp, wp] = [scoped.address().port, whole.address().port]
+  // `/` only on one port, `/**` on another origin of the same server, the whole origin on the third.
+  const policy = PermissionPolicy.fromManifest({ fetch: [`http://127.0.0.1:${sp}/`, `localhost:${sp}/**`, `http://127.0.0.1:${wp}`] }, { plugin: 'deno-scoped' })
+  assert.equal(policy.checkFetch(`http://127.0.0.1:${sp}/`).allowed, true)
+  assert.equal(policy.checkFetch(`http://127.0.0.1:${sp}/secret`).reason, 'path_not_allowed')
+  const r = await runScript(
+    root,
+    policy,
+    `${PRELUDE}
+await attempt('scoped root', () => fetch('http://127.0.0.1:${sp}/').then((r) => r.text()))
+await attempt('scoped secret', () => fetch('http://127.0.0.1:${sp}/secret').then((r) => r.text()))
+await attempt('scoped via localhost', () => fetch('http://localhost:${sp}/a%2Fb').then((r) => r.text()))
+await attempt('scoped tcp', async () => { const c = await Deno.connect({ hostname: '127.0.0.1', port: ${sp} }); c.close(); return 'connected' })
+await attempt('whole', () => fetch('http://127.0.0.1:${wp}/any/path').then((r) => r.text()))`,
+  )
+  assert.equal(r.exitCode, 0, r.stderr)
+  const by = Object.fromEntries(r.lines.map((l) => [l.name, l]))
+  for (const name of ['scoped root', 'scoped secret', 'scoped via localhost', 'scoped tcp']) {
+    assert.equal(by[name].ok, false, `${name}: ${JSON.stringify(by[name])}`)
+    assert.match(by[name].message, /PERMISSION_DENIED fetch path_not_allowed\b/, name)
+  }
+  assert.deepEqual(by.whole, { name: 'whole', ok: true, value: 'whole /any/path' })
+  assert.deepEqual(hits, [], 'the path-scoped server was never reached')
+})
