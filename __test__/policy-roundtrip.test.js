@@ -16,7 +16,8 @@ const seed = Number(process.env.FUZZ_SEED || Date.now() % 0x7fffffff)
 
 test(`round-trip oracle: every reload decides as its policy, prints the same, diffs to nothing (${seconds} s, seed ${seed})`, async () => {
   const r = await run({ seconds, seed, log: console.log })
-  assert.ok(r.policies > 50, `only ${r.policies} policies`)
+  // A low floor: the run is timed, and a loaded machine compiles and diffs fewer.
+  assert.ok(r.policies >= 10, `only ${r.policies} policies`)
   assert.deepEqual(r.wrongAllows.slice(0, 3), [], `${r.wrongAllows.length} wrong allows (seed ${seed})`)
   assert.deepEqual(r.mismatches.slice(0, 3), [], `${r.mismatches.length} mismatches (seed ${seed})`)
 })
