@@ -604,6 +604,15 @@ impl FsMatcher {
         Ok(m)
     }
 
+    /// The end of the deepest literal directory prefix `path[..n]` of a grant
+    /// that gives the normalised `path` one of `modes` (`path.len()` when a
+    /// grant names `path` exactly): the directory a checked open starts
+    /// beneath ([`crate::open`]). `None` when no grant gives one. Deny globs
+    /// play no part: the caller has already checked `path`.
+    pub(crate) fn granting_prefix(&self, path: &str, modes: &[FsMode]) -> Option<usize> {
+        self.index.granting_prefix(path, modes.iter().fold(0, |m, x| m | mode_bit(*x)))
+    }
+
     /// Matches an already-normalised path (rule 3 of SPEC §2).
     pub fn match_normal(&self, path: &NormalPath, mode: FsMode) -> Decision {
         self.match_str(&path.path, path.had_dotdot, mode)

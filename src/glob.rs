@@ -1193,24 +1193,9 @@ impl GlobIndex {
                 }
             }
         }
-        // win32: the separator before the last 8.3-shaped segment, if any.
-        // Below an ancestor at or before it, only literal segments may match it.
-        let last_short_sep = if self.fold {
-            let mut at = None;
-            let mut start = self.root_len;
-            for seg in path[self.root_len + 1..].split('/') {
-                if is_short_name_shape(seg) {
-                    at = Some(start);
-                }
-                start += 1 + seg.len();
-            }
-            at
-        } else {
-            None
-        };
+        let view = self.view(path);
         // Every ancestor directory: the root prefix, then each '/' boundary.
-        let last_sep = path.rfind('/').unwrap_or(0);
-        let name = &path[last_sep + 1..];
+        let last_sep = view.last_sep;
         let mut at = self.root_len;
         let mut depth = 0usize;
         // The `absent_below` of the entry found at `at` (0: none found there).
@@ -1220,42 +1205,7 @@ impl GlobIndex {
             let wanted_depth = self.depths & depth_bit(depth) != 0;
             depth += 1;
             if let Some(e) = if wanted_depth { self.by_prefix.get(prefix.as_bytes()) } else { None } {
-                let short_below = last_short_sep.is_some_and(|s| s >= at);
-                if !short_below {
-                    got |= e.subtree;
-                    if at == last_sep {
-                        for (p, m) in &e.in_dir {
-                            if *m & filter & !got != 0 && p.matches(name, budget) {
-                                got |= m;
-                            }
-                        }
-                    }
-                }
-                let d = e.deep.as_deref().unwrap_or(&NO_DEEP);
-                if !short_below {
-                    for (g, m) in &d.below {
-                        if let (true, [Seg::Rec, Seg::Pat(p)]) = (*m & filter & !got != 0, &g[..]) {
-                            if p.matches(name, budget) {
-                                got |= m;
-                            }
-                        }
-                    }
-                }
-                // (An empty map is not asked: hashing the name is most of a miss.)
-                let by_last = if d.by_last.is_empty() { None } else { d.by_last.get(name.as_bytes()) };
-                let below_short = if short_below { Some(&d.below) } else { None };
-                if !d.general.is_empty() || by_last.is_some() || below_short.is_some_and(|b| !b.is_empty()) {
-                    let segs: Vec<&str> = path[at + 1..].split('/').collect();
-                    let short: Vec<bool> =
-                        if short_below { segs.iter().map(|s| is_short_name_shape(s)).collect() } else { Vec::new() };
-                    for (g, m) in
-                        d.general.iter().chain(by_last.into_iter().flatten()).chain(below_short.into_iter().flatten())
-                    {
-                        if *m & filter & !got != 0 && segs_match(g, &segs, &short, budget) {
-                            got |= m;
-                        }
-                    }
-                }
+                got = Self::entry_modes(e, &view, at, filter, got, budget);
                 if got & wanted != 0 {
                     return got;
                 }
@@ -1275,6 +1225,126 @@ impl GlobIndex {
         }
         got
     }
+
+    /// What a walk along `path` (already folded) needs, found once per path.
+    #[inline]
+    fn view<'a>(&self, path: &'a str) -> PathView<'a> {
+        // win32: the separator before the last 8.3-shaped segment, if any.
+        // Below an ancestor at or before it, only literal segments may match it.
+        let last_short_sep = if self.fold {
+            let mut at = None;
+            let mut start = self.root_len;
+            for seg in path[self.root_len + 1..].split('/') {
+                if is_short_name_shape(seg) {
+                    at = Some(start);
+                }
+                start += 1 + seg.len();
+            }
+            at
+        } else {
+            None
+        };
+        let last_sep = path.rfind('/').unwrap_or(0);
+        PathView { path, last_sep, name: &path[last_sep + 1..], last_short_sep }
+    }
+
+    /// `got` with the modes of the wildcard grants of the entry filed under
+    /// the ancestor `path[..at]` that match the path, trying only grants that
+    /// give a mode in `filter` not already in `got`.
+    #[inline(always)]
+    fn entry_modes(e: &Entry, view: &PathView<'_>, at: usize, filter: Modes, mut got: Modes, budget: &Budget) -> Modes {
+        let PathView { path, last_sep, name, last_short_sep } = *view;
+        let short_below = last_short_sep.is_some_and(|s| s >= at);
+        if !short_below {
+            got |= e.subtree;
+            if at == last_sep {
+                for (p, m) in &e.in_dir {
+                    if *m & filter & !got != 0 && p.matches(name, budget) {
+                        got |= m;
+                    }
+                }
+            }
+        }
+        let d = e.deep.as_deref().unwrap_or(&NO_DEEP);
+        if !short_below {
+            for (g, m) in &d.below {
+                if let (true, [Seg::Rec, Seg::Pat(p)]) = (*m & filter & !got != 0, &g[..]) {
+                    if p.matches(name, budget) {
+                        got |= m;
+                    }
+                }
+            }
+        }
+        // (An empty map is not asked: hashing the name is most of a miss.)
+        let by_last = if d.by_last.is_empty() { None } else { d.by_last.get(name.as_bytes()) };
+        let below_short = if short_below { Some(&d.below) } else { None };
+        if !d.general.is_empty() || by_last.is_some() || below_short.is_some_and(|b| !b.is_empty()) {
+            let segs: Vec<&str> = path[at + 1..].split('/').collect();
+            let short: Vec<bool> =
+                if short_below { segs.iter().map(|s| is_short_name_shape(s)).collect() } else { Vec::new() };
+            for (g, m) in d.general.iter().chain(by_last.into_iter().flatten()).chain(below_short.into_iter().flatten())
+            {
+                if *m & filter & !got != 0 && segs_match(g, &segs, &short, budget) {
+                    got |= m;
+                }
+            }
+        }
+        got
+    }
+
+    /// The end of the deepest literal directory prefix `path[..n]` under
+    /// which some glob files a grant that gives `path` a mode in `wanted`
+    /// (`path.len()` for an exact grant of `path` itself; the root's length
+    /// for a grant of the root): the directory everything that grant covers
+    /// lies beneath. `None` when no grant gives such a mode, or when the
+    /// match could not be finished within the step budget. The same entries
+    /// and matching as [`Self::modes`], asked of every ancestor.
+    pub fn granting_prefix(&self, path: &str, wanted: Modes) -> Option<usize> {
+        let wanted = wanted & !DENY;
+        let folded;
+        let path = if self.fold {
+            folded = fold_str(path);
+            folded.as_str()
+        } else {
+            path
+        };
+        if path.ends_with('/') {
+            let granted = self.roots.iter().any(|(r, m)| r == path && m & wanted != 0);
+            return granted.then_some(self.root_len);
+        }
+        if self.by_prefix.get(path.as_bytes()).is_some_and(|e| e.exact & wanted != 0) {
+            return Some(path.len());
+        }
+        let budget = Budget::new(MAX_MATCH_STEPS);
+        let view = self.view(path);
+        let mut best = None;
+        let mut at = self.root_len;
+        loop {
+            if let Some(e) = self.by_prefix.get(&path.as_bytes()[..at]) {
+                if Self::entry_modes(e, &view, at, wanted, 0, &budget) & wanted != 0 {
+                    best = Some(at);
+                }
+            }
+            if at >= view.last_sep {
+                break;
+            }
+            at += 1 + next_segment(path.as_bytes(), at).len();
+        }
+        if budget.ran_out() {
+            return None;
+        }
+        best
+    }
+}
+
+/// A path as [`GlobIndex::entry_modes`] reads it: the last separator, the
+/// last name, and (win32) the separator before the last 8.3-shaped segment.
+#[derive(Clone, Copy)]
+struct PathView<'a> {
+    path: &'a str,
+    last_sep: usize,
+    name: &'a str,
+    last_short_sep: Option<usize>,
 }
 
 impl GlobIndex {
@@ -1736,6 +1806,66 @@ mod tests {
                     assert_eq!(idx.modes(&outside, 1), 0, "{grant} !~ {outside}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn granting_prefix_finds_a_grant_exactly_when_modes_does_and_names_its_literal_root() {
+        let globs = [
+            ("/a/**", 1),
+            ("/a/b/*.json", 1),
+            ("/a/b/c/exact", 2),
+            ("/a/{x,y}/**/z.txt", 3),
+            ("/a/*/q/**", 2),
+            ("/**/.env", 1),
+            ("/r/[0-9]*/f", 1),
+        ];
+        let mut idx = GlobIndex::new(Case::Exact, 0);
+        for (g, m) in globs {
+            for v in parse(g, Syntax::POSIX).unwrap() {
+                idx.add(v, m);
+            }
+        }
+        let paths = [
+            "/a/b/x.json",
+            "/a/b/c/exact",
+            "/a/x/k/z.txt",
+            "/a/y/z.txt",
+            "/a/m/q/n",
+            "/b/.env",
+            "/r/7a/f",
+            "/r/a/f",
+            "/c/d",
+            "/a",
+            "/a/b/c",
+        ];
+        for path in paths {
+            for wanted in [1, 2, 3] {
+                let got = idx.granting_prefix(path, wanted);
+                assert_eq!(got.is_some(), idx.modes(path, wanted) & wanted != 0, "{path} {wanted}");
+                if let Some(n) = got {
+                    // A literal directory prefix of the path (or the path itself), at a separator.
+                    assert!(n == path.len() || path.as_bytes()[n] == b'/', "{path} {n}");
+                }
+            }
+        }
+        // The deepest granting prefix: `/a/b` for a JSON name below it (not `/a`, whose `**` also grants it).
+        assert_eq!(idx.granting_prefix("/a/b/x.json", 1), Some(4));
+        assert_eq!(idx.granting_prefix("/a/b/c/exact", 2), Some("/a/b/c/exact".len()));
+        assert_eq!(idx.granting_prefix("/a/x/k/z.txt", 2), Some("/a/x".len()));
+        assert_eq!(idx.granting_prefix("/b/.env", 1), Some(0));
+        assert_eq!(idx.granting_prefix("/r/7a/f", 1), Some(2));
+        // win32: an 8.3-shaped segment is matched by a literal segment only, here as in `modes`.
+        let mut win = GlobIndex::new(Case::Ntfs, 2);
+        for v in parse("C:/data/**", Syntax::WIN32)
+            .unwrap()
+            .into_iter()
+            .chain(parse("C:/data/PROGRA~1/x", Syntax::WIN32).unwrap())
+        {
+            win.add(v, 1);
+        }
+        for path in ["C:/data/PROGRA~1/x", "C:/data/PROGRA~1/y", "C:/data/a/b"] {
+            assert_eq!(win.granting_prefix(path, 1).is_some(), win.modes(path, 1) & 1 != 0, "{path}");
         }
     }
 

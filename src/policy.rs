@@ -129,6 +129,11 @@ impl PermissionPolicy {
         self.sections.fetch.as_deref().unwrap_or_default()
     }
 
+    /// The compiled fs grants and denies ([`crate::open`] asks them for a grant's literal root).
+    pub(crate) fn fs_matcher(&self) -> &FsMatcher {
+        &self.fs
+    }
+
     /// The `deny.fs` globs, normalised.
     #[must_use]
     pub fn deny_fs(&self) -> &[String] {
