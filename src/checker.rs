@@ -95,6 +95,9 @@ enum Input<'a> {
     Fetch(&'a str),
     FetchAddress(&'a str, &'a str),
     Capability(&'a str, &'a Value),
+    /// A checked open: the fs check with symlinks resolved, in each mode until one denies.
+    #[cfg(unix)]
+    FsOpen(&'a str, &'static [FsMode]),
 }
 
 impl PermissionChecker {
@@ -147,6 +150,11 @@ impl PermissionChecker {
         let (d, url) = match input {
             Input::Fs(path, mode, o) => {
                 (if o.resolve_symlinks { p.check_fs_resolved(path, mode) } else { p.check_fs(path, mode) }, None)
+            }
+            #[cfg(unix)]
+            Input::FsOpen(path, modes) => {
+                let first_denial = modes.iter().map(|m| p.check_fs_resolved(path, *m)).find(|d| !d.is_allowed());
+                (first_denial.unwrap_or(Decision::Allowed), None)
             }
             Input::Fetch(u) => (p.check_fetch(u), Some(u)),
             Input::FetchAddress(u, ip) => (crate::fetch::decision_of(&p.check_fetch_address(u, ip)), Some(u)),
@@ -308,6 +316,29 @@ impl PermissionChecker {
         })
     }
 
+    /// Checks and opens in one step ([`PermissionPolicy::open_checked`], see
+    /// [`crate::open`]): an open descriptor of exactly the checked real path,
+    /// or the denial, counted once (a tree changed between the check and the
+    /// open included, as `symlink_escape`). I/O errors and invalid options
+    /// are not denials and count nothing. Unix only.
+    #[cfg(unix)]
+    pub fn open_checked(
+        &self,
+        path: &str,
+        options: crate::open::OpenOptions,
+    ) -> Result<crate::open::CheckedFile, crate::open::OpenError> {
+        use crate::open::OpenError;
+        let r = self.policy.open_checked(path, options);
+        let d = match &r {
+            Err(OpenError::InvalidOptions(_)) => return r,
+            Err(OpenError::Denied(e)) => Decision::Denied(e.denial),
+            _ => Decision::Allowed,
+        };
+        self.observe(Input::FsOpen(path, options.modes()), &d);
+        let _counted = self.count(d);
+        r
+    }
+
     /// `assertFetch`: asserts, and returns the canonical URL the host must
     /// fetch; a denial is counted once and becomes [`PermissionDenied`] with
     /// target `scheme://host:port`.
@@ -386,6 +417,29 @@ mod tests {
             }
         }
         out
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn open_checked_counts_a_denial_once_and_nothing_else() {
+        use crate::open::{OpenError, OpenOptions};
+        let exporter = InMemoryMetricExporter::default();
+        let provider =
+            SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
+        let policy = PermissionPolicy::from_manifest(
+            &json!({ "fs": ["/nonexistent-asp-open/**"] }),
+            PolicyOptions::new("p").platform(Platform::Posix),
+        )
+        .unwrap();
+        let checker = PermissionChecker::new(policy, &provider.meter("t"));
+        let denied_err = checker.open_checked("/etc/hostname", OpenOptions::new()).unwrap_err();
+        assert!(matches!(denied_err, OpenError::Denied(e) if e.denial.reason == DenyReason::NotAllowlisted));
+        // Allowed, then not found: an I/O error, not a denial.
+        let io = checker.open_checked("/nonexistent-asp-open/x", OpenOptions::new()).unwrap_err();
+        assert!(matches!(io, OpenError::Io(e) if e.kind() == std::io::ErrorKind::NotFound));
+        let invalid = checker.open_checked("/etc/hostname", OpenOptions::new().create(true)).unwrap_err();
+        assert!(matches!(invalid, OpenError::InvalidOptions(_)));
+        assert_eq!(denied(&provider, &exporter), [("fs.read".to_owned(), "not_allowlisted".to_owned(), 1)]);
     }
 
     #[test]

@@ -191,6 +191,8 @@ pub mod lockdown;
 mod manifest;
 pub mod metrics;
 mod ntfs_upcase;
+#[cfg(unix)]
+pub mod open;
 pub mod platform;
 pub mod policy;
 mod posix_fold;
