@@ -50,6 +50,8 @@ const METER_NAME = data.meterName
 const IO = data.wire.io
 const RESULT = data.wire.code
 const FS_BITS = data.wire.fsBits
+/** The flag bits of a checked open (wire.rs `open_bits`), read by name in lib/open.js. */
+const OPEN_BITS = data.wire.openBits
 
 const ALLOW = Object.freeze({ allowed: true })
 /** Decision objects by code: 0 allow, else frozen `{ allowed: false, capability, reason }`. */
@@ -119,6 +121,7 @@ module.exports = {
   IO,
   RESULT,
   FS_BITS,
+  OPEN_BITS,
   ALLOW,
   DECISIONS,
   codeOf,

@@ -77,6 +77,15 @@ pub fn lockdown_probe() -> Vec<i32> {
     }
 }
 
+/// Test switch: every checked open walks the path one component at a time,
+/// as on a kernel without `openat2`, so the tests hold that path to the
+/// same kernel oracle.
+#[cfg(all(feature = "test-hooks", unix))]
+#[napi(catch_unwind, js_name = "__openWalkForTesting")]
+pub fn open_walk_for_testing(on: bool) {
+    crate::open::FORCE_WALK.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Registers the raw hot-path functions (see `raw.rs`) next to the napi-rs ones.
 #[napi(module_exports)]
 pub fn init(exports: Object, env: Env) -> Result<()> {

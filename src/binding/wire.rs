@@ -92,6 +92,26 @@ pub mod fs_bits {
     pub const RESOLVE: u32 = 2;
 }
 
+/// The `flags` argument of `policyOpenChecked`: one bit per [`crate::open::OpenOptions`] flag.
+pub mod open_bits {
+    /// Read access.
+    pub const READ: u32 = 1;
+    /// Write access.
+    pub const WRITE: u32 = 2;
+    /// `O_APPEND`.
+    pub const APPEND: u32 = 4;
+    /// `O_CREAT`.
+    pub const CREATE: u32 = 8;
+    /// Truncate (after the verification).
+    pub const TRUNCATE: u32 = 16;
+    /// `O_EXCL`.
+    pub const EXCLUSIVE: u32 = 32;
+    /// `O_DIRECTORY`.
+    pub const DIRECTORY: u32 = 64;
+    /// Every bit.
+    pub const ALL: u32 = 127;
+}
+
 /// The fields an `INVALID_SAMPLE` error can name, by the index its code carries.
 pub const SAMPLE_FIELDS: [&str; 4] = ["now", "cpuTimeMs", "rssMb", "cpuGraceMs"];
 
@@ -153,6 +173,11 @@ pub fn export_data() -> String {
                 "freshMask": code::FRESH_MASK, "fieldShift": code::FIELD_SHIFT,
             },
             "fsBits": { "write": fs_bits::WRITE, "resolve": fs_bits::RESOLVE },
+            "openBits": {
+                "read": open_bits::READ, "write": open_bits::WRITE, "append": open_bits::APPEND,
+                "create": open_bits::CREATE, "truncate": open_bits::TRUNCATE, "exclusive": open_bits::EXCLUSIVE,
+                "directory": open_bits::DIRECTORY,
+            },
         },
         "limits": {
             "maxPatterns": crate::policy::MAX_PATTERNS,
@@ -597,4 +622,116 @@ pub fn conformance_cases() -> String {
 #[napi(catch_unwind)]
 pub fn redacted_origin_of(url: String) -> Option<String> {
     parse(&url).as_ref().and_then(redacted_origin)
+}
+
+/// The result of `policyOpenChecked`: `code` 0 and the descriptor (which JS
+/// then owns) with the checked real path; or a denial's decision code; or,
+/// allowed but not opened, the `errno` of the failure.
+#[napi(object)]
+pub struct OpenVerdict {
+    /// The decision code (0: the check allowed).
+    pub code: u32,
+    /// Opened: the descriptor number, owned by the caller from here on.
+    pub fd: Option<i32>,
+    /// Opened: the checked real path.
+    pub path: Option<String>,
+    /// Allowed but not opened: the positive `errno`.
+    pub errno: Option<i32>,
+}
+
+/// What the open on the thread pool found; a descriptor stays owned (closed
+/// on drop) until it is handed to JS.
+#[cfg(unix)]
+pub enum OpenOutcome {
+    /// Opened.
+    Opened(crate::open::CheckedFile),
+    /// Denied: the decision code.
+    Denied(u32),
+    /// Allowed, not opened: the errno.
+    Failed(i32),
+}
+
+/// The checked open of `policyOpenChecked`, run on the libuv thread pool:
+/// the check and the open are one step there (`PermissionPolicy::open_checked`).
+#[cfg(unix)]
+pub struct OpenTask {
+    policy: Arc<PermissionPolicy>,
+    path: String,
+    options: crate::open::OpenOptions,
+}
+
+#[cfg(unix)]
+impl Task for OpenTask {
+    type Output = OpenOutcome;
+    type JsValue = OpenVerdict;
+
+    fn compute(&mut self) -> Result<OpenOutcome> {
+        use crate::open::OpenError;
+        // A panic must not unwind out of the thread pool's callback (it would abort the process).
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::open::open_with(&self.policy, &self.path, self.options, crate::open::Strategy::Best)
+        }))
+        .map_err(|_| Error::new(Status::GenericFailure, "api-sandbox-permissions: internal error (panic caught)"))?;
+        Ok(match r {
+            Ok(f) => OpenOutcome::Opened(f),
+            Err(OpenError::Denied(e)) => OpenOutcome::Denied(Decision::Denied(e.denial).code()),
+            // EIO for an error without an errno (none is expected: every failure is a syscall's).
+            Err(OpenError::Io(e)) => OpenOutcome::Failed(e.raw_os_error().unwrap_or(5)),
+            Err(OpenError::InvalidOptions(why)) => return Err(Error::new(Status::InvalidArg, why)),
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, out: OpenOutcome) -> Result<OpenVerdict> {
+        use std::os::fd::IntoRawFd;
+        Ok(match out {
+            OpenOutcome::Opened(f) => {
+                let (fd, path) = f.into_parts();
+                OpenVerdict { code: 0, fd: Some(fd.into_raw_fd()), path: Some(path), errno: None }
+            }
+            OpenOutcome::Denied(code) => OpenVerdict { code, fd: None, path: None, errno: None },
+            OpenOutcome::Failed(errno) => OpenVerdict { code: 0, fd: None, path: None, errno: Some(errno) },
+        })
+    }
+}
+
+/// Checks and opens in one step on the thread pool (see `crate::open`):
+/// resolves to an [`OpenVerdict`]. `flags` are [`open_bits`];
+/// `permissions` the bits of a created file. Options no open can mean are a
+/// TypeError, before anything is checked. Unix only
+/// (`ERR_UNSUPPORTED_PLATFORM` elsewhere).
+#[cfg(unix)]
+#[napi(catch_unwind, ts_return_type = "Promise<OpenVerdict>")]
+pub fn policy_open_checked(
+    env: Env,
+    handle: Unknown<'_>,
+    path: String,
+    flags: u32,
+    permissions: u32,
+) -> Result<AsyncTask<OpenTask>> {
+    let policy = policy_of(&env, &handle)?;
+    let on = |bit: u32| flags & bit != 0;
+    let options = crate::open::OpenOptions::new()
+        .read(on(open_bits::READ))
+        .write(on(open_bits::WRITE))
+        .append(on(open_bits::APPEND))
+        .create(on(open_bits::CREATE))
+        .truncate(on(open_bits::TRUNCATE))
+        .exclusive(on(open_bits::EXCLUSIVE))
+        .directory(on(open_bits::DIRECTORY))
+        .permissions(permissions);
+    if flags & !open_bits::ALL != 0 {
+        return Err(WireError::Type("open flags: unknown bits".into()).throw(&env));
+    }
+    if let Some(why) = options.invalid() {
+        return Err(WireError::Type(format!("open options: {why}")).throw(&env));
+    }
+    Ok(AsyncTask::new(OpenTask { policy, path, options }))
+}
+
+/// Not unix: a checked open is `ERR_UNSUPPORTED_PLATFORM`.
+#[cfg(not(unix))]
+#[napi(catch_unwind, ts_return_type = "Promise<OpenVerdict>")]
+pub fn policy_open_checked(env: Env, handle: Unknown<'_>, path: String, flags: u32, permissions: u32) -> Result<()> {
+    let _ = (handle, path, flags, permissions);
+    Err(WireError::Unsupported("openChecked").throw(&env))
 }
