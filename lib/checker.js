@@ -27,10 +27,13 @@ const FS_MODES = new Map([
   ['write', FS_WRITE],
 ])
 const FS_OPTION_KEYS = Object.freeze(['resolveSymlinks'])
+const RESOLVE_OPTIONS = Object.freeze({ resolveSymlinks: true })
 /** Every option `PermissionChecker` knows; any other key is a TypeError. */
 const CHECKER_OPTION_KEYS = Object.freeze(['meter', 'shadow', 'onShadow'])
 /** `checkNet(checker, target, use)`: set by `PermissionChecker`'s static block (module-private). */
 let checkNetOf
+/** lib/open.js's way to a checker's handle and counting (set by `PermissionChecker`'s static block). */
+let openGateOf
 /** Set only while a checker builds its shadow checker: the shadow counter it records to. */
 let shadowCounterInit = null
 /** A throwing `onShadow` is reported once per process (process.emitWarning), then ignored. */
@@ -243,6 +246,27 @@ class PermissionChecker {
     throw this.#error(this.#decide(v.code))
   }
 
+  /**
+   * Settles a checked open (lib/open.js) whose core verdict is `code`: the
+   * shadow sees the same checks (symlinks resolved, each of `modes` until
+   * one denies); a denial is counted once and returned as its error
+   * (`undefined` when allowed).
+   */
+  #openSettled(path, modes, code) {
+    if (this.#shadow !== undefined) {
+      this.#observe((sh) => {
+        let d = ALLOW
+        for (const m of modes) if ((d = sh.checkFs(path, m, RESOLVE_OPTIONS)).allowed === false) break
+        return d
+      }, DECISIONS[code])
+    }
+    return code === 0 ? undefined : this.#error(this.#decide(code))
+  }
+
+  static {
+    openGateOf = (c) => ({ handle: c.#handle, settle: (path, modes, code) => c.#openSettled(path, modes, code) })
+  }
+
   /** `checkFetch(url)` → decision. */
   checkFetch(url) {
     const s = typeof url === 'string' ? url : urlHref(url)
@@ -405,4 +429,14 @@ function checkNet(checker, target, use) {
   return checkNetOf(checker, target, use)
 }
 
-module.exports = { PermissionChecker, CHECKER_OPTION_KEYS, checkNet, countCompound: (checker, code, shadowCode) => countCompound(checker, code, shadowCode) }
+
+/**
+ * A checker's policy handle and `settle(path, modes, code)` for lib/open.js
+ * (not public API); a TypeError for anything but a PermissionChecker.
+ */
+function checkedOpenGate(checker) {
+  if (!(checker instanceof PermissionChecker)) throw new TypeError(`checker must be a PermissionChecker, got ${describe(checker)}`)
+  return openGateOf(checker)
+}
+
+module.exports = { PermissionChecker, CHECKER_OPTION_KEYS, checkNet, checkedOpenGate, countCompound: (checker, code, shadowCode) => countCompound(checker, code, shadowCode) }

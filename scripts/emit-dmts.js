@@ -11,6 +11,7 @@ for (const [from, to, self] of [
   ['index.d.ts', 'index.d.mts', './index.mjs'],
   ['testing.d.ts', 'testing.d.mts', './testing.mjs'],
   ['wasi.d.ts', 'wasi.d.mts', './wasi.mjs'],
+  ['fs.d.ts', 'fs.d.mts', './fs.mjs'],
 ]) {
   const src = fs.readFileSync(path.join(root, from), 'utf8')
   const out =

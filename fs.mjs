@@ -1,0 +1,4 @@
+import cjs from './fs.js'
+
+export const { openChecked, CheckedFile } = cjs
+export default cjs
