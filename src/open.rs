@@ -27,11 +27,14 @@
 //!    time from `/`, each directory opened with `O_NOFOLLOW | O_DIRECTORY`
 //!    (and `O_PATH` on Linux) relative to the one before, the last with the
 //!    requested flags and `O_NOFOLLOW`. Never a plain open of the path.
-//! 4. **What was opened is `R`.** On Linux the descriptor's own path
-//!    (`readlink("/proc/self/fd/N")`) must be `R`; where that cannot be read
-//!    (no `/proc`, other unixes), the device and inode `fstat` reports must
-//!    be those `lstat(R)` reports. A mismatch closes the descriptor and
-//!    denies.
+//! 4. **What was opened is `R`.** The device and inode `fstat` reports
+//!    for the descriptor must be those `lstat(R)` reports now; after the
+//!    component walk, which has no in-kernel beneath check, first the
+//!    descriptor's own path (`readlink("/proc/self/fd/N")`, Linux) must be
+//!    `R`. A mismatch (a directory renamed while the open walked, the file
+//!    renamed away since) closes the descriptor and denies. After `openat2`
+//!    the kernel has already held the open beneath `P`, so the cheaper test
+//!    stands there (about 1 µs; the `/proc` readlink costs about 3).
 //! 5. **Side effects last.** Truncation is done after step 4 (`ftruncate`),
 //!    so an open that is refused there has truncated nothing. (`O_CREAT` is
 //!    the one effect that precedes it: what it creates is at `R` beneath `P`,
@@ -390,15 +393,16 @@ fn open_verified(real: &str, root: &str, rel: &str, o: &OpenOptions, strategy: S
     let flags = o.oflags();
     // openat2 refuses a mode without O_CREAT (EINVAL).
     let mode = if o.create { Mode::from_bits_truncate(o.permissions as _) } else { Mode::empty() };
-    let fd = match strategy {
+    let (fd, walked) = match strategy {
         Strategy::Best => match beneath(root, rel, flags, mode) {
-            Some(r) => r?,
-            None => walk(real, flags, mode)?,
+            Some(r) => (r?, false),
+            None => (walk(real, flags, mode)?, true),
         },
-        Strategy::Walk => walk(real, flags, mode)?,
+        Strategy::Walk => (walk(real, flags, mode)?, true),
     };
-    verify(&fd, real)?;
-    rustix::fs::fcntl_setfl(&fd, rustix::fs::fcntl_getfl(&fd)? - OFlags::NONBLOCK)?;
+    verify(&fd, real, walked)?;
+    // F_SETFL changes only the status flags (O_APPEND, O_NONBLOCK, ...): keep O_APPEND, drop O_NONBLOCK.
+    rustix::fs::fcntl_setfl(&fd, if o.append { OFlags::APPEND } else { OFlags::empty() })?;
     if o.truncate {
         rustix::fs::ftruncate(&fd, 0)?;
     }
@@ -484,18 +488,22 @@ fn walk_failure(dir: &OwnedFd, name: &str, e: Errno) -> Failure {
     e.into()
 }
 
-/// Whether the descriptor is the file at `real`: its own path on Linux
-/// (`/proc/self/fd/N`), else (no `/proc`, other unixes) the device and
-/// inode of `lstat(real)`.
-fn verify(fd: &OwnedFd, real: &str) -> Result<(), Failure> {
+/// Whether the descriptor is the file at `real` now: the device and inode
+/// `fstat` reports must be those of `lstat(real)`. After the component walk
+/// (`by_path`), which has no in-kernel beneath check, first the stricter
+/// test where the platform has it: the descriptor's own path
+/// (`/proc/self/fd/N`) must be `real`.
+fn verify(fd: &OwnedFd, real: &str, by_path: bool) -> Result<(), Failure> {
     #[cfg(target_os = "linux")]
-    {
+    if by_path {
         use std::os::fd::AsRawFd;
         let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
         if let Ok(path) = rustix::fs::readlinkat(rustix::fs::CWD, link.as_str(), Vec::new()) {
             return if path.as_bytes() == real.as_bytes() { Ok(()) } else { Err(Failure::Changed) };
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = by_path;
     let opened = rustix::fs::fstat(fd)?;
     match rustix::fs::statat(rustix::fs::CWD, real, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
         Ok(at) if at.st_dev == opened.st_dev && at.st_ino == opened.st_ino => Ok(()),
@@ -685,10 +693,17 @@ mod tests {
         std::fs::write(t.s("a"), "A").unwrap();
         std::fs::write(t.s("b"), "B").unwrap();
         let fd = rustix::fs::open(t.s("a").as_str(), OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).unwrap();
-        assert!(verify(&fd, &t.s("a")).is_ok());
-        assert!(matches!(verify(&fd, &t.s("b")), Err(Failure::Changed)));
-        std::fs::remove_file(t.s("a")).unwrap();
-        assert!(matches!(verify(&fd, &t.s("a")), Err(Failure::Changed)));
+        for by_path in [false, true] {
+            assert!(verify(&fd, &t.s("a"), by_path).is_ok());
+            assert!(matches!(verify(&fd, &t.s("b"), by_path), Err(Failure::Changed)));
+        }
+        // Renamed away after the open: the path no longer names it.
+        std::fs::rename(t.s("a"), t.s("c")).unwrap();
+        for by_path in [false, true] {
+            assert!(matches!(verify(&fd, &t.s("a"), by_path), Err(Failure::Changed)));
+        }
+        std::fs::remove_file(t.s("c")).unwrap();
+        assert!(matches!(verify(&fd, &t.s("c"), true), Err(Failure::Changed)));
     }
 
     #[test]
