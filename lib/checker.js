@@ -33,7 +33,8 @@ const CHECKER_OPTION_KEYS = Object.freeze(['meter', 'shadow', 'onShadow'])
 /** `checkNet(checker, target, use)`: set by `PermissionChecker`'s static block (module-private). */
 let checkNetOf
 /** lib/open.js's way to a checker's handle and counting (set by `PermissionChecker`'s static block). */
-let openGateOf
+let openHandleOf
+let openSettleOf
 /** Set only while a checker builds its shadow checker: the shadow counter it records to. */
 let shadowCounterInit = null
 /** A throwing `onShadow` is reported once per process (process.emitWarning), then ignored. */
@@ -264,7 +265,8 @@ class PermissionChecker {
   }
 
   static {
-    openGateOf = (c) => ({ handle: c.#handle, settle: (path, modes, code) => c.#openSettled(path, modes, code) })
+    openHandleOf = (c) => c.#handle
+    openSettleOf = (c, path, modes, code) => c.#openSettled(path, modes, code)
   }
 
   /** `checkFetch(url)` → decision. */
@@ -429,14 +431,18 @@ function checkNet(checker, target, use) {
   return checkNetOf(checker, target, use)
 }
 
-
 /**
- * A checker's policy handle and `settle(path, modes, code)` for lib/open.js
- * (not public API); a TypeError for anything but a PermissionChecker.
+ * For lib/open.js (not public API): `handle(checker)`, the policy handle of
+ * a PermissionChecker (a TypeError for anything else), and `settle(checker,
+ * path, modes, code)`, which settles a checked open's verdict (the shadow
+ * observed, a denial counted once and returned as its error).
  */
-function checkedOpenGate(checker) {
-  if (!(checker instanceof PermissionChecker)) throw new TypeError(`checker must be a PermissionChecker, got ${describe(checker)}`)
-  return openGateOf(checker)
-}
+const checkedOpenGate = Object.freeze({
+  handle(checker) {
+    if (!(checker instanceof PermissionChecker)) throw new TypeError(`checker must be a PermissionChecker, got ${describe(checker)}`)
+    return openHandleOf(checker)
+  },
+  settle: (checker, path, modes, code) => openSettleOf(checker, path, modes, code),
+})
 
 module.exports = { PermissionChecker, CHECKER_OPTION_KEYS, checkNet, checkedOpenGate, countCompound: (checker, code, shadowCode) => countCompound(checker, code, shadowCode) }

@@ -10,7 +10,7 @@
 const fs = require('node:fs')
 const util = require('node:util')
 const native = require('./native.js')
-const { checkedOpenGate } = require('./checker.js')
+const { checkedOpenGate: gate } = require('./checker.js')
 const { describe, securityOptions, acceptedOption } = require('./options.js')
 const { redact } = require('./errors.js')
 
@@ -28,11 +28,13 @@ const MODES = new Map([
 const FLAG_KEYS = Object.freeze(['create', 'truncate', 'append', 'exclusive', 'directory'])
 const INVALID_PATH = { read: codeOf(Capability.FS_READ, DenyReason.INVALID_PATH), write: codeOf(Capability.FS_WRITE, DenyReason.INVALID_PATH) }
 const DEFAULT_PERMISSIONS = 0o666
+/** The options `undefined` stands for. */
+const READ_ONLY = Object.freeze({ modes: MODES.get('read')[0], flags: OPEN_BITS.read, permissions: DEFAULT_PERMISSIONS })
 
 /** The options as `{ modes, flags, permissions }`: JS types only (the core refuses combinations no open can mean). */
 function readOptions(options) {
   const opts = securityOptions(options, 'options', OPEN_OPTION_KEYS)
-  if (opts === undefined) return { modes: MODES.get('read')[0], flags: OPEN_BITS.read, permissions: DEFAULT_PERMISSIONS }
+  if (opts === undefined) return READ_ONLY
   const mode = acceptedOption(opts, 'mode', 'options')
   const entry = mode === undefined ? MODES.get('read') : typeof mode === 'string' ? MODES.get(mode) : undefined
   if (entry === undefined) throw new TypeError(`options.mode must be 'read', 'write' or 'readwrite', got ${typeof mode === 'string' ? JSON.stringify(redact(mode)) : describe(mode)}`)
@@ -71,15 +73,6 @@ const leaked = new FinalizationRegistry((fd) => {
   } catch {}
 })
 
-const promisified = (f) => (fd, ...args) => new Promise((resolve, reject) => f(fd, ...args, (err, ...out) => (err ? reject(err) : resolve(out))))
-const fsRead = promisified(fs.read)
-const fsWrite = promisified(fs.write)
-const fsReadFile = promisified(fs.readFile)
-const fsWriteFile = promisified(fs.writeFile)
-const fsFstat = promisified(fs.fstat)
-const fsFtruncate = promisified(fs.ftruncate)
-const fsFsync = promisified(fs.fsync)
-
 /**
  * An open descriptor of the file a checked open checked, and its checked
  * real path. Methods mirror `fs.promises.FileHandle`; an operation in flight
@@ -112,24 +105,31 @@ class CheckedFile {
     return this.#path
   }
 
-  /** Runs `op(fd)` holding the descriptor open; EBADF once closing. */
-  async #use(syscall, op) {
-    if (this.#closing !== null) throw systemError(9, syscall, this.#path)
+  /**
+   * Calls `fs[name](fd, ...args, callback)` holding the descriptor open
+   * (EBADF once closing); resolves to `shape(...results)`.
+   */
+  #call(syscall, name, args, shape) {
+    if (this.#closing !== null) return Promise.reject(systemError(9, syscall, this.#path))
     this.#pending++
-    try {
-      return await op(this.#fd)
-    } finally {
-      if (--this.#pending === 0 && this.#settleClose !== null) this.#settleClose()
-    }
+    return new Promise((resolve, reject) => {
+      const done = (err, a, b) => {
+        if (--this.#pending === 0 && this.#settleClose !== null) this.#settleClose()
+        if (err) reject(err)
+        else resolve(shape(a, b))
+      }
+      try {
+        fs[name](this.#fd, ...args, done)
+      } catch (e) {
+        done(e)
+      }
+    })
   }
 
   /** Reads into `buffer` (one read(2)): `{ bytesRead, buffer }`. `position` null or omitted: the current position. */
   read(buffer, offset = 0, length, position = null) {
-    return this.#use('read', async (fd) => {
-      const len = length === undefined && ArrayBuffer.isView(buffer) ? buffer.byteLength - offset : length
-      const [bytesRead] = await fsRead(fd, buffer, offset, len, position)
-      return { bytesRead, buffer }
-    })
+    const len = length === undefined && ArrayBuffer.isView(buffer) ? buffer.byteLength - offset : length
+    return this.#call('read', 'read', [buffer, offset, len, position], (bytesRead) => ({ bytesRead, buffer }))
   }
 
   /**
@@ -137,41 +137,32 @@ class CheckedFile {
    * `write(string, position?, encoding?)`, as `fs.write`. `{ bytesWritten, buffer }`.
    */
   write(data, ...args) {
-    return this.#use('write', async (fd) => {
-      const [bytesWritten, buffer] = await fsWrite(fd, data, ...args)
-      return { bytesWritten, buffer }
-    })
+    return this.#call('write', 'write', [data, ...args], (bytesWritten, buffer) => ({ bytesWritten, buffer }))
   }
 
   /** Reads from the current position to the end: a Buffer, or a string with `{ encoding }`. */
   readFile(options) {
-    return this.#use('read', async (fd) => (await fsReadFile(fd, options))[0])
+    return this.#call('read', 'readFile', [options], (data) => data)
   }
 
   /** Writes all of `data` from the current position (`fs.writeFile` on the descriptor). */
   writeFile(data, options) {
-    return this.#use('write', async (fd) => {
-      await fsWriteFile(fd, data, options)
-    })
+    return this.#call('write', 'writeFile', [data, options], () => undefined)
   }
 
   /** `fs.Stats` of the open file. */
   stat(options) {
-    return this.#use('fstat', async (fd) => (await fsFstat(fd, options))[0])
+    return this.#call('fstat', 'fstat', [options], (st) => st)
   }
 
   /** Truncates (or extends) to `len` bytes (default 0); needs the file open for writing. */
   truncate(len = 0) {
-    return this.#use('ftruncate', async (fd) => {
-      await fsFtruncate(fd, len)
-    })
+    return this.#call('ftruncate', 'ftruncate', [len], () => undefined)
   }
 
   /** Flushes the file to storage (fsync). */
   sync() {
-    return this.#use('fsync', async (fd) => {
-      await fsFsync(fd)
-    })
+    return this.#call('fsync', 'fsync', [], () => undefined)
   }
 
   /** Closes the descriptor once the operations in flight end; later calls return the same promise. */
@@ -202,19 +193,19 @@ class CheckedFile {
  * @param {{ mode?: 'read' | 'write' | 'readwrite', create?: boolean, truncate?: boolean, append?: boolean, exclusive?: boolean, directory?: boolean, permissions?: number }} [options]
  */
 async function openChecked(checker, path, options) {
-  const gate = checkedOpenGate(checker)
+  const handle = gate.handle(checker)
   if (typeof path !== 'string') throw new TypeError(`path must be a string, got ${describe(path)}`)
   const { modes, flags, permissions } = readOptions(options)
   // A path the copy to the core cannot carry whole: the core's own refusal
   // from the raw copy helper (over the limit), or invalid (lone surrogates).
   if (path.length > LIMITS.maxPathBytes || !path.isWellFormed()) {
-    const raw = path.length > LIMITS.maxPathBytes ? rawCheckFs(gate.handle, path, modes[0] === 'write' ? FS_BITS.write : 0) : 0
-    throw gate.settle(path, modes, raw !== 0 ? raw : INVALID_PATH[modes[0]])
+    const raw = path.length > LIMITS.maxPathBytes ? rawCheckFs(handle, path, modes[0] === 'write' ? FS_BITS.write : 0) : 0
+    throw gate.settle(checker, path, modes, raw !== 0 ? raw : INVALID_PATH[modes[0]])
   }
-  const v = await native.call(policyOpenChecked, gate.handle, path, flags, permissions)
+  const v = await native.call(policyOpenChecked, handle, path, flags, permissions)
   // The descriptor is owned from here: wrapped before anything else can throw.
   const file = typeof v.fd === 'number' ? new CheckedFile(KEY, v.fd, v.path) : undefined
-  const denied = gate.settle(path, modes, v.code)
+  const denied = gate.settle(checker, path, modes, v.code)
   if (denied !== undefined) throw denied
   if (file === undefined) throw systemError(typeof v.errno === 'number' ? v.errno : 5, 'open', path)
   return file
