@@ -33,7 +33,7 @@ const BATCH = 256
  * after the checkFs group, 0.5x alone). The ratios are still measured side
  * by side, within a group, in one process.
  */
-const GROUPS = ['checkFs', 'checkFetch', 'deny', 'diff', 'compile', 'scale', 'budget', 'floor', 'permission-model', 'host', 'lockdown']
+const GROUPS = ['checkFs', 'checkFetch', 'deny', 'diff', 'compile', 'scale', 'budget', 'floor', 'permission-model', 'host', 'open', 'lockdown']
 if (ONLY === null) {
   const all = []
   for (const g of GROUPS) {
@@ -491,6 +491,20 @@ if (want('host')) {
   console.table(rows)
   console.table(ratios)
   results.push({ title: 'example host fs.readFile round trip', rows, ratios })
+}
+
+if (want('open') && process.platform !== 'win32') {
+  const { runOpenReads } = require('./open-read.cjs')
+  const r = await runOpenReads(QUICK ? 2 : 5, 2000)
+  console.log('\n## checked open + read of a 4 KB file vs fs.promises (open, read, close; per-call medians, interleaved)')
+  const rows = [
+    { task: 'openChecked + read + close', 'ns/op': r.checked },
+    { task: 'fs.promises.open + read + close', 'ns/op': r.plain },
+  ]
+  const ratios = [{ ratio: 'openChecked / fs.promises.open', value: +(r.checked / r.plain).toFixed(3), goal: '<= 1.25' }]
+  console.table(rows)
+  console.table(ratios)
+  results.push({ title: 'checked open + read', rows, ratios })
 }
 
 if (want('lockdown') && process.platform === 'linux') {
