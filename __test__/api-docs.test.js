@@ -1,5 +1,5 @@
 'use strict'
-// The typed API reference: TypeDoc over index.d.ts and testing.d.ts
+// The typed API reference: TypeDoc over index.d.ts, testing.d.ts and fs.d.ts
 // (`npm run docs:api`, into docs/api/, not checked in) builds with warnings
 // as errors: no broken {@link}, nothing referenced that is not exported. And
 // every named export is documented (with --validation.notDocumented, only
@@ -33,7 +33,7 @@ test('the API reference builds from the .d.ts files without a warning, and every
   const r = spawnSync(process.execPath, [bin, '--options', 'typedoc.json', '--out', out], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } })
   assert.equal(r.status, 0, r.stdout + r.stderr)
   assert.doesNotMatch(r.stdout + r.stderr, /\[warning\]|\[error\]/)
-  for (const page of ['index.html', 'classes/index.PermissionChecker.html', 'classes/index.BudgetTracker.html', 'functions/testing.runPermissionsConformance.html']) {
+  for (const page of ['index.html', 'classes/index.PermissionChecker.html', 'classes/index.BudgetTracker.html', 'functions/testing.runPermissionsConformance.html', 'functions/fs.openChecked.html', 'classes/fs.CheckedFile.html']) {
     assert.ok(fs.existsSync(path.join(out, page)), `${page} in the reference`)
   }
   const strict = spawnSync(process.execPath, [bin, '--options', 'typedoc.json', '--emit', 'none', '--validation.notDocumented', '--treatWarningsAsErrors', 'false'], { cwd: root, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } })

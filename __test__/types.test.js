@@ -272,8 +272,8 @@ test('outputs with optional properties leave them out, never set them to undefin
   assert.deepEqual(outputs.flatMap((o, i) => ownUndefined(o, `[${i}]`)), [])
 })
 
-test('the generated index.d.mts, testing.d.mts and wasi.d.mts declare a default export', () => {
-  for (const f of ['index.d.mts', 'testing.d.mts', 'wasi.d.mts']) {
+test('the generated index.d.mts, testing.d.mts, wasi.d.mts and fs.d.mts declare a default export', () => {
+  for (const f of ['index.d.mts', 'testing.d.mts', 'wasi.d.mts', 'fs.d.mts']) {
     const text = fs.readFileSync(path.join(root, f), 'utf8')
     assert.match(text, /^export default _default$/m, f)
   }
@@ -304,8 +304,8 @@ function undocumented(file) {
   return { missing, checked }
 }
 
-test('every public name in index.d.ts, testing.d.ts and wasi.d.ts has a doc comment', () => {
-  for (const f of ['index.d.ts', 'testing.d.ts', 'wasi.d.ts']) {
+test('every public name in index.d.ts, testing.d.ts, wasi.d.ts and fs.d.ts has a doc comment', () => {
+  for (const f of ['index.d.ts', 'testing.d.ts', 'wasi.d.ts', 'fs.d.ts']) {
     const { missing, checked } = undocumented(path.join(root, f))
     assert.ok(checked > (f === 'wasi.d.ts' ? 10 : 20), `${f}: only ${checked} names checked`)
     assert.deepEqual(missing, [], `${f}: undocumented: ${missing.join(', ')}`)

@@ -79,7 +79,7 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
   assert.ok(listing.includes('LICENSE'), 'LICENSE in the root tarball')
   assert.match(fs.readFileSync(path.join(root, 'LICENSE'), 'utf8'), /^MIT License/)
   for (const f of listing) assert.ok(!/^(src|__test__|target|npm|scripts)\//.test(f) && !f.endsWith('.node'), `unexpected file in the package: ${f}`)
-  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'testing.js', 'testing.d.ts', 'wasi.js', 'wasi.mjs', 'wasi.d.ts', 'wasi.d.mts', 'lib/wasi.js', 'lib/binary.js', 'schema/error-details.schema.json', 'lib/vm-host/host.js']) assert.ok(listing.includes(f), `missing ${f}`)
+  for (const f of ['index.js', 'index.mjs', 'index.d.ts', 'index.d.mts', 'testing.js', 'testing.d.ts', 'wasi.js', 'wasi.mjs', 'wasi.d.ts', 'wasi.d.mts', 'lib/wasi.js', 'fs.js', 'fs.mjs', 'fs.d.ts', 'fs.d.mts', 'lib/open.js', 'lib/binary.js', 'schema/error-details.schema.json', 'lib/vm-host/host.js']) assert.ok(listing.includes(f), `missing ${f}`)
   // lib/binary.js loads the binary; napi's generated loader does not ship.
   for (const f of ['binding.js', 'binding.d.ts']) assert.ok(!listing.includes(f), `${f} ships`)
   // The CLI's plugin runner lives in lib/; the examples do not ship.
@@ -119,6 +119,29 @@ test('packed tarballs install and work in a fresh project', { timeout: 600_000 }
      console.log(createChecker({ fetch: ['api.example.com'] }, { plugin: 'p' }).checkFetch('https://evil.com').reason)`,
   )
   assert.equal(run(process.execPath, ['check.mjs'], project).trim(), 'host_not_allowlisted')
+
+  // The checked open (\`./fs\`), required and imported, against a real temp dir.
+  if (process.platform !== 'win32') {
+    fs.writeFileSync(
+      path.join(project, 'check-fs.mjs'),
+      `import { openChecked, CheckedFile } from '${pkg.name}/fs'
+       import { createRequire } from 'node:module'
+       import { createChecker } from '${pkg.name}'
+       import fs from 'node:fs'; import os from 'node:os'; import path from 'node:path'
+       if (createRequire(import.meta.url)('${pkg.name}/fs').openChecked !== openChecked) throw new Error('two module instances')
+       const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'packed-open-')))
+       fs.writeFileSync(path.join(dir, 'a.txt'), 'packed')
+       fs.symlinkSync('/etc/passwd', path.join(dir, 'out'))
+       const c = createChecker({ fs: [dir + '/**'] }, { plugin: 'p', platform: 'posix' })
+       const f = await openChecked(c, path.join(dir, 'a.txt'))
+       const text = await f.readFile('utf8')
+       await f.close()
+       const denied = await openChecked(c, path.join(dir, 'out')).then(() => 'opened', (e) => e.details.reason)
+       fs.rmSync(dir, { recursive: true })
+       console.log(text, denied, f instanceof CheckedFile)`,
+    )
+    assert.equal(run(process.execPath, ['check-fs.mjs'], project).trim(), 'packed symlink_escape true')
+  }
 
   // Every CLI command and the diff API from the installed package (a module the
   // checkout has and the tarball lacks fails here, not in a user's CI).

@@ -3,6 +3,7 @@
 // `tsc --strict` by __test__/types.test.js (and by the package test).
 import pkg, { Capability, PermissionPolicy, createChecker, type CapabilityId, type CapabilityPayload, type Decision, type PermissionsManifest } from '@suaveplan/api-sandbox-permissions'
 import testing, { runPermissionsConformance, packageChecker } from '@suaveplan/api-sandbox-permissions/testing'
+import checkedFs, { openChecked, CheckedFile, type OpenCheckedOptions } from '@suaveplan/api-sandbox-permissions/fs'
 
 const manifest: PermissionsManifest = { fs: ['/data/**'], secrets: ['KEY'] }
 const policy: PermissionPolicy = pkg.PermissionPolicy.fromManifest(manifest, { plugin: 'p' })
@@ -15,8 +16,22 @@ const viaDefault: typeof runPermissionsConformance = testing.runPermissionsConfo
 const count: number = testing.conformanceCases().length
 const make = packageChecker(pkg)
 
-// A typo in a payload is a type error at the payload (not on the capability
-// id), under both the named and the default import.
+// The checked open (`./fs`): options, the handle and its methods.
+const openOptions: OpenCheckedOptions = { mode: 'readwrite', create: true, truncate: undefined, permissions: 0o600 }
+async function readChecked(): Promise<string> {
+  const file: CheckedFile = await openChecked(checker, '/data/x', openOptions)
+  const { bytesRead }: { bytesRead: number } = await file.read(new Uint8Array(16), 0, 16, 0)
+  const text: string = await file.readFile({ encoding: 'utf8' })
+  const bytes: Uint8Array = await (await checkedFs.openChecked(checker, '/data/y')).readFile()
+  const { bytesWritten }: { bytesWritten: number } = await file.write('x', null, 'utf8')
+  const size: number = (await file.stat()).size
+  await file.close()
+  return `${text}${bytesRead}${bytes.length}${bytesWritten}${size}${file.path}${file.fd}`
+}
+// @ts-expect-error: mode is 'read' | 'write' | 'readwrite'
+openChecked(checker, '/data/x', { mode: 'append' })
+
+// A typo in a payload is a type error under both the named and the default import.
 // @ts-expect-error at payload: 'nam' is not a field of the secrets.get payload
 checker.checkCapability('secrets.get', { nam: 'X' })
 // @ts-expect-error at payload: the same through the default export
@@ -47,7 +62,7 @@ checker.checkCapability(anyKnown, { url: 'https://api.example.com/' })
 const forward = <C extends CapabilityId>(id: C, payload: CapabilityPayload<C>): Decision => checker.checkCapability(id, payload)
 forward('events.subscribe', { topic: 'a.*' })
 
-export { d, d2, d3, version, viaDefault, count, make, same }
+export { d, d2, d3, version, viaDefault, count, make, same, readChecked }
 
 // The WASI gate (subpath ./wasi): default and named imports, the call's
 // arguments typed by its name, the answers discriminated by errno.
