@@ -345,3 +345,20 @@ test('the swapper reaches the window: the two-step recipe (authorizeFs, then O_N
   const s = race(20_000, 'recipe')
   assert.ok(s.escapes > 0, JSON.stringify(s))
 })
+
+test('the binding: open flags are exported by name; a foreign or released handle and unknown bits are TypeErrors', { skip }, async () => {
+  const native = require('../lib/native.js')
+  const bits = Object.values(native.OPEN_BITS)
+  assert.deepEqual(Object.keys(native.OPEN_BITS).sort(), ['append', 'create', 'directory', 'exclusive', 'read', 'truncate', 'write'])
+  assert.equal(bits.reduce((a, b) => a | b, 0), bits.reduce((a, b) => a + b, 0), 'one bit each')
+  const { policyOpenChecked, compilePolicy, rawRelease } = native.binding
+  assert.throws(() => policyOpenChecked({}, '/x', native.OPEN_BITS.read, 0o666), TypeError)
+  const h = compilePolicy('{"fs":["/nowhere/**"]}', 'p', 'posix')
+  assert.throws(() => policyOpenChecked(h, '/x', 1 << 20, 0o666), TypeError)
+  assert.equal((await policyOpenChecked(h, '/etc/hostname', native.OPEN_BITS.read, 0o666)).code !== 0, true)
+  rawRelease(h)
+  assert.throws(() => policyOpenChecked(h, '/nowhere/x', native.OPEN_BITS.read, 0o666), TypeError)
+  // A 10 MB path is refused by the core's limit without a full copy: invalid_path.
+  const checker = createChecker({ fs: ['/nowhere/**'] }, { plugin: 'p', platform: 'posix' })
+  await assert.rejects(openChecked(checker, `/nowhere/${'\uD800'.repeat(5e6)}`), denial('invalid_path'))
+})
