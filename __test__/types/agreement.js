@@ -77,6 +77,10 @@ const ENTRIES = [
   { options: ['WasiCallOptions.timeLeftMs'], expr: "gate.pathCall('path_readlink', { path: '/a' }, { timeLeftMs: undefined })" },
   { options: ['WasiFdOptions.capable', 'WasiFdOptions.reread'], expr: "gate.fdCall('/a', 'read', { capable: undefined, reread: undefined })" },
   { options: ['WasiCheckOptions.follow'], expr: "gate.checkPath('/a', 'read', { follow: undefined })" },
+  // The checked open (./fs): a denied path, so the options are read and nothing opens.
+  { options: ['OpenCheckedOptions.mode', 'OpenCheckedOptions.create', 'OpenCheckedOptions.truncate', 'OpenCheckedOptions.append', 'OpenCheckedOptions.exclusive', 'OpenCheckedOptions.directory', 'OpenCheckedOptions.permissions'], expr: "openChecked(checker, '/b/denied', { mode: undefined, create: undefined, truncate: undefined, append: undefined, exclusive: undefined, directory: undefined, permissions: undefined })" },
+  { options: ['CheckedFile.readFile.options.encoding'], expr: "openChecked(fileChecker, tmpFile).then(async (f) => { try { return await f.readFile({ encoding: undefined }) } finally { await f.close() } })" },
+  { options: ['CheckedFile.writeFile.options.encoding'], expr: "openChecked(fileChecker, tmpFile, { mode: 'write' }).then(async (f) => { try { return await f.writeFile('x', { encoding: undefined }) } finally { await f.close() } })" },
   // The conformance harness: adapters and options.
   { options: ['ConformanceChecks.checkFetchAddress'], expr: "runCase(deniedCase('fetchAddress'), (m, c) => ({ ...adapter(m, c), checkFetchAddress: undefined }))" },
   { options: ['ConformanceChecks.assertFs'], expr: "runCase(deniedCase('fs'), (m, c) => ({ ...adapter(m, c), assertFs: undefined }))" },
@@ -138,17 +142,20 @@ const OUTPUTS = {
 /** The TypeScript side of the shared names the expressions use. */
 const PRELUDE_TS = `import { PermissionPolicy, PermissionChecker, BudgetTracker, PermissionDeniedError, createChecker, learnManifest, lockdown, landlockCommand, serveDenoBroker, type PermissionsManifest } from '@suaveplan/api-sandbox-permissions'
 import { WasiGate } from '@suaveplan/api-sandbox-permissions/wasi'
+import { openChecked } from '@suaveplan/api-sandbox-permissions/fs'
 import { runPermissionsConformance, runCase, type ConformanceCase, type ConformanceChecker, type ConformanceContext, type ConformanceTracker, type MakeChecker, type RunnerIt } from '@suaveplan/api-sandbox-permissions/testing'
 declare const policy: PermissionPolicy
 declare const checker: PermissionChecker
 declare const tracker: BudgetTracker
 declare const gate: WasiGate
+declare const fileChecker: PermissionChecker
+declare const tmpFile: string
 declare const adapter: (manifest: PermissionsManifest, context: ConformanceContext) => ConformanceChecker
 declare const withTracker: (wrap: (t: ConformanceTracker) => ConformanceTracker) => MakeChecker
 declare const deniedCase: (op: ConformanceCase['op']) => ConformanceCase
 declare const fakeDescribe: (name: string, fn: () => void) => unknown
 declare const fakeIt: RunnerIt
-void [WasiGate, PermissionPolicy, PermissionChecker, BudgetTracker, PermissionDeniedError, createChecker, learnManifest, lockdown, landlockCommand, serveDenoBroker, runPermissionsConformance, runCase]
+void [WasiGate, openChecked, PermissionPolicy, PermissionChecker, BudgetTracker, PermissionDeniedError, createChecker, learnManifest, lockdown, landlockCommand, serveDenoBroker, runPermissionsConformance, runCase]
 `
 
 /** The JavaScript side: the same names, bound to the package. */
@@ -166,6 +173,16 @@ function scope(root = require('node:path').join(__dirname, '..', '..')) {
     checker: new pkg.PermissionChecker(policy),
     tracker: new pkg.BudgetTracker(policy),
     gate: new (require(`${root}/wasi.js`).WasiGate)(new pkg.PermissionChecker(policy)),
+    openChecked: require(`${root}/fs.js`).openChecked,
+    ...(() => {
+      const nodeFs = require('node:fs')
+      const dir = nodeFs.realpathSync(nodeFs.mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'agreement-')))
+      process.once('exit', () => nodeFs.rmSync(dir, { recursive: true, force: true }))
+      const tmpFile = `${dir}/file.txt`
+      nodeFs.writeFileSync(tmpFile, 'agreement')
+      const granted = pkg.PermissionPolicy.fromManifest({ fs: [{ path: `${dir}/**`, mode: 'readwrite' }] }, { plugin: 'p', platform: 'posix' })
+      return { tmpFile, fileChecker: new pkg.PermissionChecker(granted) }
+    })(),
     adapter,
     withTracker: (wrap) => (m, c) => {
       const base = adapter(m, c)
