@@ -187,7 +187,9 @@ test('a denial crosses postMessage into a Worker and is rethrown inside a vm.Con
      const vm = require('node:vm')
      const pkg = require(${JSON.stringify(path.join(__dirname, '..'))})
      parentPort.once('message', (serialized) => {
-       const ctx = vm.createContext({})
+       // A null-prototype global, as the guide builds it: vm.createContext({}) inherits the host's Object.
+       const ctx = vm.createContext(Object.create(null))
+       const globalEscape = vm.runInContext('this.constructor.constructor("return typeof process")()', ctx)
        const revive = vm.runInContext(${JSON.stringify(errorReviverSource)}, ctx)
        ctx.__pending = JSON.stringify(serialized)
        ctx.__revive = revive
@@ -205,7 +207,7 @@ test('a denial crosses postMessage into a Worker and is rethrown inside a vm.Con
        const hostRealm = pkg.reviveError(serialized)
        let hostEscape
        try { hostEscape = typeof vm.runInContext('(e) => e.constructor.constructor("return process")()', ctx)(hostRealm) } catch (x) { hostEscape = 'blocked' }
-       parentPort.postMessage({ ...seen, thrown: undefined, guard: pkg.isPermissionDenied(seen.thrown), hostEscape })
+       parentPort.postMessage({ ...seen, thrown: undefined, guard: pkg.isPermissionDenied(seen.thrown), hostEscape, globalEscape })
      })`,
     { eval: true },
   )
@@ -222,4 +224,5 @@ test('a denial crosses postMessage into a Worker and is rethrown inside a vm.Con
   assert.equal(msg.guard, true, 'guards work on the context-realm error')
   // Why the reviver must run in the context: a host-realm error hands over the host's Function.
   assert.equal(msg.hostEscape, 'object')
+  assert.equal(msg.globalEscape, 'undefined', "the context's global reaches nothing of the host")
 })

@@ -11,11 +11,17 @@ const net = require('node:net')
 require('node:child_process')
 const { lockdown } = require('../..')
 const { createPluginContext, runPluginCode } = require('./bootstrap.js')
+const { hardenRealm } = require('../../lib/vm-host/harden.js')
 const { CHANNEL_FD, MAX_CHILD_LINE_BYTES } = require('./process-protocol.js')
 
 // Touch what would load lazily: time zone data, Intl.
 void new Date().toString()
 void new Intl.DateTimeFormat('en-US').format(0)
+
+// Kept for the escape demo only (simulateEscape), before hardenRealm() cuts
+// every function of this realm off from it.
+const HostFunction = Function
+hardenRealm()
 
 const channel = new net.Socket({ fd: CHANNEL_FD, readable: true, writable: true })
 channel.on('error', () => process.exit(1))
@@ -56,8 +62,11 @@ onMessage = (first) => {
   const start = first.start
   const { context, deliver } = createPluginContext(start.config, (json) => send({ call: json }))
   if (start.simulateEscape) {
-    // Demo only: hand the plugin a host-realm function, as a vm escape would.
-    context.leakedHostFunction = function leaked() {}
+    // Demo only: hand the plugin what a vm escape would reach, a host-realm
+    // function whose constructor is this realm's Function.
+    const leaked = function leaked() {}
+    Object.defineProperty(leaked, 'constructor', { value: HostFunction })
+    context.leakedHostFunction = leaked
   }
   onMessage = (m) => {
     if (Number.isSafeInteger(m.id)) deliver(m.id, m.ok, m.json)

@@ -18,6 +18,7 @@ const { spawn } = require('node:child_process')
 const { PermissionChecker, BudgetTracker, isBudgetExceeded, landlockCommand } = require('../..')
 const { JsonLineDecoder } = require('../../lib/ipc-frame.js')
 const { callHandler, performers } = require('./host.js')
+const { EXEC_ARGV } = require('./bootstrap.js')
 const { CHANNEL_FD, MAX_CHILD_LINE_BYTES, MAX_CALLS_IN_FLIGHT, MAX_UNREAD_REPLY_BYTES, childMessageValidator } = require('./process-protocol.js')
 
 const CLK_TCK = 100 // USER_HZ on Linux
@@ -57,11 +58,11 @@ function runPluginProcess(options) {
   // execs Node, so the kernel walls the child in on every thread it starts.
   const childScript = path.join(__dirname, 'process-child.js')
   let command = process.execPath
-  let args = [childScript]
+  let args = [...EXEC_ARGV, childScript]
   if (options.landlock) {
     const l = landlockCommand(policy.toJSON(), { strict: options.landlock === 'strict', read: [path.join(__dirname)] })
     command = l.command
-    args = [...l.args, process.execPath, childScript]
+    args = [...l.args, process.execPath, ...EXEC_ARGV, childScript]
   }
   const child = spawn(command, args, { env: { UV_USE_IO_URING: '0' }, stdio })
   const channel = child.stdio[CHANNEL_FD]

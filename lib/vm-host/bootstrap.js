@@ -1,99 +1,272 @@
 'use strict'
-// The code that runs first inside a plugin's vm.Context, in both tiers: it
-// defines the capability proxies from context-realm functions over a bridge
-// that takes and returns strings only.
+// The plugin's vm.Context, in both tiers. Nothing of the host realm is put
+// into it and no host code ever touches one of its objects: the host lends it
+// two functions that take and return primitives only (`bridge` for calls,
+// `report` for the result), wrapped inside the context so that whatever they
+// throw (a stack overflow at their entry is a HOST-realm RangeError) is
+// dropped there; answers come back as JSON text parsed inside the context;
+// the plugin's result and thrown value are read inside the context and cross
+// as strings. Every script the context runs is compiled with an
+// `importModuleDynamically` that rejects `import()` with an error of the
+// context's realm (Node's default rejection is a host-realm error).
+//
+// The vm.Context is still not a security boundary (docs/security.md): Node
+// runs some of its own JavaScript on the context's behalf, so the realm that
+// hosts it is hardened too (harden.js), and the process tier's kernel
+// sandbox is the boundary.
+
+const vm = require('node:vm')
+const { errorReviverSource } = require('../../index.js')
+const { isRealmHardened } = require('./harden.js')
+
+/** Node options a thread or process needs to host plugin contexts: `importModuleDynamically` callbacks are only honoured under this flag. */
+const EXEC_ARGV = Object.freeze(['--experimental-vm-modules'])
+
+/** The longest call text (UTF-16 code units) the bridge accepts. */
+const MAX_CALL_CHARS = 1 << 20
+
+// Runs first inside the context, before any plugin code: captures every
+// intrinsic the bridge's side calls (the plugin can replace the globals and
+// prototype methods afterwards; the bridge must not call what it put there),
+// defines the capability API, and returns [deliver, run, importError].
 const BOOTSTRAP = `
-(function bootstrap(bridge, revive, configJson) {
+(function bootstrap(bridge, report, revive, configJson, maxCallChars) {
   'use strict'
-  const pending = new Map()
+  const apply = Reflect.apply
+  const parse = JSON.parse
+  const stringify = JSON.stringify
+  const freeze = Object.freeze
+  const defineProperty = Object.defineProperty
+  const hasOwn = Object.hasOwn
+  const objectKeys = Object.keys
+  const create = Object.create
+  const toStr = String
+  const CtxError = Error
+  const CtxTypeError = TypeError
+  const CtxPromise = Promise
+  const arrayMap = Array.prototype.map
+  const arrayJoin = Array.prototype.join
+
+  const pending = create(null)
   let next = 1
-  const call = (capability, payload) =>
-    new Promise((resolve, reject) => {
-      const id = next++
-      pending.set(id, { resolve, reject })
-      bridge(JSON.stringify({ id, capability, payload }))
-    })
-  const deliver = (id, ok, json) => {
-    const p = pending.get(id)
-    if (!p) return
-    pending.delete(id)
-    if (ok) return p.resolve(json === undefined ? undefined : JSON.parse(json))
-    const o = JSON.parse(json)
-    if (o && o.$hostError) {
-      const e = new Error(String(o.message))
-      if (typeof o.code === 'string') e.code = o.code
-      return p.reject(e)
-    }
-    p.reject(revive(json))
+  const isObject = (v) => v !== null && (typeof v === 'object' || typeof v === 'function')
+  const rejected = (e) => new CtxPromise((_, reject) => reject(e))
+  const withCode = (e, code) => defineProperty(e, 'code', { value: code, writable: true, configurable: true, enumerable: true })
+
+  // The host's bridge, called with a string only. Whatever it throws is
+  // dropped unseen: the caller makes an error of this realm instead.
+  const toHost = (text) => {
+    let accepted = false
+    try {
+      accepted = bridge(text) === true
+    } catch {}
+    return accepted
   }
+
+  const call = (capability, payload) => {
+    if (typeof capability !== 'string' || capability.length === 0 || capability.length > 64) {
+      return rejected(new CtxTypeError('a capability id is a string of 1 to 64 characters'))
+    }
+    const id = next++
+    let text
+    try {
+      text = stringify({ id, capability, payload })
+    } catch (e) {
+      return rejected(e)
+    }
+    if (typeof text !== 'string' || text.length > maxCallChars) {
+      return rejected(withCode(new CtxError('a capability call is at most ' + maxCallChars + ' characters of JSON'), 'ERR_CALL_TOO_LARGE'))
+    }
+    let settle
+    const p = new CtxPromise((resolve, reject) => {
+      settle = { resolve, reject }
+    })
+    pending[id] = settle
+    if (!toHost(text)) {
+      delete pending[id]
+      settle.reject(withCode(new CtxError('the host did not accept this call'), 'ERR_CALL_REFUSED'))
+    }
+    return p
+  }
+
+  // Called by the host with (number, boolean, string | undefined). Never
+  // throws back into the host: a plugin hook it runs (a 'then' getter, say)
+  // runs inside this try.
+  const deliver = (id, ok, json) => {
+    try {
+      const s = pending[id]
+      if (s === undefined) return
+      delete pending[id]
+      if (ok) {
+        s.resolve(json === undefined ? undefined : parse(json))
+        return
+      }
+      const o = parse(json)
+      if (isObject(o) && hasOwn(o, '$hostError')) {
+        const e = new CtxError(hasOwn(o, 'message') ? toStr(o.message) : 'the host could not answer this call')
+        if (hasOwn(o, 'code') && typeof o.code === 'string') withCode(e, o.code)
+        s.reject(e)
+        return
+      }
+      s.reject(revive(json))
+    } catch {}
+  }
+
+  // Runs the plugin's compiled function and reports its outcome as
+  // primitives. Reading the result (toString, getters, Proxies) runs plugin
+  // code here, in the plugin's realm, never in the host's.
+  const runAsync = async (fn) => {
+    let ok = true
+    let value
+    try {
+      value = await fn()
+    } catch (e) {
+      ok = false
+      value = e
+    }
+    let a = null
+    let b = null
+    if (ok) {
+      try {
+        a = value === undefined ? null : toStr(value)
+      } catch {}
+    } else {
+      try {
+        const code = isObject(value) ? value.code : undefined
+        a = typeof code === 'string' ? code : null
+      } catch {}
+      try {
+        b = toStr(isObject(value) ? value.message : value)
+      } catch {}
+    }
+    try {
+      report(ok, typeof a === 'string' ? a : null, typeof b === 'string' ? b : null)
+    } catch {}
+  }
+  const run = (fn) => {
+    runAsync(fn)
+  }
+
+  // The rejection of every import(): an error of this realm.
+  const importError = () => withCode(new CtxError('import() is not available to plugins'), 'ERR_IMPORT_REFUSED')
+
   const api = {
-    fs: Object.freeze({
+    fs: freeze({
       readFile: (path) => call('fs.read', { path }),
-      writeFile: (path, data) => call('fs.write', { path, data: String(data) }),
+      writeFile: (path, data) => call('fs.write', { path, data: toStr(data) }),
     }),
     fetch: (url, init) => {
-      const p = { url: String(url) }
+      const p = { url: toStr(url) }
       if (init !== undefined && init !== null) {
-        if (init.method !== undefined) p.method = String(init.method)
-        if (init.body !== undefined) p.body = String(init.body)
+        if (init.method !== undefined) p.method = toStr(init.method)
+        if (init.body !== undefined) p.body = toStr(init.body)
         if (init.headers !== undefined && init.headers !== null) {
           p.headers = {}
-          for (const k of Object.keys(init.headers)) p.headers[String(k)] = String(init.headers[k])
+          const keys = objectKeys(init.headers)
+          for (let i = 0; i < keys.length; i++) p.headers[toStr(keys[i])] = toStr(init.headers[keys[i]])
         }
       }
       return call('fetch', p)
     },
-    secrets: Object.freeze({ get: (name) => call('secrets.get', { name }) }),
-    events: Object.freeze({ publish: (topic, data) => call('events.publish', { topic, data }) }),
+    secrets: freeze({ get: (name) => call('secrets.get', { name }) }),
+    events: freeze({ publish: (topic, data) => call('events.publish', { topic, data }) }),
     capability: (id, payload) => call(id, payload),
-    console: Object.freeze({ log: (...args) => call('log', { line: args.map(String).join(' ') }) }),
-    config: Object.freeze(JSON.parse(configJson)),
+    console: freeze({ log: (...args) => call('log', { line: apply(arrayJoin, apply(arrayMap, args, [(x) => toStr(x)]), [' ']) }) }),
+    config: freeze(parse(configJson)),
   }
-  for (const [k, v] of Object.entries(api)) Object.defineProperty(globalThis, k, { value: v, enumerable: true })
-  return deliver
+  const names = objectKeys(api)
+  for (let i = 0; i < names.length; i++) defineProperty(globalThis, names[i], { value: api[names[i]], enumerable: true })
+  // No module can be compiled here (codeGeneration.wasm is off): the rest of
+  // the WebAssembly API is surface without use.
+  delete globalThis.WebAssembly
+  return [deliver, run, importError]
 })`
 
-const vm = require('node:vm')
-const { errorReviverSource } = require('../../index.js')
+// The host side of each context: its import refusal, runner and reporter.
+const hosts = new WeakMap()
 
 /**
- * Builds a plugin's vm.Context with nothing from this realm in it. `send`
- * (a host function) is reached only through the bridge, which takes and
- * returns strings and never throws into the context. Returns the context
- * and `deliver(id, ok, json)` for the host's answers.
+ * Builds a plugin's vm.Context (in a realm hardened by `hardenRealm()`, in a
+ * thread or process started with EXEC_ARGV; anything else throws). `send`
+ * (a host function) receives each call's JSON text. Returns the context and
+ * `deliver(id, ok, json)` for the host's answers: `ok` true with the value's
+ * JSON text (or undefined), or false with a serialised error.
  */
 function createPluginContext(config, send) {
-  const context = vm.createContext(Object.create(null), { codeGeneration: { strings: true, wasm: false } })
-  const revive = vm.runInContext(errorReviverSource, context)
+  if (typeof vm.SourceTextModule !== 'function') {
+    throw new Error(`a plugin context needs Node's ${EXEC_ARGV.join(' ')} (start the worker or child with execArgv EXEC_ARGV): without it import() rejects with a host-realm error`)
+  }
+  if (!isRealmHardened()) throw new Error('a plugin context needs a hardened realm: call hardenRealm() first, in the thread or process that hosts it')
+  const host = { importError: null, run: null, onReport: null, reported: false }
+  // Node calls this for every import() in the context; what it throws is the
+  // import's rejection, so it is an error made in the context.
+  const importModuleDynamically = () => {
+    throw host.importError()
+  }
+  host.importModuleDynamically = importModuleDynamically
+  const context = vm.createContext(vm.constants && vm.constants.DONT_CONTEXTIFY !== undefined ? vm.constants.DONT_CONTEXTIFY : Object.create(null), {
+    codeGeneration: { strings: true, wasm: false },
+    importModuleDynamically,
+  })
+  const compile = (source, filename) => new vm.Script(source, { filename, importModuleDynamically })
+  const revive = compile(errorReviverSource, 'error-reviver.js').runInContext(context)
   const bridge = (json) => {
     try {
-      if (typeof json === 'string' && json.length <= 1 << 20) send(json)
+      if (typeof json === 'string' && json.length <= MAX_CALL_CHARS) {
+        send(json)
+        return true
+      }
+    } catch {}
+    return false
+  }
+  const report = (ok, a, b) => {
+    try {
+      if (host.reported || host.onReport === null || typeof ok !== 'boolean') return
+      host.reported = true
+      const str = (v) => (typeof v === 'string' ? v : null)
+      host.onReport(ok ? { done: true, ok: true, value: str(a) } : { done: true, ok: false, code: str(a), message: str(b) })
     } catch {}
   }
-  const deliver = vm.runInContext(BOOTSTRAP, context)(bridge, revive, JSON.stringify(config || {}))
-  return { context, deliver: (id, ok, json) => deliver(Number(id), ok === true, typeof json === 'string' ? json : undefined) }
+  const made = compile(BOOTSTRAP, 'plugin-bootstrap.js').runInContext(context)(bridge, report, revive, JSON.stringify(config || {}), MAX_CALL_CHARS)
+  // Read before any plugin code runs: nothing can hook these reads yet.
+  const deliver = made[0]
+  host.run = made[1]
+  host.importError = made[2]
+  hosts.set(context, host)
+  return {
+    context,
+    deliver: (id, ok, json) => deliver(Number(id), ok === true, typeof json === 'string' ? json : undefined),
+  }
 }
 
-/** Runs the plugin's code as an async function body and reports `{ done, ok, value | code, message }`. */
+/**
+ * Runs the plugin's code as an async function body and reports
+ * `{ done, ok, value | code, message }` (strings or null) once.
+ */
 function runPluginCode(context, code, filename, report) {
-  let done
+  const host = hosts.get(context)
+  if (host === undefined) throw new TypeError('runPluginCode: not a context from createPluginContext')
+  host.onReport = report
+  let script
   try {
-    done = vm.runInContext(`(async () => {\n${code}\n})()`, context, { filename })
+    script = new vm.Script(`(async () => {\n${code}\n})`, { filename, importModuleDynamically: host.importModuleDynamically })
   } catch (e) {
-    done = Promise.reject(e)
+    // A compile error: a SyntaxError of this realm, made before any plugin code ran.
+    host.reported = true
+    report({ done: true, ok: false, code: null, message: e instanceof SyntaxError ? e.message : 'the plugin did not compile' })
+    return
   }
-  // Reading a plugin value can throw (getters, toString): never let it escape.
-  const safe = (f) => {
-    try {
-      return f()
-    } catch {
-      return null
-    }
+  let fn
+  try {
+    fn = script.runInContext(context)
+  } catch {
+    // Code that closed the wrapper and threw at load: its value is the
+    // plugin's, and the host does not read it.
+    host.reported = true
+    report({ done: true, ok: false, code: null, message: 'the plugin threw while its code was loaded' })
+    return
   }
-  Promise.resolve(done).then(
-    (value) => report({ done: true, ok: true, value: value === undefined ? null : safe(() => String(value)) }),
-    (e) => report({ done: true, ok: false, code: safe(() => (typeof e.code === 'string' ? e.code : null)), message: safe(() => String(e.message)) }),
-  )
+  host.run(fn)
 }
 
-module.exports = { BOOTSTRAP, createPluginContext, runPluginCode }
+module.exports = { BOOTSTRAP, EXEC_ARGV, MAX_CALL_CHARS, createPluginContext, runPluginCode }

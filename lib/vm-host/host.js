@@ -11,6 +11,7 @@ const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const crypto = require('node:crypto')
 const { PermissionChecker, BudgetTracker, isPermissionDenied, isBudgetExceeded, serializeError } = require('../../index.js')
+const { EXEC_ARGV } = require('./bootstrap.js')
 
 const MAX_REDIRECTS = 5
 const MAX_BODY = 64 * 1024
@@ -480,6 +481,7 @@ function runPlugin(options) {
     // Only placeholders of bound secrets enter the worker, never their values.
     workerData: { code, filename: `${name}.js`, config: { ...(options.config || {}), secretPlaceholders: placeholders } },
     resourceLimits: heapCapMb === undefined ? undefined : { maxOldGenerationSizeMb: heapCapMb },
+    execArgv: [...EXEC_ARGV],
     env: {},
     stdout: true,
     stderr: true,

@@ -1,12 +1,13 @@
 'use strict'
-// The worker side of the example host. Plugin code runs in a vm.Context
-// that holds nothing from this realm: its capability functions are defined
-// by a bootstrap script inside the context and reach the host only through
-// a bridge that takes and returns strings. Errors are rebuilt inside the
-// context from the package's `errorReviverSource`.
+// The worker side of the plugin runner. Plugin code runs in a vm.Context
+// that holds nothing from this realm (bootstrap.js); this realm is hardened
+// first (harden.js), once everything it needs is loaded. Started with
+// bootstrap.EXEC_ARGV.
 const { parentPort, workerData } = require('node:worker_threads')
 const { createPluginContext, runPluginCode } = require('./bootstrap.js')
+const { hardenRealm } = require('./harden.js')
 
+hardenRealm()
 const { context, deliver } = createPluginContext(workerData.config, (json) => parentPort.postMessage(json))
 // m: { id, ok, json } from the host; strings and numbers only cross into the context.
 parentPort.on('message', (m) => deliver(m.id, m.ok, m.json))
