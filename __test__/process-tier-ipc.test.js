@@ -182,7 +182,8 @@ test('more calls in flight than the bound kill the child', { skip, timeout: 60_0
   const h = meterHarness()
   const policy = PermissionPolicy.fromManifest({ fetch: ['http://127.0.0.1:*'], budgets: { wallClockMs: 30_000 } }, { plugin: 'hostile' })
   const code = `for (let i = 0; i < 1100; i++) fetch(config.url).catch(() => {}); await new Promise(() => {})`
-  const r = await runPluginProcess({ name: 'hostile', code, policy, meter: h.meter, config: { url } })
+  // The run's own bounds (maxPendingCalls, maxRunBytes) would refuse these first: raised, so the protocol's bound is what is tested.
+  const r = await runPluginProcess({ name: 'hostile', code, policy, meter: h.meter, config: { url }, maxPendingCalls: 4096, maxRunBytes: 2 ** 40 })
   const counts = await h.counts()
   await h.shutdown()
   assertViolation({ r, counts }, 'unexpected')

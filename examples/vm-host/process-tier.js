@@ -17,7 +17,8 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { PermissionChecker, BudgetTracker, isBudgetExceeded, landlockCommand } = require('../..')
 const { JsonLineDecoder } = require('../../lib/ipc-frame.js')
-const { callHandler, performers } = require('./host.js')
+const { callHandler, performers, endOfCalls } = require('./host.js')
+const { RunScope } = require('../../lib/vm-host/run-scope.js')
 const { EXEC_ARGV } = require('./bootstrap.js')
 const { CHANNEL_FD, MAX_CHILD_LINE_BYTES, MAX_CALLS_IN_FLIGHT, MAX_UNREAD_REPLY_BYTES, childMessageValidator } = require('./process-protocol.js')
 
@@ -48,7 +49,9 @@ function runPluginProcess(options) {
   const log = options.log || (() => {})
   const checker = new PermissionChecker(policy, { meter })
   const calls = []
-  const perform = performers({ checker, secrets: options.secrets || new Map(), bus: options.bus || [], forwardHeaders: options.forwardHeaders })
+  // Every call the run performs is one of this scope's: bounded together, aborted when the run ends.
+  const scope = new RunScope({ maxPendingCalls: options.maxPendingCalls, maxRunBytes: options.maxRunBytes })
+  const perform = performers({ checker, secrets: options.secrets || new Map(), bus: options.bus || [], forwardHeaders: options.forwardHeaders, scope })
   const handle = callHandler({ name, checker, perform, calls, log })
   // A clean environment, no inherited handles but the channel, libuv without io_uring.
   const stdio = ['ignore', 'ignore', 'ignore']
@@ -84,7 +87,8 @@ function runPluginProcess(options) {
       decoder.close()
       child.kill('SIGKILL')
       channel.destroy()
-      resolve({ ...result, calls, locked, elapsedMs: tracker ? tracker.elapsedMs : 0 })
+      scope.abort()
+      endOfCalls(scope).then(() => resolve({ ...result, calls, locked, inFlight: scope.stats, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
     }
     const violation = (kind, detail) => {
       if (finished) return

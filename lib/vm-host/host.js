@@ -12,11 +12,20 @@ const { Worker } = require('node:worker_threads')
 const crypto = require('node:crypto')
 const { PermissionChecker, BudgetTracker, isPermissionDenied, isBudgetExceeded, serializeError } = require('../../index.js')
 const { EXEC_ARGV } = require('./bootstrap.js')
+const { RunScope, abortable } = require('./run-scope.js')
 
 const MAX_REDIRECTS = 5
 const MAX_BODY = 64 * 1024
-// Not following a final symlink: O_NOFOLLOW where the platform has it (not on Windows).
+// MAX_BODY characters are at most 4 bytes each: what one response may hold.
+const MAX_RESPONSE_BYTES = MAX_BODY * 4
+/** The largest file `fs.read` returns; a longer one is an error, never read whole. */
+const MAX_FILE_BYTES = 8 << 20
+const READ_CHUNK = 64 << 10
+// Not following a final symlink: O_NOFOLLOW where the platform has it (not on
+// Windows); never blocking in open(2) (a FIFO would hold a thread until a
+// writer came): O_NONBLOCK where it exists.
 const NOFOLLOW = fs.constants.O_NOFOLLOW || 0
+const NONBLOCK = fs.constants.O_NONBLOCK || 0
 
 /**
  * Destination-bound secrets (SPEC §13): one opaque placeholder per bound
@@ -219,14 +228,15 @@ const systemLookup = (hostname) => dns.lookup(hostname, { all: true })
  * checked one; the request then connects to it and resolves nothing again
  * (a second resolution is where DNS rebinding answers differently).
  */
-async function checkedAddress(checker, url, lookup) {
+async function checkedAddress(checker, url, lookup, signal) {
   const { hostname } = new URL(url)
   const bare = hostname.replace(/^\[|\]$/g, '')
   if (net.isIP(bare)) {
     checker.assertFetchAddress(url, bare)
     return { address: bare, family: net.isIP(bare) }
   }
-  const all = await lookup(hostname)
+  // A resolution cannot be cancelled: its answer is dropped once the run ends.
+  const all = await abortable(Promise.resolve(lookup(hostname)), signal)
   if (!Array.isArray(all) || all.length === 0) throw new Error(`${hostname} did not resolve`)
   const addresses = all.map((a) => (a !== null && typeof a === 'object' ? a.address : undefined))
   if (!addresses.every((a) => typeof a === 'string' && net.isIP(a) !== 0)) throw new Error(`${hostname} resolved to something that is not an IP address`)
@@ -239,9 +249,11 @@ async function checkedAddress(checker, url, lookup) {
  * option answers with it; the Host header and TLS SNI stay the URL's host),
  * on a fresh connection (no pooled socket to an address checked for another
  * request). Redirects are not followed. Resolves to `{ status, location,
- * body }`, the body decoded and cut to MAX_BODY characters.
+ * body }`, the body decoded and cut to MAX_BODY characters (at most
+ * MAX_RESPONSE_BYTES held). `call` is the run's handle for this call: its
+ * signal aborts the request (the connection is closed).
  */
-function requestAt(url, { address, family }, { method, headers, body }) {
+function requestAt(url, { address, family }, { method, headers, body }, call) {
   return new Promise((resolve, reject) => {
     const u = new URL(url)
     const mod = u.protocol === 'https:' ? https : u.protocol === 'http:' ? http : null
@@ -252,99 +264,163 @@ function requestAt(url, { address, family }, { method, headers, body }) {
       h['content-length'] = String(Buffer.byteLength(body))
     }
     const lookup = (_name, opts, cb) => (opts && opts.all ? cb(null, [{ address, family }]) : cb(null, address, family))
-    const req = mod.request(u, { method, headers: h, agent: false, lookup }, (res) => {
+    let done = false
+    const onAbort = () => fail(call.signal.reason)
+    const fail = (e) => {
+      if (done) return
+      done = true
+      call.signal.removeEventListener('abort', onAbort)
+      req.destroy()
+      reject(e)
+    }
+    // Settles on the run's end whatever state the request is in (a response
+    // mid-body emits no error of its own when its request is destroyed).
+    call.signal.addEventListener('abort', onAbort, { once: true })
+    const req = mod.request(u, { method, headers: h, agent: false, lookup, signal: call.signal }, (res) => {
       const chunks = []
       let bytes = 0
-      let done = false
       const finish = () => {
         if (done) return
         done = true
+        call.signal.removeEventListener('abort', onAbort)
         res.destroy()
         const text = Buffer.concat(chunks).toString('utf8').slice(0, MAX_BODY)
         resolve({ status: res.statusCode, location: res.headers.location ?? null, body: text })
       }
       res.on('data', (c) => {
+        if (done) return
         chunks.push(c)
         bytes += c.length
-        // MAX_BODY characters are at most 4 bytes each.
-        if (bytes >= MAX_BODY * 4) finish()
+        if (bytes >= MAX_RESPONSE_BYTES) finish()
       })
       res.on('end', finish)
-      res.on('error', (e) => (done ? undefined : ((done = true), reject(e))))
+      res.on('error', fail)
+      res.on('close', () => fail(new Error('the response was cut off')))
     })
-    req.on('error', reject)
+    req.on('error', fail)
     req.end(body)
   })
 }
 
-/** What the host does once a call is allowed. Real I/O: files, fetch, an in-memory secret store and event bus. */
-function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = () => {}, lookup = systemLookup, forwardHeaders }) {
+/** Runs `fn(call)` as one call of `scope` (begun holding `bytes`), ending it however `fn` settles. */
+async function inScope(scope, bytes, fn) {
+  const call = scope.begin(bytes)
+  try {
+    return await fn(call)
+  } finally {
+    call.end()
+  }
+}
+
+/**
+ * Reads an open file whole, at most MAX_FILE_BYTES, stopping when the run
+ * ends. Its size is reserved from the run's bound before the first byte is
+ * read (so concurrent reads are refused whole, never all starved halfway),
+ * and whatever it grows by as it is read.
+ */
+async function readBounded(fh, call) {
+  const tooLarge = () => new Error(`the file is larger than ${MAX_FILE_BYTES} bytes`)
+  const { size } = await fh.stat()
+  if (size > MAX_FILE_BYTES) throw tooLarge()
+  call.reserve(size)
+  let reserved = size
+  const chunks = []
+  let total = 0
+  for (;;) {
+    call.signal.throwIfAborted()
+    const buf = Buffer.allocUnsafe(READ_CHUNK)
+    const { bytesRead } = await fh.read(buf, 0, READ_CHUNK, null)
+    if (bytesRead === 0) break
+    total += bytesRead
+    if (total > MAX_FILE_BYTES) throw tooLarge()
+    if (total > reserved) {
+      call.reserve(total - reserved)
+      reserved = total
+    }
+    chunks.push(bytesRead === READ_CHUNK ? buf : Buffer.from(buf.subarray(0, bytesRead)))
+  }
+  return Buffer.concat(chunks, total).toString('utf8')
+}
+
+/**
+ * What the host does once a call is allowed. Real I/O: files, fetch, an
+ * in-memory secret store and event bus. Every file and fetch operation is a
+ * call of `scope` (a RunScope; one of its own when none is given): bounded
+ * with the run's other calls, and aborted when the run aborts the scope.
+ */
+function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = () => {}, lookup = systemLookup, forwardHeaders, scope = new RunScope() }) {
   const forwarded = forwardedSet(forwardHeaders)
+  async function fetchChecked(p, call) {
+    // Fetch exactly the canonical URL that was checked; re-check the
+    // resolved address and every redirect hop.
+    let url = checker.authorizeFetch(p.url)
+    const method = p.method === undefined ? 'GET' : String(p.method)
+    if (!['GET', 'POST', 'PUT'].includes(method)) throw new Error('method must be GET, POST or PUT')
+    const reqBody = p.body === undefined || method === 'GET' ? undefined : String(p.body)
+    // Bound secrets: placeholders in headers become values only where secrets.use allows.
+    // The header rule first: a refused header (a placeholder in it or not) stops the request here.
+    const original = pluginHeaders(p.headers, forwarded)
+    let { headers, substituted } = substituteSecrets({ checker, secrets, byPlaceholder, url, headers: original, body: p.body === undefined ? undefined : String(p.body) })
+    for (let hop = 0; ; hop++) {
+      // Resolve once, check every address, connect to the checked one.
+      const target = await checkedAddress(checker, url, lookup, call.signal)
+      const res = await requestAt(url, target, { method: hop === 0 ? method : 'GET', headers, body: hop === 0 ? reqBody : undefined }, call)
+      const location = res.location
+      if (res.status >= 300 && res.status < 400 && location !== null) {
+        if (hop >= MAX_REDIRECTS) throw new Error('too many redirects')
+        const next = checker.authorizeFetch(new URL(location, url).href)
+        if (substituted.size > 0) {
+          // A substituted header goes on only to the same origin, and only
+          // when secrets.use allows the new URL too (its path may leave the
+          // scope); otherwise it is dropped, never sent.
+          const sameOrigin = new URL(next).origin === new URL(url).origin
+          const kept = {}
+          const keptSubstituted = new Set()
+          for (const [k, v] of Object.entries(headers)) {
+            if (!substituted.has(k)) kept[k] = v
+            else if (sameOrigin && [...byPlaceholder].every(([ph, name]) => !original[k].includes(ph) || checker.checkCapability('secrets.use', { name, url: next }).allowed)) {
+              kept[k] = v
+              keptSubstituted.add(k)
+            } else log(`redirect to ${new URL(next).origin}: substituted header '${k}' dropped`)
+          }
+          headers = kept
+          substituted = keptSubstituted
+        }
+        url = next
+        continue
+      }
+      return { status: res.status, body: res.body }
+    }
+  }
   return {
     // Open exactly the path that was checked (the real path, symlinks and
     // `..` resolved as the kernel resolves them), and never follow a final
     // symlink that appeared after the check.
-    async 'fs.read'(p) {
-      const file = checker.authorizeFs(p.path, 'read', { resolveSymlinks: true })
-      const fh = await fs.promises.open(file, fs.constants.O_RDONLY | NOFOLLOW)
-      try {
-        return await fh.readFile('utf8')
-      } finally {
-        await fh.close()
-      }
-    },
-    async 'fs.write'(p) {
-      const file = checker.authorizeFs(p.path, 'write', { resolveSymlinks: true })
-      const fh = await fs.promises.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW, 0o644)
-      try {
-        await fh.writeFile(String(p.data))
-      } finally {
-        await fh.close()
-      }
-      return null
-    },
-    async fetch(p) {
-      // Fetch exactly the canonical URL that was checked; re-check the
-      // resolved address and every redirect hop.
-      let url = checker.authorizeFetch(p.url)
-      const method = p.method === undefined ? 'GET' : String(p.method)
-      if (!['GET', 'POST', 'PUT'].includes(method)) throw new Error('method must be GET, POST or PUT')
-      const reqBody = p.body === undefined || method === 'GET' ? undefined : String(p.body)
-      // Bound secrets: placeholders in headers become values only where secrets.use allows.
-      // The header rule first: a refused header (a placeholder in it or not) stops the request here.
-      const original = pluginHeaders(p.headers, forwarded)
-      let { headers, substituted } = substituteSecrets({ checker, secrets, byPlaceholder, url, headers: original, body: p.body === undefined ? undefined : String(p.body) })
-      for (let hop = 0; ; hop++) {
-        // Resolve once, check every address, connect to the checked one.
-        const target = await checkedAddress(checker, url, lookup)
-        const res = await requestAt(url, target, { method: hop === 0 ? method : 'GET', headers, body: hop === 0 ? reqBody : undefined })
-        const location = res.location
-        if (res.status >= 300 && res.status < 400 && location !== null) {
-          if (hop >= MAX_REDIRECTS) throw new Error('too many redirects')
-          const next = checker.authorizeFetch(new URL(location, url).href)
-          if (substituted.size > 0) {
-            // A substituted header goes on only to the same origin, and only
-            // when secrets.use allows the new URL too (its path may leave the
-            // scope); otherwise it is dropped, never sent.
-            const sameOrigin = new URL(next).origin === new URL(url).origin
-            const kept = {}
-            const keptSubstituted = new Set()
-            for (const [k, v] of Object.entries(headers)) {
-              if (!substituted.has(k)) kept[k] = v
-              else if (sameOrigin && [...byPlaceholder].every(([ph, name]) => !original[k].includes(ph) || checker.checkCapability('secrets.use', { name, url: next }).allowed)) {
-                kept[k] = v
-                keptSubstituted.add(k)
-              } else log(`redirect to ${new URL(next).origin}: substituted header '${k}' dropped`)
-            }
-            headers = kept
-            substituted = keptSubstituted
-          }
-          url = next
-          continue
+    'fs.read': (p) =>
+      inScope(scope, 0, async (call) => {
+        const file = checker.authorizeFs(p.path, 'read', { resolveSymlinks: true })
+        const fh = await fs.promises.open(file, fs.constants.O_RDONLY | NOFOLLOW | NONBLOCK)
+        try {
+          return await readBounded(fh, call)
+        } finally {
+          await fh.close()
         }
-        return { status: res.status, body: res.body }
-      }
+      }),
+    'fs.write': (p) => {
+      const data = String(p.data)
+      return inScope(scope, Buffer.byteLength(data), async (call) => {
+        const file = checker.authorizeFs(p.path, 'write', { resolveSymlinks: true })
+        const fh = await fs.promises.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | NOFOLLOW | NONBLOCK, 0o644)
+        try {
+          await fh.writeFile(data, { signal: call.signal })
+        } finally {
+          await fh.close()
+        }
+        return null
+      })
     },
+    // A fetch holds its request body and at most one response (MAX_RESPONSE_BYTES) at a time: reserved whole, up front.
+    fetch: (p) => inScope(scope, (typeof p.body === 'string' ? Buffer.byteLength(p.body) : 0) + MAX_RESPONSE_BYTES, (call) => fetchChecked(p, call)),
     async 'secrets.get'(p) {
       if (!secrets.has(p.name)) throw new Error('no such secret')
       return secrets.get(p.name)
@@ -454,6 +530,10 @@ function justAbove(x) {
  * `forwardHeaders` adds request header names the runner forwards from the plugin (default: FORWARDED_HEADERS);
  * a name that routes, frames or proxies a request (NEVER_FORWARDED) is a TypeError.
  * `lookup` replaces the system resolver (`dns.lookup` with `all: true`) for fetch: tests inject one.
+ * `maxPendingCalls` (default 64) and `maxRunBytes` (default 32 MiB) bound the calls performed at once and the
+ * bytes they hold together (RunScope); a call past either is refused with ERR_RUN_BOUND. When the run ends every
+ * call still pending is aborted (its connection closed, its read or write stopped), and the result's `inFlight`
+ * is `{ pending, bytes, peakPending, peakBytes, refused }` once they have settled (pending 0).
  * In audit mode every call is allowed and reported to `audit` (for `learn`): never run untrusted code that way
  * outside a throwaway environment.
  */
@@ -470,7 +550,9 @@ function runPlugin(options) {
   }
   const checker = new PermissionChecker(policy, shadow ? { meter, shadow, onShadow } : { meter })
   const { placeholders, byPlaceholder } = boundSecrets(policy)
-  const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus, byPlaceholder, log: (line) => log(`[${name}] ${line}`), forwardHeaders: options.forwardHeaders, ...(options.lookup ? { lookup: options.lookup } : {}) })
+  // Every call the run performs is one of this scope's: bounded together, aborted when the run ends.
+  const scope = new RunScope({ maxPendingCalls: options.maxPendingCalls, maxRunBytes: options.maxRunBytes })
+  const perform = performers({ checker: audit ? auditChecker : checker, secrets, bus, byPlaceholder, log: (line) => log(`[${name}] ${line}`), forwardHeaders: options.forwardHeaders, scope, ...(options.lookup ? { lookup: options.lookup } : {}) })
   const calls = []
   const budgets = policy.budgets
   const memoryMb = Object.hasOwn(budgets, 'memoryMb') ? budgets.memoryMb : undefined
@@ -497,7 +579,8 @@ function runPlugin(options) {
       finished = true
       clearInterval(timer)
       clearTimeout(startup)
-      worker.terminate().then(() => resolve({ ...result, calls, shadow: shadowEvents, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
+      scope.abort()
+      Promise.all([worker.terminate(), endOfCalls(scope)]).then(() => resolve({ ...result, calls, shadow: shadowEvents, inFlight: scope.stats, elapsedMs: tracker ? tracker.elapsedMs : 0 }))
     }
     // The request's budget starts when the plugin's code starts (the worker
     // says `ready`), so worker start-up is not billed to the plugin.
@@ -557,6 +640,21 @@ function runPlugin(options) {
   })
 }
 
+/**
+ * Resolves once the aborted calls of `scope` have settled. Each performer
+ * step is abortable, so that is a few turns of the event loop; the cap only
+ * keeps a run's end from waiting on a step that is not (the run's result
+ * then reports the calls still pending).
+ */
+function endOfCalls(scope) {
+  let timer
+  const cap = new Promise((resolve) => {
+    timer = setTimeout(resolve, 5_000)
+    timer.unref()
+  })
+  return Promise.race([scope.drained(), cap]).finally(() => clearTimeout(timer))
+}
+
 /** In audit mode the performers still need their fs/fetch gate to pass: this one allows everything. */
 const auditChecker = {
   assertFs() {},
@@ -565,4 +663,4 @@ const auditChecker = {
   authorizeFetch: (u) => new URL(u).href,
 }
 
-module.exports = { runPlugin, describeCall, callHandler, performers, auditChecker, boundSecrets, substituteSecrets, pluginHeaders, forwardedSet, FORWARDED_HEADERS, NEVER_FORWARDED, NEVER_FORWARDED_PREFIXES }
+module.exports = { runPlugin, describeCall, callHandler, performers, endOfCalls, auditChecker, MAX_FILE_BYTES, boundSecrets, substituteSecrets, pluginHeaders, forwardedSet, FORWARDED_HEADERS, NEVER_FORWARDED, NEVER_FORWARDED_PREFIXES }
