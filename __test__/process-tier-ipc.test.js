@@ -75,6 +75,26 @@ test('valid JSON of the wrong shape or at the wrong time kills the child', { ski
   }
 })
 
+test('JSON nested or wide past the protocol shape is refused before it is parsed', { skip, timeout: 60_000 }, async () => {
+  // A line of '[' at the byte bound (JSON.parse of it costs seconds): judged by its first byte.
+  const arrays = await hostile([[`${'['.repeat(MAX_CHILD_LINE_BYTES - 1)}\n`]])
+  assertViolation(arrays, 'unexpected')
+  assert.match(arrays.r.message, /not a JSON object/)
+  // An object whose member opens 2 MiB of '[': judged at the third level, never parsed.
+  const nested = await hostile([[`{"call":${'['.repeat(MAX_CHILD_LINE_BYTES - 16)}\n`]])
+  assertViolation(nested, 'oversized')
+  assert.match(nested.r.message, /nested deeper than 2/)
+  // More members than any message has.
+  const wide = await hostile([['{"done":true,"ok":false,"code":null,"message":null,"x":1}\n']])
+  assertViolation(wide, 'oversized')
+  assert.match(wide.r.message, /more than 4 members/)
+  // Brackets and commas inside the call string are its text, not structure: an honest line.
+  const honest = JSON.stringify({ call: JSON.stringify({ id: 1, capability: 'log', payload: { line: '[[[[,,,,{{{{' } }) })
+  const ok = await hostile([[`${honest}\n`]], { wallClockMs: 1500 })
+  assert.equal(ok.r.code, 'BUDGET_EXCEEDED', JSON.stringify(ok.r))
+  assert.ok(ok.lines.includes('[hostile] log: [[[[,,,,{{{{'))
+})
+
 test('a 100 MB line without a newline is cut at the byte bound: child killed early, parent memory bounded', { skip, timeout: 60_000 }, async () => {
   const before = process.memoryUsage()
   let peak = 0
@@ -88,7 +108,7 @@ test('a 100 MB line without a newline is cut at the byte bound: child killed ear
   clearInterval(sampler)
   assertViolation(out, 'oversized')
   assert.match(out.r.message, new RegExp(`over ${MAX_CHILD_LINE_BYTES} bytes`))
-  // Killed after about MAX_CHILD_LINE_BYTES (6 MiB), not after 100 MB.
+  // Killed after about MAX_CHILD_LINE_BYTES (2 MiB), not after 100 MB.
   assert.ok(out.r.elapsedMs < 2000, `killed ${out.r.elapsedMs.toFixed(0)} ms after lockdown (${took.toFixed(0)} ms in all)`)
   assert.ok(peak < 64 << 20, `parent RSS grew by ${(peak / 2 ** 20).toFixed(1)} MB`)
 })
@@ -235,4 +255,22 @@ test('an incomplete line held by the decoder is its bytes, not the chunks they c
   assert.equal(lines.length, 1)
   assert.equal(Buffer.from(lines[0]).toString(), `${'a'.repeat(2000)}b`)
   assert.equal(d.bufferedBytes, 1)
+})
+
+test("a call's own JSON text is judged before the host parses it: nested past 64 levels, refused and answered (both tiers)", { timeout: 60_000 }, async () => {
+  const { runPlugin } = require('../lib/vm-host/host.js')
+  const code = `
+    const deep = (n) => { let v = 'x'; for (let i = 0; i < n; i++) v = [v]; return v }
+    const out = []
+    for (const n of [62, 63, 1000]) out.push(await events.publish('t', deep(n)).then(() => 'published ' + n, (e) => e.message))
+    return JSON.stringify(out)`
+  for (const [tier, run] of linux ? [['worker', runPlugin], ['process', runPluginProcess]] : [['worker', runPlugin]]) {
+    const bus = []
+    const policy = PermissionPolicy.fromManifest({ events: { publishes: ['t'] }, budgets: { wallClockMs: 30_000 } }, { plugin: 'deep' })
+    const r = await run({ name: 'deep', code, policy, bus })
+    assert.equal(r.ok, true, `${tier}: ${JSON.stringify(r)}`)
+    // The call text is {"id":..,"payload":{"topic":..,"data":[...]}}: data of depth n sits at depth n + 2.
+    assert.deepEqual(JSON.parse(r.value), ['published 62', 'the call was refused: JSON nested deeper than 64', 'the call was refused: JSON nested deeper than 64'], tier)
+    assert.equal(bus.length, 1, tier)
+  }
 })

@@ -78,7 +78,7 @@ const verdict = () => __stringify({ checked, bad: bad.slice(0, 20), inert: inert
 async function runRoute(name, body, { tiers = linux ? ['worker', 'process'] : ['worker'], config = {}, manifest = {} } = {}) {
   const out = []
   for (const tier of tiers) {
-    const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 20_000 }, ...manifest }, { plugin: name })
+    const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 90_000 }, ...manifest }, { plugin: name })
     const log = []
     const run = tier === 'worker' ? runPlugin : runPluginProcess
     const r = await run({ name, code: `${PRELUDE}\n${body}`, policy, config, log: (l) => log.push(l) })
@@ -166,11 +166,11 @@ test("the bridge at the stack edge: a call made with no stack left fails in the 
     for (const f of fns) {
       const promises = []
       let tries = 0
-      // The deepest frame overflows; then each of the 300 frames above it
+      // The deepest frame overflows; then each of the 200 frames above it
       // makes the call with a little more stack, so one of them runs out
       // exactly at the entry of whatever the host lent the context.
       const rec = () => {
-        try { rec() } catch { if (tries >= 300) return }
+        try { rec() } catch { if (tries >= 200) return }
         tries++
         try { promises.push(f()) } catch (e) { note('edge throw', e) }
         throw 0
@@ -305,7 +305,7 @@ test("the plugin's result and thrown value are read in its own realm: no host ar
   // A thrown value: its message is the verdict.
   const tiers = linux ? ['worker', 'process'] : ['worker']
   for (const tier of tiers) {
-    const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 20_000 } }, { plugin: 'thrown' })
+    const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 90_000 } }, { plugin: 'thrown' })
     const run = tier === 'worker' ? runPlugin : runPluginProcess
     const log = []
     const r = await run({ name: 'thrown', code: `${PRELUDE}\n${resultProbe}\nthrow watch('thrown')`, policy, log: (l) => log.push(l) })

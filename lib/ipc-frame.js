@@ -8,9 +8,11 @@
 // are ever buffered; a line that grows past it is a violation as soon as the
 // bytes that make it too long arrive, without waiting for a newline that may
 // never come. Complete lines are decoded as strict UTF-8 (invalid bytes are a
-// violation, never U+FFFD), parsed with JSON.parse inside a try, and checked
-// by the caller's `validate`. The first violation closes the channel: nothing
-// after it is ever delivered, and the caller kills the peer.
+// violation, never U+FFFD), their shape judged by a linear scan (nesting
+// depth, members per container, the top-level kind) BEFORE JSON.parse, whose
+// cost on a deeply nested line is far above linear, then parsed inside a try
+// and checked by the caller's `validate`. The first violation closes the
+// channel: nothing after it is ever delivered, and the caller kills the peer.
 
 const NEWLINE = 0x0a
 
@@ -107,10 +109,94 @@ class LineDecoder {
   }
 }
 
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const OPEN_BRACE = 0x7b
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACE = 0x7d
+const CLOSE_BRACKET = 0x5d
+// The characters that matter outside a string literal.
+const STRUCTURAL = /["{}[\],]/g
+
+/**
+ * Judges a JSON text's structure in one pass, without parsing it: outside
+ * string literals, `{` and `[` open a level (at most `maxDepth` levels), each
+ * `,` adds a member to the current level (at most `maxMembers` per level, the
+ * top level included), and with `topLevel: 'object'` the first character that
+ * is not JSON whitespace, if any, must be `{`. A string literal runs from `"` to the
+ * next `"` not escaped by a backslash. The text need not be valid JSON
+ * (JSON.parse judges that next). Returns null, or `{ kind, detail }`:
+ * `oversized` for too deep or too many members, `unexpected` for another
+ * top-level kind. Linear in the text; never throws.
+ */
+function judgeShape(text, { maxDepth = Infinity, maxMembers = Infinity, topLevel = 'any' } = {}) {
+  const n = text.length
+  let i = 0
+  if (topLevel === 'object') {
+    while (i < n) {
+      const c = text.charCodeAt(i)
+      if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break
+      i++
+    }
+    // A blank line is no JSON at all: JSON.parse says so (malformed).
+    if (i < n && text.charCodeAt(i) !== OPEN_BRACE) return { kind: 'unexpected', detail: 'a message that is not a JSON object' }
+  }
+  // Commas seen at each open level; level 0 is the top.
+  const commas = [0]
+  let depth = 0
+  for (;;) {
+    STRUCTURAL.lastIndex = i
+    const m = STRUCTURAL.exec(text)
+    if (m === null) return null
+    i = m.index
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      // The string ends at the next '"' after an even run of backslashes
+      // (each run is counted once: linear).
+      let from = i + 1
+      for (;;) {
+        const q = text.indexOf('"', from)
+        if (q < 0) return null
+        let b = q - 1
+        while (b > i && text.charCodeAt(b) === BACKSLASH) b--
+        from = q + 1
+        if ((q - 1 - b) % 2 === 0) break
+      }
+      i = from
+      continue
+    }
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > maxDepth) return { kind: 'oversized', detail: `JSON nested deeper than ${maxDepth}` }
+      commas[depth] = 0
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      if (depth > 0) depth--
+    } else if (++commas[depth] >= maxMembers) {
+      return { kind: 'oversized', detail: `a JSON level with more than ${maxMembers} members` }
+    }
+    i++
+  }
+}
+
+/** The options of a shape for judgeShape, checked (a TypeError for anything else). */
+function shapeOptions(shape) {
+  if (shape === undefined) return undefined
+  if (shape === null || typeof shape !== 'object') throw new TypeError('shape must be an object')
+  const out = { maxDepth: Infinity, maxMembers: Infinity, topLevel: 'any' }
+  for (const key of Object.keys(shape)) {
+    if (key === 'maxDepth' || key === 'maxMembers') out[key] = positiveInt(`shape.${key}`, shape[key])
+    else if (key === 'topLevel') {
+      if (shape.topLevel !== 'object' && shape.topLevel !== 'any') throw new TypeError("shape.topLevel must be 'object' or 'any'")
+      out.topLevel = shape.topLevel
+    } else throw new TypeError(`shape: unknown option ${JSON.stringify(key)}`)
+  }
+  return out
+}
+
 /**
  * A LineDecoder whose lines are JSON messages. `push(chunk, deliver)` judges
  * the complete lines of the chunk in order: each is decoded as strict UTF-8,
- * parsed, checked by `validate(message)` (returns `null` when the message is
+ * its shape judged (`shape`: `{ maxDepth, maxMembers, topLevel }`, see
+ * judgeShape; nothing when absent), parsed, checked by `validate(message)` (returns `null` when the message is
  * acceptable now, or a short reason) and handed to `deliver(message)` before
  * the next line is judged, so a validator that depends on state the
  * previous message changed sees that change. Returns `null`, or the first
@@ -122,15 +208,17 @@ class LineDecoder {
 class JsonLineDecoder {
   #lines
   #validate
+  #shape
   // Closed by a violation or by close(): set apart from the LineDecoder,
   // which closes itself on an oversized line while the complete lines before
   // it are still to be judged and delivered here.
   #closed = false
 
-  constructor({ maxLineBytes, validate }) {
+  constructor({ maxLineBytes, validate, shape }) {
     if (typeof validate !== 'function') throw new TypeError('validate must be a function')
     this.#lines = new LineDecoder({ maxLineBytes })
     this.#validate = validate
+    this.#shape = shapeOptions(shape)
   }
 
   get bufferedBytes() {
@@ -170,6 +258,10 @@ class JsonLineDecoder {
     } catch {
       return { violation: { kind: 'malformed', detail: 'a line that is not UTF-8' } }
     }
+    if (this.#shape !== undefined) {
+      const wrong = judgeShape(text, this.#shape)
+      if (wrong !== null) return { violation: wrong }
+    }
     try {
       message = JSON.parse(text)
     } catch {
@@ -193,4 +285,4 @@ function hasExactKeys(o, keys) {
   return own.length === keys.length && keys.every((k) => Object.hasOwn(o, k))
 }
 
-module.exports = { LineDecoder, JsonLineDecoder, VIOLATIONS, hasExactKeys }
+module.exports = { LineDecoder, JsonLineDecoder, VIOLATIONS, hasExactKeys, judgeShape }

@@ -11,8 +11,11 @@
 //
 // The model shares no code with the decoder: the whole stream concatenated,
 // split on '\n' after the fact, a line is UTF-8 when Node's lossy decoder
-// round-trips its bytes, and a small stateful validator (sequence numbers
-// must increase, a message kind that is accepted only after another).
+// round-trips its bytes, its shape (when the stream has one: nesting depth,
+// members per level, an object at the top, all judged BEFORE JSON.parse)
+// read by stripping string literals with a regular expression and walking a
+// stack of levels, and a small stateful validator (sequence numbers must
+// increase, a message kind that is accepted only after another).
 // Invariants: push never throws; buffered bytes never exceed the bound;
 // every message the model delivers is delivered once, in order, and nothing
 // else; the first violation is the model's, by kind; after it nothing is
@@ -40,8 +43,37 @@ function makeValidator() {
   return { validate, apply }
 }
 
+/**
+ * The model's shape judgement: 'unexpected' when there is a first
+ * non-whitespace character and it is not '{' (topLevel 'object'), 'oversized' when, outside string
+ * literals, a level opens past maxDepth or a level holds more than
+ * maxMembers members (commas + 1); null otherwise.
+ */
+function modelShape(text, shape) {
+  const rest = text.replace(/^[ \t\r\n]*/, '')
+  if (shape.topLevel === 'object' && rest !== '' && rest[0] !== '{') return 'unexpected'
+  // Complete string literals out; a quote left over opens one that never
+  // ends, which hides the rest of the line.
+  let bare = text.replace(/"(?:[^"\\]|\\[\s\S])*"/g, 's')
+  if (bare.includes('"')) bare = bare.slice(0, bare.indexOf('"'))
+  const levels = [{ commas: 0 }]
+  for (const ch of bare) {
+    if (ch === '{' || ch === '[') {
+      levels.push({ commas: 0 })
+      if (levels.length - 1 > shape.maxDepth) return 'oversized'
+    } else if (ch === '}' || ch === ']') {
+      if (levels.length > 1) levels.pop()
+    } else if (ch === ',') {
+      const top = levels[levels.length - 1]
+      top.commas++
+      if (top.commas + 1 > shape.maxMembers) return 'oversized'
+    }
+  }
+  return null
+}
+
 /** The naive model: the outcome of the whole stream. */
-function model(bytes, max) {
+function model(bytes, max, shape) {
   const { validate, apply } = makeValidator()
   const delivered = []
   let start = 0
@@ -54,6 +86,10 @@ function model(bytes, max) {
     start = nl + 1
     const text = Buffer.from(line).toString('utf8')
     if (!Buffer.from(text, 'utf8').equals(Buffer.from(line))) return { delivered, violation: 'malformed' }
+    if (shape !== undefined) {
+      const wrong = modelShape(text, shape)
+      if (wrong !== null) return { delivered, violation: wrong }
+    }
     let m
     try {
       m = JSON.parse(text)
@@ -83,6 +119,25 @@ const BAD_BYTES = [
   [0x00],
 ]
 const BAD_TEXT = ['{"seq": ', '{"call": ', '', '[1,2]', 'null', '{"seq":1,"x":2}', '{"data":1}', '{"open":true}', '{"seq":-5}', '{"__proto__":{"seq":1}}', 'nul', '{"seq":1}}', '"\\ud800"']
+// Lines whose shape is judged before they are parsed: deep, wide, brackets and
+// commas inside strings (escaped quotes and backslashes around them), another
+// top-level kind, and deep text that is not JSON at all.
+const SHAPE_TEXT = [
+  (r) => '['.repeat(1 + Math.floor(r() * 6)),
+  (r) => '{' + '['.repeat(Math.floor(r() * 5)),
+  (r) => { const k = Math.floor(r() * 4); return '{"data":' + '['.repeat(k) + '"x"' + ']'.repeat(k) + '}' },
+  (r) => '{"data":{"a":' + '{"b":'.repeat(Math.floor(r() * 3)) + '1' + '}'.repeat(Math.floor(r() * 3)) + '}}',
+  (r) => '{' + Array.from({ length: 1 + Math.floor(r() * 6) }, (_, i) => `"k${i}":${i}`).join(',') + '}',
+  (r) => '{"data":[' + Array.from({ length: Math.floor(r() * 6) }, () => '1').join(',') + ']}',
+  () => '{"data":"[[[[,,,,{{{"}',
+  () => '{"data":"\\"[[[[,,,"}',
+  () => '{"data":"\\\\",",":[[[[1]]]]}',
+  () => '{"data":"unterminated [[[[,,,,',
+  () => ' \t{"seq":7}',
+  () => ',,,,,,{"seq":1}',
+  () => '"just a string"',
+  () => ']]]]}}}}{"seq":1}',
+]
 
 function genStream(r, max) {
   const int = (n) => Math.floor(r() * n)
@@ -94,7 +149,8 @@ function genStream(r, max) {
   for (let k = 0; k < n; k++) {
     const roll = int(40)
     let line
-    if (roll < 34) line = Buffer.from(GOOD[int(GOOD.length)](r, st))
+    if (roll < 31) line = Buffer.from(GOOD[int(GOOD.length)](r, st))
+    else if (roll < 34) line = Buffer.from(SHAPE_TEXT[int(SHAPE_TEXT.length)](r))
     else if (roll < 36) line = Buffer.from(BAD_TEXT[int(BAD_TEXT.length)])
     else if (roll < 38) {
       // A valid message with bad bytes spliced into a string.
@@ -144,18 +200,20 @@ async function run({ seconds = 3, seed = 1, log = () => {} } = {}) {
       cases++
       const max = [12, 24, 64, 100, 1024][Math.floor(r() * 5)]
       const bytes = genStream(r, max)
-      const want = model(bytes, max)
+      // Half the streams judge a shape before parsing, with random bounds.
+      const shape = r() < 0.5 ? undefined : { maxDepth: 1 + Math.floor(r() * 3), maxMembers: 1 + Math.floor(r() * 4), topLevel: r() < 0.7 ? 'object' : 'any' }
+      const want = model(bytes, max, shape)
       const { validate, apply } = makeValidator()
       const got = []
       let violation = null
       let deliveredAfter = false
-      const decoder = new JsonLineDecoder({ maxLineBytes: max, validate })
+      const decoder = new JsonLineDecoder({ maxLineBytes: max, validate, ...(shape === undefined ? {} : { shape }) })
       const deliver = (m) => {
         if (violation !== null) deliveredAfter = true
         apply(m)
         got.push(JSON.stringify(m))
       }
-      const show = () => ({ max, stream: bytes.toString('latin1').slice(0, 300) })
+      const show = () => ({ max, shape, stream: bytes.toString('latin1').slice(0, 300) })
       try {
         for (const c of chunked(r, bytes)) {
           const v = decoder.push(c, deliver)

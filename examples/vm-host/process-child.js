@@ -27,14 +27,18 @@ const channel = new net.Socket({ fd: CHANNEL_FD, readable: true, writable: true 
 channel.on('error', () => process.exit(1))
 channel.on('end', () => process.exit(0))
 
-/** One message per line, within the parent's bound: a result too large is replaced, a call too large is dropped. */
+/**
+ * One message per line, within the parent's bound: a result too large is
+ * replaced, a call too large is refused (false: the plugin's call rejects).
+ */
 function send(m) {
   let line = JSON.stringify(m)
   if (Buffer.byteLength(line) > MAX_CHILD_LINE_BYTES) {
-    if (!m.done) return
+    if (!m.done) return false
     line = JSON.stringify({ done: true, ok: false, code: 'ERR_RESULT_TOO_LARGE', message: `the result is over ${MAX_CHILD_LINE_BYTES} bytes of JSON` })
   }
   channel.write(`${line}\n`)
+  return true
 }
 
 // The parent is trusted, but a line is parsed only whole, and inside a try.

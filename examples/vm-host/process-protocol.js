@@ -13,8 +13,9 @@
 //                                                              once, last (also instead of locked)
 //
 // Anything else (a line over MAX_CHILD_LINE_BYTES, bytes that are not UTF-8
-// JSON, another shape, a message out of order) is a violation: the parent
-// kills the child and reports ERR_CHILD_PROTOCOL.
+// JSON, JSON outside CHILD_MESSAGE_SHAPE, judged before it is parsed, another
+// shape, a message out of order) is a violation: the parent kills the child
+// and reports ERR_CHILD_PROTOCOL.
 
 const { hasExactKeys } = require('../../lib/ipc-frame.js')
 
@@ -22,12 +23,22 @@ const { hasExactKeys } = require('../../lib/ipc-frame.js')
 const CHANNEL_FD = 3
 
 /**
- * The largest line the child may send: a call is at most 2^20 UTF-16 code
- * units of JSON text (the bridge's limit), each at most 6 bytes once escaped
- * in the `call` string, plus the envelope. The child's own messages are cut
- * to fit (a result too large becomes ERR_RESULT_TOO_LARGE).
+ * The largest line the child may send, and so the most JSON the parent
+ * parses at once: 2 MiB and the envelope. A call is at most 2^20 UTF-16 code
+ * units of JSON text (the bridge's limit); the child refuses a call whose
+ * line would be longer (the plugin gets ERR_CALL_REFUSED: only a call near
+ * the limit and full of quotes, backslashes or non-ASCII text) and replaces
+ * a result too large with ERR_RESULT_TOO_LARGE.
  */
-const MAX_CHILD_LINE_BYTES = 6 * (1 << 20) + 1024
+const MAX_CHILD_LINE_BYTES = 2 * (1 << 20) + 1024
+
+/**
+ * The shape of every message of the protocol, judged before a line is
+ * parsed (JSON.parse of deeply nested text costs far more than its length):
+ * an object, at most two levels deep (`locked` holds one object), at most
+ * four members per level.
+ */
+const CHILD_MESSAGE_SHAPE = Object.freeze({ maxDepth: 2, maxMembers: 4, topLevel: 'object' })
 
 /** Calls the parent works on at once; a child that sends more is not waiting for answers. */
 const MAX_CALLS_IN_FLIGHT = 1024
@@ -66,4 +77,4 @@ function childMessageValidator(state) {
   }
 }
 
-module.exports = { CHANNEL_FD, MAX_CHILD_LINE_BYTES, MAX_CALLS_IN_FLIGHT, MAX_UNREAD_REPLY_BYTES, childMessageValidator }
+module.exports = { CHANNEL_FD, MAX_CHILD_LINE_BYTES, CHILD_MESSAGE_SHAPE, MAX_CALLS_IN_FLIGHT, MAX_UNREAD_REPLY_BYTES, childMessageValidator }

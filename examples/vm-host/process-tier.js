@@ -20,7 +20,7 @@ const { JsonLineDecoder } = require('../../lib/ipc-frame.js')
 const { callHandler, performers, endOfCalls } = require('./host.js')
 const { RunScope } = require('../../lib/vm-host/run-scope.js')
 const { EXEC_ARGV } = require('./bootstrap.js')
-const { CHANNEL_FD, MAX_CHILD_LINE_BYTES, MAX_CALLS_IN_FLIGHT, MAX_UNREAD_REPLY_BYTES, childMessageValidator } = require('./process-protocol.js')
+const { CHANNEL_FD, MAX_CHILD_LINE_BYTES, CHILD_MESSAGE_SHAPE, MAX_CALLS_IN_FLIGHT, MAX_UNREAD_REPLY_BYTES, childMessageValidator } = require('./process-protocol.js')
 
 const CLK_TCK = 100 // USER_HZ on Linux
 
@@ -103,7 +103,7 @@ function runPluginProcess(options) {
       if (channel.writableLength > MAX_UNREAD_REPLY_BYTES) return violation('unexpected', 'answers left unread')
       channel.write(`${JSON.stringify(m)}\n`)
     }
-    const decoder = new JsonLineDecoder({ maxLineBytes: MAX_CHILD_LINE_BYTES, validate: childMessageValidator(() => state) })
+    const decoder = new JsonLineDecoder({ maxLineBytes: MAX_CHILD_LINE_BYTES, shape: CHILD_MESSAGE_SHAPE, validate: childMessageValidator(() => state) })
     const startBudget = () => {
       if (tracker !== null) return
       tracker = new BudgetTracker(policy, {
@@ -152,6 +152,9 @@ function runPluginProcess(options) {
       }
     }
     channel.on('data', (chunk) => {
+      if (finished) return
+      // A budget due is judged before more of the child's bytes are.
+      if (performance.now() - lastSample >= sampleEveryMs) checkBudget()
       if (finished) return
       // Each message is validated against the state the previous one left.
       const v = decoder.push(chunk, onMessage)

@@ -188,7 +188,8 @@ const hosts = new WeakMap()
 /**
  * Builds a plugin's vm.Context (in a realm hardened by `hardenRealm()`, in a
  * thread or process started with EXEC_ARGV; anything else throws). `send`
- * (a host function) receives each call's JSON text. Returns the context and
+ * (a host function) receives each call's JSON text, and may return false to
+ * refuse it (the plugin's call then rejects at once). Returns the context and
  * `deliver(id, ok, json)` for the host's answers: `ok` true with the value's
  * JSON text (or undefined), or false with a serialised error.
  */
@@ -212,10 +213,7 @@ function createPluginContext(config, send) {
   const revive = compile(errorReviverSource, 'error-reviver.js').runInContext(context)
   const bridge = (json) => {
     try {
-      if (typeof json === 'string' && json.length <= MAX_CALL_CHARS) {
-        send(json)
-        return true
-      }
+      if (typeof json === 'string' && json.length <= MAX_CALL_CHARS) return send(json) !== false
     } catch {}
     return false
   }

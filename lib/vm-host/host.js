@@ -13,6 +13,7 @@ const crypto = require('node:crypto')
 const { PermissionChecker, BudgetTracker, isPermissionDenied, isBudgetExceeded, serializeError } = require('../../index.js')
 const { EXEC_ARGV } = require('./bootstrap.js')
 const { RunScope, abortable } = require('./run-scope.js')
+const { judgeShape } = require('../ipc-frame.js')
 
 const MAX_REDIRECTS = 5
 const MAX_BODY = 64 * 1024
@@ -438,6 +439,19 @@ function performers({ checker, secrets, bus, byPlaceholder = new Map(), log = ()
   }
 }
 
+/**
+ * The shape of a call's JSON text, judged before it is parsed (JSON.parse of
+ * deeply nested text costs far more than its length): an object, its payload
+ * nested at most 63 levels.
+ */
+const CALL_SHAPE = Object.freeze({ maxDepth: 64, topLevel: 'object' })
+
+/** The id of a call text as the bridge writes it (`{"id":N,...`), or null. */
+function callId(raw) {
+  const m = /^\{"id":(\d{1,15}),/.exec(raw)
+  return m === null ? null : Number(m[1])
+}
+
 /** A short, single-line rendering of a payload for the host's own trace. */
 function describeCall(capability, payload) {
   const v = payload && (payload.path ?? payload.url ?? payload.name ?? payload.topic ?? payload.database)
@@ -458,10 +472,7 @@ function callHandler(options) {
     try {
       return await handle(raw)
     } catch (e) {
-      let id = null
-      try {
-        id = JSON.parse(raw).id
-      } catch {}
+      const id = typeof raw === 'string' ? callId(raw) : null
       options.log(`[${options.name}] a call could not be answered: ${e instanceof Error ? e.name : typeof e}`)
       return Number.isSafeInteger(id) ? { id, ok: false, json: JSON.stringify({ $hostError: 1, message: 'the host could not answer this call' }) } : null
     }
@@ -471,6 +482,12 @@ function callHandler(options) {
 function unguardedHandler({ name, checker, perform, calls, log, audit }) {
   return async function handle(raw) {
     if (typeof raw !== 'string' || raw.length > 1 << 20) return null
+    const wrong = judgeShape(raw, CALL_SHAPE)
+    if (wrong !== null) {
+      // Not parsed: answered by the id the bridge wrote first, when there is one.
+      const id = callId(raw)
+      return id === null ? null : { id, ok: false, json: JSON.stringify({ $hostError: 1, message: `the call was refused: ${wrong.detail}` }) }
+    }
     let req
     try {
       req = JSON.parse(raw)
