@@ -101,12 +101,19 @@ export interface ConformanceOptions {
   describe?: ((name: string, fn: () => void) => unknown) | undefined
   /** The runner's `it`; see `describe`. */
   it?: RunnerIt | undefined
-  /** Only cases whose name contains this. */
+  /**
+   * Only cases whose name contains this. A run in which no case runs (a
+   * filter that matches none, or every match skipped) fails.
+   */
   filter?: string | undefined
   /**
-   * Declared unsupported cases: `{ [name or 'category - ' prefix]: reason }`,
-   * skipped with the reason printed. (A failing run reports its first 10
-   * failures in full and every later one in a line.)
+   * Declared unsupported cases: `{ [case name or 'category - ']: reason }`,
+   * skipped with the reason printed. A key skips one case (its whole name)
+   * or one category (the category's name followed by `' - '`); any other
+   * key (empty, a prefix of a name, a name that is no case) skips nothing
+   * and fails the run; a reason that is not a non-empty string is a
+   * `TypeError`. (A failing run reports its first 10 failures in full and
+   * every later one in a line.)
    */
   skip?: Record<string, string> | undefined
   /**

@@ -514,6 +514,31 @@ function expectedFailureSet(list) {
 }
 
 /**
+ * `options.skip` checked against the cases: `{ entries, bad }`. A key skips
+ * exactly one case (its whole name) or one category (the category's name
+ * and ' - ', as case names begin); anything else (an empty key, a prefix of
+ * a name, a category without its ' - ', a name that is no case) is `bad`:
+ * it skips nothing and fails the run, since a loose key could silently skip
+ * cases (`''` would skip them all). A non-object or a reason that is not a
+ * non-empty string is a TypeError.
+ */
+function skipEntries(skip, cases) {
+  if (skip === undefined || skip === null) return { entries: [], bad: [] }
+  if (typeof skip !== 'object' || Array.isArray(skip)) throw new TypeError("options.skip must be an object { [case name or 'category - ']: reason }")
+  const names = new Set(cases.map((c) => c.name))
+  const categories = new Set(cases.map((c) => c.category))
+  const entries = []
+  const bad = []
+  for (const [key, reason] of Object.entries(skip)) {
+    if (typeof reason !== 'string' || reason === '') throw new TypeError(`options.skip[${JSON.stringify(key)}] must be a reason (a non-empty string)`)
+    if (names.has(key)) entries.push({ matches: (c) => c.name === key, reason })
+    else if (key.endsWith(' - ') && categories.has(key.slice(0, -3))) entries.push({ matches: (c) => c.category === key.slice(0, -3), reason })
+    else bad.push(key)
+  }
+  return { entries, bad }
+}
+
+/**
  * Registers one test per case. `makeChecker(manifest, context)` (may be
  * async) returns `{ checkFs, checkFetch, checkCapability }` and optionally
  * `checkFetchAddress`, `assertFs`/`assertFetch`/`assertFetchAddress`/`assertCapability`
@@ -528,12 +553,14 @@ function expectedFailureSet(list) {
  * options: `describe`/`it` of the runner. Default: the global `describe`/`it`
  * when the runner defines them (mocha, Jest, Vitest with `globals: true`),
  * else `node:test`'s. Pass Vitest's explicitly without globals. `filter`
- * (substring of case names), `skip` (`{ [name or 'category - ' prefix]: reason }`:
- * declared unsupported cases, skipped with the reason printed),
+ * (substring of case names), `skip` (`{ [case name or 'category - ']: reason }`:
+ * declared unsupported cases, skipped with the reason printed; a key that is
+ * neither a whole case name nor a category and ' - ' fails the run),
  * `expectedFailures` (exact case names the adapter is known to fail: a listed
  * case that fails passes as an expected failure, one that passes fails as an
  * unexpected pass, so the list only shrinks; a name that is no case fails the
- * run).
+ * run). A run in which no case would run (a `filter` that matches none, or
+ * every match skipped) fails: it would pass any adapter.
  */
 function runPermissionsConformance(label, makeChecker, rawOptions = {}) {
   if (typeof label !== 'string') throw new TypeError('label must be a string')
@@ -550,9 +577,10 @@ function runPermissionsConformance(label, makeChecker, rawOptions = {}) {
   const sdk = loadSdk()
   // node:test takes the skip reason as an option; mocha, Jest and Vitest have `it.skip`.
   const isNodeTest = it === nodeTest().it || it === nodeTest().test
-  const skips = options.skip === undefined || options.skip === null ? [] : Object.entries(options.skip)
+  if (options.filter !== undefined && typeof options.filter !== 'string') throw new TypeError('options.filter must be a string')
   const expectedFailures = expectedFailureSet(options.expectedFailures)
   const all = conformanceCases()
+  const { entries: skips, bad: badSkips } = skipEntries(options.skip, all)
   const known = new Set(all.map((c) => c.name))
   const unknown = [...expectedFailures].filter((n) => !known.has(n))
   const cases = all.filter((c) => !options.filter || c.name.includes(options.filter))
@@ -564,12 +592,18 @@ function runPermissionsConformance(label, makeChecker, rawOptions = {}) {
         throw new Error(`options.expectedFailures lists ${unknown.length === 1 ? 'a name that is' : 'names that are'} no conformance case: ${unknown.map((n) => JSON.stringify(n)).join(', ')} (a case name is 'category - case', as conformanceCases() lists them)`)
       })
     }
+    if (badSkips.length > 0) {
+      it('options.skip names only conformance cases and categories', async function skipKeysAreCases() {
+        throw new Error(`options.skip has ${badSkips.length === 1 ? 'a key that names' : 'keys that name'} no case and no category: ${badSkips.map((n) => JSON.stringify(n)).join(', ')} (a key is a whole case name, or a category followed by ' - ', as conformanceCases() lists them; it skipped nothing)`)
+      })
+    }
     const skipped = new Map()
+    let runs = 0
     for (const c of cases) {
-      const declared = skips.find(([n]) => c.name === n || c.name.startsWith(n))
+      const declared = skips.find((s) => s.matches(c))
       const missing = lacks(c)
       if (declared || missing) {
-        const reason = declared ? `declared unsupported: ${declared[1]}` : missing
+        const reason = declared ? `declared unsupported: ${declared.reason}` : missing
         if (isNodeTest) it(c.name, { skip: reason }, () => {})
         else {
           skipped.set(reason, (skipped.get(reason) || 0) + 1)
@@ -578,6 +612,13 @@ function runPermissionsConformance(label, makeChecker, rawOptions = {}) {
         continue
       }
       it(c.name, caseBody(c, makeChecker, sdk, expectedFailures.has(c.name), suite))
+      runs++
+    }
+    if (runs === 0) {
+      // Nothing checked is not a pass: an allow-all adapter would pass it.
+      it('the run checks at least one case', async function someCaseRuns() {
+        throw new Error(`no conformance case runs: ${options.filter ? `filter ${JSON.stringify(options.filter)} matches ${cases.length} of ${all.length} cases` : `${all.length} cases`}, ${cases.length - runs} of them skipped`)
+      })
     }
     for (const [reason, n] of skipped) console.log(`# permissions conformance: ${label}: ${n} case${n === 1 ? '' : 's'} skipped, ${reason}`)
   })

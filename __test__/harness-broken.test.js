@@ -91,6 +91,50 @@ test('declared skips are skipped, not failed', async () => {
   assert.ok(r.skipped.length > 5)
   assert.ok(r.skipped.every((n) => n.startsWith('budget - ')))
   assert.equal(r.failed.size, 0)
+  // A whole case name skips that case only.
+  const one = await collect(good, { filter: 'fs - ', skip: { 'fs - write to a read grant': 'not here' } })
+  assert.deepEqual(one.skipped, ['fs - write to a read grant'])
+  assert.equal(one.failed.size, 0)
+})
+
+const allowAll = wrap(() => ({ checkFs: () => ALLOW, checkFetch: () => ALLOW, checkCapability: () => ALLOW }))
+const SKIP_KEYS_FAIL = 'options.skip names only conformance cases and categories'
+const NOTHING_RUNS = 'the run checks at least one case'
+
+test("a skip key that names no case and no category exactly ('', one letter, a prefix) skips nothing and fails the run", async () => {
+  const { conformanceCases } = require('../testing.js')
+  const letters = Object.fromEntries([...new Set(conformanceCases().map((c) => c.name[0]))].map((l) => [l, 'loose']))
+  for (const skip of [{ '': 'everything' }, letters, { fs: 'no separator' }, { 'fs -': 'no space' }, { 'adversarial - trav': 'a prefix of a name' }, { 'adversarial - no such case': 'x' }, { 'Adversarial - ': 'case' }]) {
+    const r = await collect(allowAll, { filter: 'adversarial - ', skip })
+    assert.ok(r.failed.has(SKIP_KEYS_FAIL), JSON.stringify(skip))
+    assert.match(r.failed.get(SKIP_KEYS_FAIL).message, /skipped nothing/)
+    assert.deepEqual(r.skipped, [], `${JSON.stringify(Object.keys(skip))} skipped nothing`)
+    // The allow-all adapter meets every case and fails them.
+    assert.ok(r.failed.has('adversarial - traversal out of a grant'), JSON.stringify(skip))
+  }
+  // A good key beside a bad one still skips its case; the run still fails.
+  const mixed = await collect(good, { filter: 'fs - ', skip: { 'fs - write to a read grant': 'not here', f: 'loose' } })
+  assert.deepEqual(mixed.skipped, ['fs - write to a read grant'])
+  assert.deepEqual([...mixed.failed.keys()], [SKIP_KEYS_FAIL])
+})
+
+test('a run in which no case runs fails: a filter that matches none, or every match skipped', async () => {
+  for (const options of [{ filter: 'no case has this in its name' }, { filter: 'budget - ', skip: { 'budget - ': 'all of them' } }, { filter: 'fs - write to a read grant', skip: { 'fs - write to a read grant': 'the only one' } }]) {
+    const r = await collect(allowAll, options)
+    assert.deepEqual([...r.failed.keys()], [NOTHING_RUNS], JSON.stringify(options))
+    assert.equal(r.passed.length, 0)
+  }
+  // A run whose cases all lack an adapter method the same way.
+  const noTracker = await collect(async (m, ctx) => ({ ...(await good(m, ctx)), createBudgetTracker: undefined }), { filter: 'budget - ' })
+  assert.ok(!noTracker.failed.has(NOTHING_RUNS), 'an async adapter is judged at run time: its cases are registered')
+})
+
+test('skip and filter of the wrong type are TypeErrors', () => {
+  const describe = (_n, fn) => fn()
+  const it = () => {}
+  for (const [options, what] of [[{ skip: 'budget - ' }, /options.skip must be an object/], [{ skip: ['budget - '] }, /options.skip must be an object/], [{ skip: { 'budget - ': 1 } }, /must be a reason/], [{ skip: { 'budget - ': '' } }, /must be a reason/], [{ filter: /fs/ }, /options.filter must be a string/], [{ filter: 1 }, /options.filter must be a string/]]) {
+    assert.throws(() => runPermissionsConformance('typed', good, { ...options, describe, it }), { name: 'TypeError', message: what }, JSON.stringify(String(options.skip ?? options.filter)))
+  }
 })
 
 test('a tracker factory that silently accepts an unmeasured budget is caught', async () => {
