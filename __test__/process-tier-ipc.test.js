@@ -201,9 +201,18 @@ test('more calls in flight than the bound kill the child', { skip, timeout: 60_0
   const url = `http://127.0.0.1:${server.address().port}/`
   const h = meterHarness()
   const policy = PermissionPolicy.fromManifest({ fetch: ['http://127.0.0.1:*'], budgets: { wallClockMs: 30_000 } }, { plugin: 'hostile' })
-  const code = `for (let i = 0; i < 1100; i++) fetch(config.url).catch(() => {}); await new Promise(() => {})`
+  // Written raw by an escaped child: the bridge itself refuses a call past 1,024 unanswered.
+  const lines = Array.from({ length: 1100 }, (_, i) => JSON.stringify({ call: JSON.stringify({ id: i + 1, capability: 'fetch', payload: { url } }) })).join('\n') + '\n'
+  const code = `
+const p = leakedHostFunction.constructor('return process')()
+const fs = p.mainModule.require('fs')
+const b = p.mainModule.require('buffer').Buffer.from(config.lines)
+let off = 0
+while (off < b.length) { try { off += fs.writeSync(3, b, off) } catch (e) { if (e.code !== 'EAGAIN') throw e } }
+await new Promise(() => {})
+`
   // The run's own bounds (maxPendingCalls, maxRunBytes) would refuse these first: raised, so the protocol's bound is what is tested.
-  const r = await runPluginProcess({ name: 'hostile', code, policy, meter: h.meter, config: { url }, maxPendingCalls: 4096, maxRunBytes: 2 ** 40 })
+  const r = await runPluginProcess({ name: 'hostile', code, policy, meter: h.meter, config: { lines }, simulateEscape: true, maxPendingCalls: 4096, maxRunBytes: 2 ** 40 })
   const counts = await h.counts()
   await h.shutdown()
   assertViolation({ r, counts }, 'unexpected')

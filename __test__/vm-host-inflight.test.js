@@ -188,3 +188,31 @@ test('RunScope: bounds, reservations given back, abort ends every call and refus
   assert.deepEqual({ pending: s.stats.pending, bytes: s.stats.bytes }, { pending: 0, bytes: 0 })
   for (const bad of [0, -1, 1.5, '2', null]) assert.throws(() => new RunScope({ maxPendingCalls: bad }), TypeError, String(bad))
 })
+
+test('a plugin that never awaits cannot queue calls in the host: past 1,024 unanswered calls or 16 Mi characters the bridge refuses', async () => {
+  const { MAX_UNANSWERED_CALLS, MAX_UNANSWERED_CHARS } = require('../lib/vm-host/bootstrap.js')
+  for (const [tier, run] of tiers) {
+    const policy = PermissionPolicy.fromManifest({ events: { publishes: ['t'] }, budgets: { wallClockMs: 30_000 } }, { plugin: 'flood' })
+    // No await between calls: nothing is answered while the loop runs.
+    const code = `
+      const big = 'x'.repeat(config.big)
+      const small = [], large = []
+      for (let i = 0; i < 1500; i++) small.push(events.publish('t', i).then(() => 'ok', (e) => e.code))
+      const a = await Promise.all(small)
+      for (let i = 0; i < 40; i++) large.push(events.publish('t', big).then(() => 'ok', (e) => e.code))
+      const b = await Promise.all(large)
+      const count = (xs, v) => xs.filter((x) => x === v).length
+      return JSON.stringify([count(a, 'ok'), count(a, 'ERR_CALLS_PENDING'), count(b, 'ok'), count(b, 'ERR_CALLS_PENDING')])`
+    const big = (1 << 20) - 256
+    const bus = []
+    const r = await run({ name: 'flood', code, policy, bus, config: { big } })
+    assert.equal(r.ok, true, `${tier}: ${JSON.stringify(r).slice(0, 500)}`)
+    const [okSmall, refusedSmall, okLarge, refusedLarge] = JSON.parse(r.value)
+    assert.deepEqual([okSmall, refusedSmall], [MAX_UNANSWERED_CALLS, 1500 - MAX_UNANSWERED_CALLS], tier)
+    // Each large call's text is `big` characters and its envelope (ids 1501 to 1540: four digits).
+    const text = JSON.stringify({ id: 1501, capability: 'events.publish', payload: { topic: 't', data: '' } }).length + big
+    const fit = Math.floor(MAX_UNANSWERED_CHARS / text)
+    assert.deepEqual([okLarge, refusedLarge], [fit, 40 - fit], tier)
+    assert.equal(bus.length, MAX_UNANSWERED_CALLS + fit, tier)
+  }
+})

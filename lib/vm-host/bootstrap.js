@@ -25,12 +25,21 @@ const EXEC_ARGV = Object.freeze(['--experimental-vm-modules'])
 /** The longest call text (UTF-16 code units) the bridge accepts. */
 const MAX_CALL_CHARS = 1 << 20
 
+/**
+ * Calls the context may have sent and not yet had answered, and their text
+ * (UTF-16 code units) together: the bridge refuses more. A Worker's messages
+ * queue in the host without backpressure, so without this a plugin that
+ * never awaits could queue gigabytes there faster than the host reads them.
+ */
+const MAX_UNANSWERED_CALLS = 1024
+const MAX_UNANSWERED_CHARS = 1 << 24
+
 // Runs first inside the context, before any plugin code: captures every
 // intrinsic the bridge's side calls (the plugin can replace the globals and
 // prototype methods afterwards; the bridge must not call what it put there),
 // defines the capability API, and returns [deliver, run, importError].
 const BOOTSTRAP = `
-(function bootstrap(bridge, report, revive, configJson, maxCallChars) {
+(function bootstrap(bridge, report, revive, configJson, maxCallChars, maxUnanswered, maxUnansweredChars) {
   'use strict'
   const apply = Reflect.apply
   const parse = JSON.parse
@@ -49,6 +58,8 @@ const BOOTSTRAP = `
 
   const pending = create(null)
   let next = 1
+  let unanswered = 0
+  let unansweredChars = 0
   const isObject = (v) => v !== null && (typeof v === 'object' || typeof v === 'function')
   const rejected = (e) => new CtxPromise((_, reject) => reject(e))
   const withCode = (e, code) => defineProperty(e, 'code', { value: code, writable: true, configurable: true, enumerable: true })
@@ -77,13 +88,27 @@ const BOOTSTRAP = `
     if (typeof text !== 'string' || text.length > maxCallChars) {
       return rejected(withCode(new CtxError('a capability call is at most ' + maxCallChars + ' characters of JSON'), 'ERR_CALL_TOO_LARGE'))
     }
+    if (unanswered >= maxUnanswered || unansweredChars + text.length > maxUnansweredChars) {
+      return rejected(withCode(new CtxError('too many calls are waiting for an answer: await some first'), 'ERR_CALLS_PENDING'))
+    }
     let settle
     const p = new CtxPromise((resolve, reject) => {
-      settle = { resolve, reject }
+      settle = { resolve, reject, chars: text.length }
     })
+    // Pending before it is sent: a host may answer from inside its send.
     pending[id] = settle
-    if (!toHost(text)) {
+    unanswered++
+    unansweredChars += text.length
+    let sent = false
+    try {
+      sent = toHost(text)
+    } catch {}
+    // Not sent (refused, or no stack left to call toHost): undone before
+    // anything else can throw, so the count never keeps a call no one answers.
+    if (!sent && pending[id] === settle) {
       delete pending[id]
+      unanswered--
+      unansweredChars -= text.length
       settle.reject(withCode(new CtxError('the host did not accept this call'), 'ERR_CALL_REFUSED'))
     }
     return p
@@ -97,6 +122,8 @@ const BOOTSTRAP = `
       const s = pending[id]
       if (s === undefined) return
       delete pending[id]
+      unanswered--
+      unansweredChars -= s.chars
       if (ok) {
         s.resolve(json === undefined ? undefined : parse(json))
         return
@@ -225,7 +252,7 @@ function createPluginContext(config, send) {
       host.onReport(ok ? { done: true, ok: true, value: str(a) } : { done: true, ok: false, code: str(a), message: str(b) })
     } catch {}
   }
-  const made = compile(BOOTSTRAP, 'plugin-bootstrap.js').runInContext(context)(bridge, report, revive, JSON.stringify(config || {}), MAX_CALL_CHARS)
+  const made = compile(BOOTSTRAP, 'plugin-bootstrap.js').runInContext(context)(bridge, report, revive, JSON.stringify(config || {}), MAX_CALL_CHARS, MAX_UNANSWERED_CALLS, MAX_UNANSWERED_CHARS)
   // Read before any plugin code runs: nothing can hook these reads yet.
   const deliver = made[0]
   host.run = made[1]
@@ -267,4 +294,4 @@ function runPluginCode(context, code, filename, report) {
   host.run(fn)
 }
 
-module.exports = { BOOTSTRAP, EXEC_ARGV, MAX_CALL_CHARS, createPluginContext, runPluginCode }
+module.exports = { BOOTSTRAP, EXEC_ARGV, MAX_CALL_CHARS, MAX_UNANSWERED_CALLS, MAX_UNANSWERED_CHARS, createPluginContext, runPluginCode }

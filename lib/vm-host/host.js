@@ -479,7 +479,11 @@ function callHandler(options) {
   }
 }
 
-function unguardedHandler({ name, checker, perform, calls, log, audit }) {
+/** Calls a run's trace (`calls`) records; later ones are still checked, counted and logged, not traced. */
+const MAX_TRACED_CALLS = 10_000
+
+function unguardedHandler({ name, checker, perform, calls: trace, log, audit }) {
+  const calls = { push: (entry) => trace.length < MAX_TRACED_CALLS && trace.push(entry) }
   return async function handle(raw) {
     if (typeof raw !== 'string' || raw.length > 1 << 20) return null
     const wrong = judgeShape(raw, CALL_SHAPE)
@@ -550,7 +554,8 @@ function justAbove(x) {
  * `maxPendingCalls` (default 64) and `maxRunBytes` (default 32 MiB) bound the calls performed at once and the
  * bytes they hold together (RunScope); a call past either is refused with ERR_RUN_BOUND. When the run ends every
  * call still pending is aborted (its connection closed, its read or write stopped), and the result's `inFlight`
- * is `{ pending, bytes, peakPending, peakBytes, refused }` once they have settled (pending 0).
+ * is `{ pending, bytes, peakPending, peakBytes, refused }` once they have settled (pending 0). `calls` traces the
+ * first MAX_TRACED_CALLS (10,000) calls; later ones are checked, counted and logged as every call is.
  * In audit mode every call is allowed and reported to `audit` (for `learn`): never run untrusted code that way
  * outside a throwaway environment.
  */
@@ -680,4 +685,4 @@ const auditChecker = {
   authorizeFetch: (u) => new URL(u).href,
 }
 
-module.exports = { runPlugin, describeCall, callHandler, performers, endOfCalls, auditChecker, MAX_FILE_BYTES, boundSecrets, substituteSecrets, pluginHeaders, forwardedSet, FORWARDED_HEADERS, NEVER_FORWARDED, NEVER_FORWARDED_PREFIXES }
+module.exports = { runPlugin, describeCall, callHandler, performers, endOfCalls, auditChecker, MAX_FILE_BYTES, MAX_TRACED_CALLS, boundSecrets, substituteSecrets, pluginHeaders, forwardedSet, FORWARDED_HEADERS, NEVER_FORWARDED, NEVER_FORWARDED_PREFIXES }
