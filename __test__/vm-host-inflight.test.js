@@ -216,3 +216,16 @@ test('a plugin that never awaits cannot queue calls in the host: past 1,024 unan
     assert.equal(bus.length, MAX_UNANSWERED_CALLS + fit, tier)
   }
 })
+
+test("a run's result is at most MAX_RESULT_CHARS characters: a longer one is ERR_RESULT_TOO_LARGE, never copied to the host", async () => {
+  const { MAX_RESULT_CHARS } = require('../lib/vm-host/bootstrap.js')
+  for (const [tier, run] of tiers) {
+    const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 30_000 } }, { plugin: 'result' })
+    const at = await run({ name: 'result', code: `return 'r'.repeat(${MAX_RESULT_CHARS})`, policy })
+    assert.deepEqual({ ok: at.ok, length: at.value && at.value.length }, { ok: true, length: MAX_RESULT_CHARS }, tier)
+    const over = await run({ name: 'result', code: `return 'r'.repeat(${MAX_RESULT_CHARS + 1})`, policy })
+    assert.deepEqual({ ok: over.ok, code: over.code }, { ok: false, code: 'ERR_RESULT_TOO_LARGE' }, tier)
+    const thrown = await run({ name: 'result', code: `throw Object.assign(new Error('m'.repeat(${MAX_RESULT_CHARS} * 2)), { code: 'c'.repeat(1000) })`, policy })
+    assert.deepEqual({ ok: thrown.ok, code: thrown.code.length, message: thrown.message.length }, { ok: false, code: 256, message: MAX_RESULT_CHARS }, tier)
+  }
+})

@@ -233,7 +233,7 @@ test('the config handed in, the global object graph and every constructor chain 
     'graph',
     `
     note('config', config)
-    const present = ['process', 'require', 'module', 'exports', 'Buffer', 'global', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'structuredClone', 'MessageChannel', 'BroadcastChannel', 'performance', 'navigator', '__filename', 'leakedHostFunction', 'WebAssembly'].filter((n) => { try { return eval('typeof ' + n) !== 'undefined' } catch { return false } })
+    const present = ['process', 'require', 'module', 'exports', 'Buffer', 'global', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'structuredClone', 'MessageChannel', 'BroadcastChannel', 'performance', 'navigator', '__filename', 'leakedHostFunction', 'WebAssembly', 'FinalizationRegistry'].filter((n) => { try { return eval('typeof ' + n) !== 'undefined' } catch { return false } })
     if (present.length > 0) bad.push('globals present: ' + present.join(' '))
     const seen = new Set()
     const queue = [globalThis, config]
@@ -362,9 +362,31 @@ test('timers, console, WebAssembly, SharedArrayBuffer and Atomics are absent or 
     note('waitAsync value', w.value)
     note('waitAsync result', await w.value)
     try { Atomics.wait(ia, 0, 0, 1) } catch (e) { note('Atomics.wait', e) }
-    const fr = new FinalizationRegistry(() => {})
-    note('fr', fr)
+    // Absent: its callbacks would run outside every guard of the bridge.
+    if (typeof FinalizationRegistry !== 'undefined') bad.push('FinalizationRegistry is present')
     note('weakref', new WeakRef({}))
+    return verdict()`,
+  )
+})
+
+test("Node's error paths never read a plugin value: unhandled rejections neither inspect nor end the run", async () => {
+  await runRoute(
+    'rejections',
+    `
+    const evil = (label) => ({
+      [Symbol.for('nodejs.util.inspect.custom')](...a) { for (const x of a) note(label + ' inspect arg', x); console.log('ESCAPED ' + label + ': inspect called') ; return 'x' },
+      get stack() { note(label + ' stack this', this); console.log('ESCAPED ' + label + ': stack read'); return 'x' },
+      get message() { console.log('ESCAPED ' + label + ': message read'); return 'm' },
+      get name() { console.log('ESCAPED ' + label + ': name read'); return 'n' },
+      toString() { console.log('ESCAPED ' + label + ': toString called'); return 'x' },
+    })
+    Promise.reject(evil('object'))
+    Promise.reject(Object.setPrototypeOf(evil('error-like'), Error.prototype))
+    ;(async () => { throw evil('async') })()
+    new Promise((_, reject) => reject(evil('executor')))
+    // Give Node's rejection tracking its turns (it runs after microtasks drain).
+    for (let i = 0; i < 5; i++) await console.log('tick')
+    note('still running', {})
     return verdict()`,
   )
 })

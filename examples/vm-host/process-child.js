@@ -23,6 +23,16 @@ void new Intl.DateTimeFormat('en-US').format(0)
 const HostFunction = Function
 hardenRealm()
 
+// Plugin values that reach Node's own error paths are never read (Node
+// would inspect them, calling the plugin's inspect hook with its own
+// inspect): an unhandled rejection is the plugin's own; an uncaught
+// exception ends the run.
+process.on('unhandledRejection', () => {})
+process.on('uncaughtException', () => {
+  send({ done: true, ok: false, code: 'ERR_PLUGIN_UNCAUGHT', message: 'the plugin threw outside any call' })
+  process.exit(1)
+})
+
 const channel = new net.Socket({ fd: CHANNEL_FD, readable: true, writable: true })
 channel.on('error', () => process.exit(1))
 channel.on('end', () => process.exit(0))

@@ -34,6 +34,9 @@ const MAX_CALL_CHARS = 1 << 20
 const MAX_UNANSWERED_CALLS = 1024
 const MAX_UNANSWERED_CHARS = 1 << 24
 
+/** The longest result (UTF-16 code units) a run reports; a longer one is ERR_RESULT_TOO_LARGE, an error's code and message are cut. */
+const MAX_RESULT_CHARS = 1 << 20
+
 // Runs first inside the context, before any plugin code: captures every
 // intrinsic the bridge's side calls (the plugin can replace the globals and
 // prototype methods afterwards; the bridge must not call what it put there),
@@ -206,6 +209,11 @@ const BOOTSTRAP = `
   // No module can be compiled here (codeGeneration.wasm is off): the rest of
   // the WebAssembly API is surface without use.
   delete globalThis.WebAssembly
+  // A FinalizationRegistry's callback runs from a task of the host's event
+  // loop, outside every guard of this bridge: what it throws is an uncaught
+  // exception of the hosting thread (Node then hands the value its own
+  // inspect; thrown while a Worker shuts down, it aborts the process).
+  delete globalThis.FinalizationRegistry
   return [deliver, run, importError]
 })`
 
@@ -248,8 +256,10 @@ function createPluginContext(config, send) {
     try {
       if (host.reported || host.onReport === null || typeof ok !== 'boolean') return
       host.reported = true
-      const str = (v) => (typeof v === 'string' ? v : null)
-      host.onReport(ok ? { done: true, ok: true, value: str(a) } : { done: true, ok: false, code: str(a), message: str(b) })
+      const str = (v, max) => (typeof v === 'string' ? v.slice(0, max) : null)
+      if (ok && typeof a === 'string' && a.length > MAX_RESULT_CHARS) {
+        host.onReport({ done: true, ok: false, code: 'ERR_RESULT_TOO_LARGE', message: `the result is over ${MAX_RESULT_CHARS} characters` })
+      } else host.onReport(ok ? { done: true, ok: true, value: str(a, MAX_RESULT_CHARS) } : { done: true, ok: false, code: str(a, 256), message: str(b, MAX_RESULT_CHARS) })
     } catch {}
   }
   const made = compile(BOOTSTRAP, 'plugin-bootstrap.js').runInContext(context)(bridge, report, revive, JSON.stringify(config || {}), MAX_CALL_CHARS, MAX_UNANSWERED_CALLS, MAX_UNANSWERED_CHARS)
@@ -294,4 +304,4 @@ function runPluginCode(context, code, filename, report) {
   host.run(fn)
 }
 
-module.exports = { BOOTSTRAP, EXEC_ARGV, MAX_CALL_CHARS, MAX_UNANSWERED_CALLS, MAX_UNANSWERED_CHARS, createPluginContext, runPluginCode }
+module.exports = { BOOTSTRAP, EXEC_ARGV, MAX_CALL_CHARS, MAX_UNANSWERED_CALLS, MAX_UNANSWERED_CHARS, MAX_RESULT_CHARS, createPluginContext, runPluginCode }
