@@ -1,7 +1,7 @@
 'use strict'
-// Calls a run started end with it, and what they hold is bounded (the fourth
-// review: with one slow granted endpoint a 30 s run left gigabytes on the
-// host). Real 127.0.0.1 servers that never answer or never stop sending, a
+// Calls a run started end with it, and what they hold is bounded. Found by
+// a review: with one slow granted endpoint, a 30 s run left gigabytes on the
+// host. Real 127.0.0.1 servers that never answer or never stop sending, a
 // real FIFO, real Workers and a real locked-down child. The oracle is the
 // server's own view (every connection it accepted is closed once the run has
 // ended) and the runner's byte count, never timing.
