@@ -10,7 +10,7 @@ const { meterHarness, assertSchema } = require('./helpers.js')
 
 const mk = (m, platform = 'posix') => new PermissionChecker(PermissionPolicy.fromManifest(m, { plugin: 't', platform }))
 
-test('F2: learn never turns a literal * host or topic into a wildcard grant', () => {
+test('F2: learn never turns a literal * host or published topic into a wildcard grant', () => {
   const r = learnManifest([{ capability: 'fetch', payload: { url: 'http://*.example.com/' } }], { platform: 'posix' })
   assert.deepEqual(r.manifest, {})
   assert.equal(r.unlearned.length, 1)
@@ -26,11 +26,16 @@ test('F2: learn never turns a literal * host or topic into a wildcard grant', ()
     ],
     { platform: 'posix' },
   )
-  assert.deepEqual(t.manifest, { events: { publishes: ['orders.created'] } })
+  // A subscription may itself be a pattern (SPEC §4): granted exactly as it was asked, no wider.
+  assert.deepEqual(t.manifest, { events: { publishes: ['orders.created'], subscribes: ['orders.*'] } })
   assert.deepEqual(
     t.unlearned.map((u) => u.call),
-    [0, 1],
+    [1],
   )
+  const e = mk(t.manifest)
+  assert.equal(e.checkCapability('events.publish', { topic: 'audit.x' }).allowed, false)
+  assert.equal(e.checkCapability('events.publish', { topic: 'orders.paid' }).allowed, false)
+  assert.equal(e.checkCapability('events.subscribe', { topic: 'orders.**' }).allowed, false)
 })
 
 test('F2: every learned grant admits exactly the recorded calls (self-check under the learned manifest)', () => {

@@ -3,9 +3,11 @@
 // audit mode (allow and record). Exact grants only: no wildcard is invented.
 // What cannot become a valid grant (a relative path, an unknown capability,
 // a value the manifest rejects) is reported in `unlearned`, never thrown.
-// Every learned grant is verified: it holds no wildcard (a literal `*` host
-// or topic would become one), and the checker under the learned manifest
-// allows each recorded call it came from; anything else is unlearned.
+// Every learned grant is verified: it holds no wildcard it was not asked for
+// (a literal `*` host or publish topic would become one; a subscribe topic
+// may itself be a pattern, SPEC §4, and is learned as written), and the
+// checker under the learned manifest allows each recorded call it came
+// from; anything else is unlearned.
 
 const { types } = require('node:util')
 const { Capability, CAPABILITY_FIELDS, PLATFORMS, LIMITS } = require('./native.js')
@@ -171,7 +173,10 @@ function learnManifest(calls, options) {
         ]).get(capability)
         const v = field(key)
         if (!v) return miss(i, capability, tooLong || `no ${key}`)
-        if (key === 'topic' && v.split('.').some((seg) => seg.includes('*'))) return miss(i, capability, `topic ${JSON.stringify(v.slice(0, 200))} has a '*' segment, which a grant reads as a wildcard`)
+        // A published topic is one topic: a '*' in it would be granted as a wildcard. A
+        // subscription may itself be a pattern (SPEC §4): granted as written,
+        // then validated and checked like every entry.
+        if (capability === Capability.EVENTS_PUBLISH && v.split('.').some((seg) => seg.includes('*'))) return miss(i, capability, `topic ${JSON.stringify(v.slice(0, 200))} has a '*' segment, which a grant reads as a wildcard`)
         const payloadOut = {}
         put(payloadOut, key, v)
         asked.set(i, { kind: 'cap', id: capability, payload: payloadOut })
