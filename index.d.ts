@@ -465,11 +465,24 @@ export interface LintWarning {
  * allowing the recorded calls. The manifest is always valid: calls that no
  * valid entry can express (relative paths, unknown capabilities, values the
  * manifest rejects) are listed in `unlearned` with the reason and their index
- * in `calls`. Throws a TypeError when `calls` is not an array.
+ * in `calls` (from 0). An `events.subscribe` topic may itself be a pattern
+ * (`orders.*`): it is learned as written when the manifest accepts it. Throws
+ * a TypeError when `calls` is not an array or an option is malformed.
  */
 export declare function learnManifest(
   calls: readonly { capability: string; payload: unknown }[],
-  options?: { platform?: Platform | undefined },
+  options?: {
+    /** Path flavour of the fs grants (default: this host's). */
+    platform?: Platform | undefined
+    /**
+     * Secret values (at most 256; empty ones are skipped) that must never be
+     * learned or quoted: a call whose path, url, name, topic, database or
+     * capability id holds one (a URL's origin in any case) is listed in
+     * `unlearned` without its value. A value the plugin transformed
+     * (encoded, hashed, cut) is not recognised.
+     */
+    secretValues?: readonly string[] | undefined
+  },
 ): { manifest: PermissionsManifest; unlearned: { capability: string; why: string; call: number }[] }
 
 /**

@@ -40,7 +40,7 @@ const HOLEY = [...CALLS.slice(0, 3), , ...CALLS.slice(3)] // eslint-disable-line
 // shaped like what learn builds.
 const NAMES = [
   '0', '1', '2', '3', '10', 'capability', 'payload', 'path', 'url', 'name', 'topic', 'database', 'mode', 'hosts',
-  'platform', 'min', 'fs', 'fetch', 'secrets', 'events', 'publishes', 'subscribes', 'db', 'deny', 'budgets',
+  'platform', 'secretValues', 'min', 'fs', 'fetch', 'secrets', 'events', 'publishes', 'subscribes', 'db', 'deny', 'budgets',
   'value', 'list', 'calls', 'kind', 'id', 'pointer', 'details', 'expected', 'why', 'call', 'http:', 'https:',
   'javascript:', 'file:', '/fs', '/db/database', 'toJSON', 'then',
 ]

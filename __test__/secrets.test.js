@@ -117,3 +117,30 @@ test('learnManifest: secrets.use calls become a bound secret with the origins it
   // A name both read and sent cannot be both: the use is reported, not learned; so is a URL with credentials.
   assert.deepEqual([...new Set(unlearned.map((u) => u.call))], [3, 4])
 })
+
+test('learnManifest secretValues: a call whose learned field holds a value is not learned, and the value is not quoted', () => {
+  const { learnManifest } = require('../index.js')
+  const value = 'tok3n'
+  const calls = [
+    { capability: 'fs.read', payload: { path: `/srv/${value}/a` } },
+    { capability: 'fetch', payload: { url: `https://API-${value.toUpperCase()}.example.com/` } },
+    { capability: 'secrets.get', payload: { name: value } },
+    { capability: 'db.query', payload: { database: value } },
+    { capability: 'fs.read', payload: { path: '/srv/ok' } },
+  ]
+  const r = learnManifest(calls, { platform: 'posix', secretValues: [value, ''] })
+  assert.deepEqual(r.manifest, { fs: ['/srv/ok'] })
+  assert.deepEqual(
+    r.unlearned.map((u) => u.call),
+    [0, 1, 2, 3],
+  )
+  assert.deepEqual(
+    r.unlearned.map((u) => u.why),
+    ['the path holds a secret value', 'the url holds a secret value', 'the name holds a secret value', 'the database holds a secret value'],
+  )
+  assert.equal(JSON.stringify(r).toLowerCase().includes(value), false)
+  assert.deepEqual(learnManifest(calls, { platform: 'posix', secretValues: [] }).unlearned, [])
+  // The option is read as own data and validated: anything but a plain array of at most 256 strings is a TypeError.
+  for (const bad of ['x', [1], new Proxy([], {}), Array(257).fill('v'), null]) assert.throws(() => learnManifest(calls, { secretValues: bad }), TypeError)
+  assert.throws(() => learnManifest(calls, { get secretValues() { return [value] } }), TypeError)
+})

@@ -7,7 +7,8 @@
 // (a literal `*` host or publish topic would become one; a subscribe topic
 // may itself be a pattern, SPEC §4, and is learned as written), and the
 // checker under the learned manifest allows each recorded call it came
-// from; anything else is unlearned.
+// from; anything else is unlearned. Values the caller names as secret are
+// never learned and never quoted in `unlearned`.
 
 const { types } = require('node:util')
 const { Capability, CAPABILITY_FIELDS, PLATFORMS, LIMITS } = require('./native.js')
@@ -67,6 +68,16 @@ const DEFAULT_PORTS = new Map([
  */
 const MAX_FIELD = { path: LIMITS.maxPathBytes, url: LIMITS.maxUrlBytes, name: LIMITS.maxNameBytes, topic: LIMITS.maxPayloadStringBytes, database: LIMITS.maxNameBytes }
 
+/** The payload fields a grant is learned from: a recorder may keep these alone (never a body, data or headers). */
+const LEARNED_FIELDS = Object.freeze(Object.keys(MAX_FIELD))
+
+/**
+ * The most secret values one call of learnManifest takes: each field is
+ * searched for every value (once per distinct field text), so their number
+ * bounds the work per call.
+ */
+const MAX_SECRET_VALUES = 256
+
 /** An own data property set on `obj`, whatever any prototype holds under `key`. */
 function put(obj, key, value) {
   Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true })
@@ -74,6 +85,43 @@ function put(obj, key, value) {
 
 /** Absolute for the platform: `/x` on posix; `C:\x` or `C:/x` on win32. */
 const isAbsolute = (p, platform) => (platform === 'win32' ? /^[A-Za-z]:[\\/]/.test(p) : p.startsWith('/'))
+
+/**
+ * `options.secretValues` (its property descriptor) as tests "does this
+ * text hold one of the values" (`holds`; `holdsFolded` in any case): own data only, a plain array of at most
+ * MAX_SECRET_VALUES strings (empty ones hold nothing and are skipped). Each
+ * text is searched once; the verdict is kept for the next call with it.
+ */
+function secretMatcher(desc) {
+  const none = { holds: () => false, holdsFolded: () => false }
+  if (desc === undefined || (Object.hasOwn(desc, 'value') && desc.value === undefined)) return none
+  const list = Object.hasOwn(desc, 'value') ? desc.value : null
+  if (list === null || types.isProxy(list) || !Array.isArray(list)) throw new TypeError('options.secretValues must be a plain array of strings')
+  if (list.length > MAX_SECRET_VALUES) throw new TypeError(`options.secretValues holds at most ${MAX_SECRET_VALUES} values`)
+  const values = []
+  for (let i = 0; i < list.length; i++) {
+    const d = Object.getOwnPropertyDescriptor(list, i)
+    if (d === undefined || !Object.hasOwn(d, 'value') || typeof d.value !== 'string') throw new TypeError('options.secretValues must be a plain array of strings')
+    if (d.value.length > 0) values.push(d.value)
+  }
+  if (values.length === 0) return none
+  const lower = values.map((v) => v.toLowerCase())
+  const seen = new Map()
+  const holds = (text) => {
+    let held = seen.get(text)
+    if (held === undefined) {
+      held = values.some((v) => text.includes(v))
+      seen.set(text, held)
+    }
+    return held
+  }
+  // For a text the learner derived by lower-casing (a URL's origin): each value in any case.
+  const holdsFolded = (text) => {
+    const t = text.toLowerCase()
+    return lower.some((v) => t.includes(v))
+  }
+  return { holds, holdsFolded }
+}
 
 /**
  * calls: `[{ capability, payload }]`. Returns `{ manifest, unlearned }`:
@@ -89,6 +137,7 @@ function learnManifest(calls, options) {
   if (platformOpt !== undefined && !Object.hasOwn(platformOpt, 'value')) throw new TypeError('options.platform must be a data property')
   const platform = platformOpt === undefined || platformOpt.value === undefined ? (process.platform === 'win32' ? 'win32' : 'posix') : platformOpt.value
   if (!PLATFORMS.includes(platform)) throw new TypeError("options.platform must be 'posix' or 'win32'")
+  const { holds: holdsSecret, holdsFolded: holdsSecretFolded } = secretMatcher(options === undefined ? undefined : Object.getOwnPropertyDescriptor(options, 'secretValues'))
   // What each call asked for, so every learned grant is checked against it.
   const asked = new Map()
   // Each learned entry remembers the calls it came from, so a rejected entry reports them.
@@ -101,15 +150,18 @@ function learnManifest(calls, options) {
     else list.set(key, [i])
   }
   const unlearned = []
-  const miss = (i, capability, why) => unlearned.push({ capability: String(capability), why, call: i })
+  // A capability id holding a secret value is not quoted either.
+  const miss = (i, capability, why) => unlearned.push({ capability: typeof capability === 'string' && holdsSecret(capability) ? Capability.UNKNOWN : String(capability), why, call: i })
   const length = calls.length
   for (let i = 0; i < length; i++) learnOne(own(calls, i), i)
   function learnOne(call, i) {
     if (call === null || typeof call !== 'object' || types.isProxy(call)) return miss(i, Capability.UNKNOWN, 'not a { capability, payload } object (a plain object, not a Proxy)')
     const capability = own(call, 'capability')
     const payload = own(call, 'payload')
+    if (typeof capability === 'string' && holdsSecret(capability)) return miss(i, capability, 'the capability id holds a secret value')
     if (types.isProxy(payload)) return miss(i, capability, 'the payload is a Proxy: it could show one value here and another to the host')
-    // A string field, or null; `tooLong` names a string past what any grant holds.
+    // A string field, or null; `tooLong` says why a string is not used: past
+    // what any grant holds, or holding a secret value (never quoted).
     let tooLong = null
     const field = (k) => {
       const v = own(payload, k)
@@ -117,6 +169,10 @@ function learnManifest(calls, options) {
       // UTF-8 is at least one byte per UTF-16 unit.
       if (v.length > MAX_FIELD[k]) {
         tooLong = `${k} of ${v.length} characters, longer than any grant holds (${MAX_FIELD[k]} bytes)`
+        return null
+      }
+      if (holdsSecret(v)) {
+        tooLong = `the ${k} holds a secret value`
         return null
       }
       return v
@@ -150,6 +206,8 @@ function learnManifest(calls, options) {
         if (u.hostname.includes('*')) return miss(i, capability, `host ${JSON.stringify(u.hostname.slice(0, 200))} has a literal '*', which a grant reads as a wildcard`)
         const port = u.port && u.port !== DEFAULT_PORTS.get(u.protocol) ? `:${u.port}` : ''
         const origin = `${u.protocol}//${u.hostname}${port}`
+        // The origin as parsed (lower-cased, IDNA-mapped) may spell a secret the URL spelled otherwise.
+        if (holdsSecretFolded(origin)) return miss(i, capability, 'the url holds a secret value')
         if (capability === Capability.SECRETS_USE) {
           // A bound secret sent to this origin: the origin is a fetch grant and one of its hosts.
           asked.set(i, { kind: 'cap', id: capability, payload: { name, url: href } })
@@ -385,4 +443,4 @@ function generalizeManifest(manifest, options = {}) {
   return { manifest: out, proposals }
 }
 
-module.exports = { learnManifest, literalGlob, hasUnescapedWildcard, generalizeManifest }
+module.exports = { learnManifest, literalGlob, hasUnescapedWildcard, generalizeManifest, LEARNED_FIELDS, MAX_SECRET_VALUES }

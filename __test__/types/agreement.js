@@ -35,6 +35,7 @@ const ENTRIES = [
   { options: ['PermissionsManifest.deny.fetch'], expr: "PermissionPolicy.fromManifest({ deny: { fetch: undefined } }, { plugin: 'p' })" },
   { options: ['PolicyOptions.platform'], expr: "PermissionPolicy.fromManifest({}, { plugin: 'p', platform: undefined })" },
   { options: ['learnManifest.options.platform'], expr: "learnManifest([{ capability: 'fs.read', payload: { path: '/a' } }], { platform: undefined })" },
+  { options: ['learnManifest.options.secretValues'], expr: "learnManifest([{ capability: 'fs.read', payload: { path: '/a' } }], { secretValues: undefined })" },
   { options: ['PermissionDeniedDetails.target'], expr: "new PermissionDeniedError({ plugin: 'p', capability: 'fetch', reason: 'invalid_url', target: undefined })" },
   // The checker.
   { options: ['CheckerOptions.meter'], expr: 'new PermissionChecker(policy, { meter: undefined })' },
