@@ -140,11 +140,11 @@ test('learn --from a recorded log', (t) => {
   const r = cli(['learn', '--from', log, '--json'])
   assert.equal(r.status, 0, r.stderr)
   const out = JSON.parse(r.stdout)
-  // A subscription may itself be a pattern (SPEC §4): learned as written.
+  // A subscription may itself be a pattern (SPEC §4): learned as written. Calls are numbered from 1.
   assert.deepEqual(out.manifest, { fetch: ['https://api.example.com', 'http://10.0.0.1:8080'], events: { subscribes: ['orders.*'] }, db: { database: 'main' } })
   assert.deepEqual(
     out.unlearned.map((u) => [u.capability, u.call]),
-    [['net.raw', 5]],
+    [['net.raw', 6]],
   )
   assert.equal(out.unlearned[0].why, 'unknown capability')
   assert.equal(cli(['learn', '--from', path.join(dir, 'nope.jsonl')]).status, 2)
@@ -263,7 +263,7 @@ test('learn never crashes: relative paths and values no grant can hold are repor
   assert.equal(r.status, 0, r.stdout + r.stderr)
   const out = JSON.parse(r.stdout)
   assert.deepEqual(out.manifest, { fs: [{ path: '/srv/ok.txt', mode: 'read' }] })
-  assert.deepEqual(out.unlearned.map((u) => u.call), [0, 1, 2, 4, 5, 6])
+  assert.deepEqual(out.unlearned.map((u) => u.call), [1, 2, 3, 5, 6, 7])
   assert.match(out.unlearned[0].why, /relative path "relative\/config\.json": a grant must be an absolute path/)
   assert.match(out.unlearned[2].why, /is not a valid grant \(\/fs\/0/)
   assert.deepEqual(out.misses, [])

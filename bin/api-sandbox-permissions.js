@@ -35,7 +35,8 @@ const COMMANDS = {
       'Prints the minimal manifest (exact grants only) for the calls a plugin makes. With <plugin.js> it runs\n' +
       '  the plugin in the example vm-host in AUDIT mode: every call allowed, performed and recorded, so only\n' +
       '  in a throwaway environment. With --from it reads a log of one { "capability", "payload" } per line.\n' +
-      '  Calls that cannot become a valid grant (relative paths, unknown capabilities) are listed, not learned.\n' +
+      '  Calls that cannot become a valid grant (relative paths, unknown capabilities) are listed, not learned;\n' +
+      '  calls are numbered from 1 in the order made (text and --json alike).\n' +
       '\n' +
       '  plugin.js is a script body run as an async function inside a vm.Context: top-level await and return\n' +
       '  work; there is no require, import or process. Its globals (each returns a Promise):\n' +
@@ -346,16 +347,20 @@ async function learn(args, flags, out) {
     if (!r.ok) out.notes.push(`note: the plugin ended with ${r.code}${r.message ? `: ${r.message}` : ''}`)
   }
   // learnManifest only returns a manifest the validator accepts; what it could not learn is listed.
-  const { manifest, unlearned } = learnManifest(calls, { platform: flags.platform })
-  for (const u of unlearned) if (tooLong.has(u.call)) u.why = `the line is longer than ${MAX_AUDIT_LINE} characters (no call a grant expresses is)`
+  const { manifest, unlearned: byIndex } = learnManifest(calls, { platform: flags.platform })
+  for (const u of byIndex) if (tooLong.has(u.call)) u.why = `the line is longer than ${MAX_AUDIT_LINE} characters (no call a grant expresses is)`
+  // Calls are numbered from 1 in the order made, in the text and the JSON alike.
+  const unlearned = byIndex.map((u) => ({ ...u, call: u.call + 1 }))
+  const notLearned = new Set(byIndex.map((u) => u.call))
+  const summary = `${calls.length} call${calls.length === 1 ? '' : 's'} recorded, ${notLearned.size} not learned`
   const policy = PermissionPolicy.fromManifest(manifest, { plugin: 'learned', platform: flags.platform })
   const checker = createChecker(manifest, { plugin: 'learned', platform: flags.platform })
-  const skipped = new Set(unlearned.map((u) => u.call))
   // Every learned call must be allowed by the learned manifest.
   const ownOf = (c, k) => (c !== null && typeof c === 'object' && Object.hasOwn(c, k) ? c[k] : undefined)
-  const missed = (ch) => (c, i) => !skipped.has(i) && !ch.checkCapability(ownOf(c, 'capability'), ownOf(c, 'payload')).allowed
+  const missed = (ch) => (c, i) => !notLearned.has(i) && !ch.checkCapability(ownOf(c, 'capability'), ownOf(c, 'payload')).allowed
   const misses = calls.filter(missed(checker))
   out.result = { manifest: policy.toJSON(), calls: calls.length, unlearned, misses }
+  for (const u of unlearned) out.notes.push(`not learned: call ${u.call} ${u.capability}: ${u.why}`)
   if (flags.generalize) {
     const { generalizeManifest } = require('../lib/learn.js')
     const g = generalizeManifest(manifest, { platform: flags.platform || (process.platform === 'win32' ? 'win32' : 'posix') })
@@ -367,11 +372,12 @@ async function learn(args, flags, out) {
     for (const p of g.proposals) out.notes.push(`proposed: ${p.note} (replaces ${p.count} exact grants); widens: ${p.widens}`)
     if (g.proposals.length === 0) out.notes.push('proposed: nothing (no 3 or more exact fs grants share a directory, extension and mode)')
     for (const m of gMisses) out.notes.push(`not allowed by the generalized manifest: ${m.capability} ${JSON.stringify(m.payload)}`)
+    out.notes.push(summary)
     return misses.length || gMisses.length ? 1 : 0
   }
   out.text.push(JSON.stringify(manifest, null, 2))
-  for (const u of unlearned) out.notes.push(`not learned: call ${u.call + 1} ${u.capability}: ${u.why}`)
   for (const m of misses) out.notes.push(`not allowed by the learned manifest: ${m.capability} ${JSON.stringify(m.payload)}`)
+  out.notes.push(summary)
   return misses.length ? 1 : 0
 }
 
