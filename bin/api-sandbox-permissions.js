@@ -2,13 +2,17 @@
 'use strict'
 // api-sandbox-permissions: lint, explain and learn manifests; run Deno under one.
 // Exit codes (grep-style): 0 ok / allowed / clean, 1 invalid manifest /
-// denied / warnings under --strict, 2 usage or I/O error.
+// denied / warnings under --strict, 2 usage or I/O error, or no answer
+// (diff could not prove; learn's plugin run failed).
 const fs = require('node:fs')
 const path = require('node:path')
 const util = require('node:util')
 const { parseJsonSource } = require('../lib/json-source.js')
 
 const NAME = 'api-sandbox-permissions'
+
+/** The wall-clock budget of a `learn` run unless --timeout says otherwise. */
+const LEARN_TIMEOUT_MS = 30_000
 
 const COMMON = {
   platform: { type: 'string', help: '--platform <posix|win32>  path flavour of fs checks (default: this host)' },
@@ -30,7 +34,10 @@ const COMMANDS = {
     options: { ...COMMON },
   },
   learn: {
-    usage: `${NAME} learn <plugin.js> [--config <config.json>] [--generalize] [--platform posix|win32] [--json]\n  ${NAME} learn --from <audit.jsonl> [--generalize] [--platform posix|win32] [--json]`,
+    usage:
+      `${NAME} learn <plugin.js> [--config <config.json>] [--secret NAME[=VALUE]]... [--secrets-file <secrets.json>]\n` +
+      `      [--timeout <ms>] [--memory-mb <MB>] [--partial] [--generalize] [--platform posix|win32] [--json]\n` +
+      `  ${NAME} learn --from <audit.jsonl> [--generalize] [--platform posix|win32] [--json]`,
     about:
       'Prints the minimal manifest (exact grants only) for the calls a plugin makes. With <plugin.js> it runs\n' +
       '  the plugin in the example vm-host in AUDIT mode: every call allowed, performed and recorded, so only\n' +
@@ -38,12 +45,23 @@ const COMMANDS = {
       '  Calls that cannot become a valid grant (relative paths, unknown capabilities) are listed, not learned;\n' +
       '  calls are numbered from 1 in the order made (text and --json alike).\n' +
       '\n' +
+      '  A run that fails (the plugin throws, its worker fails, it goes over --timeout or --memory-mb) exits 2\n' +
+      '  and says why on stderr, with no manifest on stdout: it may have stopped before calls it would make.\n' +
+      '  --partial prints the manifest of the calls made until then (still exit 2). The plugin\'s console lines\n' +
+      '  go to stderr as they are printed, prefixed [plugin], control characters escaped.\n' +
+      '  Secrets: --secret NAME=VALUE, --secret NAME (the value of the environment variable NAME) or a JSON\n' +
+      '  file { "NAME": "value" }. The plugin reads one with secrets.get(NAME) (learned as a readable secret)\n' +
+      '  or sends config.secretPlaceholders.NAME in a fetch header (learned as { name, hosts }). Values are\n' +
+      '  never printed: in console lines and errors each shows as [secret NAME], and a call that holds one is\n' +
+      '  not learned.\n' +
+      '\n' +
       '  plugin.js is a script body run as an async function inside a vm.Context: top-level await and return\n' +
       '  work; there is no require, import or process. Its globals (each returns a Promise):\n' +
       '    fs.readFile(path) -> string            fs.writeFile(path, data)\n' +
       '    fetch(url, { method, headers, body }) -> { status, body }\n' +
       '    secrets.get(name) -> string            events.publish(topic, data)\n' +
-      '    capability(id, payload)                any other capability call, e.g. capability(\'db.query\', { database })\n' +
+      '    capability(id, payload)                any other capability call, e.g. capability(\'db.query\', { database }),\n' +
+      '                                           capability(\'events.subscribe\', { topic: \'orders.*\' })\n' +
       '    console.log(...args)                   config: the --config object (frozen)\n' +
       '  e.g.  const input = await fs.readFile(`${config.root}/input.txt`)\n' +
       '        await fetch(\'https://api.example.com/v1/items\', { method: \'POST\', body: input })\n' +
@@ -56,6 +74,11 @@ const COMMANDS = {
       config: { type: 'string', help: '--config <config.json>     the plugin\'s config object' },
       from: { type: 'string', help: '--from <audit.jsonl>       learn from a recorded log instead of running a plugin' },
       generalize: { type: 'boolean', help: '--generalize               propose globs for clusters of 3+ exact fs grants (dir/*.ext), each with what it widens' },
+      secret: { type: 'string', multiple: true, help: '--secret NAME[=VALUE]      a secret for the run (without =VALUE: the environment variable NAME); repeatable' },
+      'secrets-file': { type: 'string', help: '--secrets-file <file.json> secrets for the run, a JSON object { "NAME": "value" }' },
+      timeout: { type: 'string', help: `--timeout <ms>             the run's wall-clock budget (default ${LEARN_TIMEOUT_MS})` },
+      'memory-mb': { type: 'string', help: "--memory-mb <MB>           the run's memory budget (default: none)" },
+      partial: { type: 'boolean', help: '--partial                  when the run fails, print the manifest of the calls made until then' },
     },
   },
   diff: {
@@ -104,6 +127,7 @@ function usage() {
     `${NAME} --version           the package version`,
     '',
     'exit codes: 0 valid / allowed, 1 invalid manifest / denied / warnings under --strict, 2 usage or I/O error',
+    '  (diff: 2 could not prove; learn: 2 the plugin run failed)',
   ].join('\n')
 }
 
@@ -154,7 +178,7 @@ const printable = (s) => (/[\p{C}]/u.test(s) ? JSON.stringify(s) : s)
 function parse(name, argv) {
   const spec = COMMANDS[name]
   const options = {}
-  for (const [k, o] of Object.entries(spec.options)) options[k] = { type: o.type, ...(o.short ? { short: o.short } : {}) }
+  for (const [k, o] of Object.entries(spec.options)) options[k] = { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }
   let parsed
   try {
     parsed = util.parseArgs({ args: argv, options, allowPositionals: true, strict: true })
@@ -306,14 +330,90 @@ function explain(args, flags, out) {
   return d.allowed ? 0 : 1
 }
 
+/**
+ * The secrets of a `learn` run: a Map name -> value from --secrets-file and
+ * every --secret. No message quotes what was given (a value typed where a
+ * name belongs must not be echoed): each names the option and its position.
+ */
+function readSecrets(flags) {
+  const { PermissionPolicy, isInvalidManifest } = require('..')
+  const { MAX_SECRET_VALUES } = require('../lib/learn.js')
+  const secrets = new Map()
+  // A mistake on the command line is a usage error; one in the file, an input error.
+  const add = (name, value, where, inFile) => {
+    const fail = (why) => (inFile ? new InputError(`${where}: ${why}`) : new UsageError(`${where}: ${why}`, 'learn'))
+    if (name.length === 0) throw fail('no name')
+    if (typeof value !== 'string' || value.length === 0) throw fail(`the value is ${typeof value === 'string' ? 'empty' : 'not a string'}`)
+    if (secrets.has(name)) throw fail('the name is given twice')
+    try {
+      PermissionPolicy.fromManifest({ secrets: [name] }, { plugin: 'learn' })
+    } catch (e) {
+      if (!isInvalidManifest(e)) throw e
+      throw fail(`not a secret name (expected ${e.details.expected})`)
+    }
+    secrets.set(name, value)
+    if (secrets.size > MAX_SECRET_VALUES) throw fail(`more than ${MAX_SECRET_VALUES} secrets`)
+  }
+  if (flags['secrets-file'] !== undefined) {
+    const file = flags['secrets-file']
+    const text = readText(file)
+    let value
+    try {
+      value = parseJsonSource(text, file).value
+    } catch (e) {
+      // The position and what was expected, never the text found there.
+      throw new InputError(e.line !== undefined ? `${file}:${e.line}:${e.column}: is not JSON: expected ${e.expected}` : `${file} is not JSON`, e)
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InputError(`${file}: expected an object { "NAME": "value" }`)
+    Object.keys(value).forEach((name, i) => add(name, value[name], `${file}: secret ${i + 1}`, true))
+  }
+  ;(flags.secret || []).forEach((arg, i) => {
+    const eq = arg.indexOf('=')
+    const where = `--secret (the ${ordinal(i + 1)})`
+    if (eq >= 0) return add(arg.slice(0, eq), arg.slice(eq + 1), where, false)
+    if (!Object.hasOwn(process.env, arg)) throw new UsageError(`${where}: give NAME=VALUE, or NAME alone with an environment variable of that name set`, 'learn')
+    return add(arg, process.env[arg], where, false)
+  })
+  return secrets
+}
+
+const ordinal = (n) => `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : ['th', 'st', 'nd', 'rd'][n % 10] || 'th'}`
+
+/** A positive whole number of an option, or a UsageError. */
+function positiveInt(flags, key) {
+  const v = flags[key]
+  if (v === undefined) return undefined
+  if (!/^[1-9][0-9]{0,9}$/.test(v)) throw new UsageError(`--${key} must be a whole number above 0`, 'learn')
+  return Number(v)
+}
+
+/** Why a learn run failed, one line of the plugin's words redacted, escaped and bounded. */
+function runFailure(r, budgets, redact) {
+  const { escapeLine, MAX_RECORDED_CALLS } = require('../lib/learn-run.js')
+  if (r.overflow) return `the plugin made more calls than learn records (at most ${MAX_RECORDED_CALLS})`
+  // A budget the host stopped the run for (a plugin's own error may carry this code, never a budget).
+  if (r.code === 'BUDGET_EXCEEDED' && r.budget !== null) {
+    if (r.budget === 'wallClockMs') return `the plugin ran longer than ${budgets.wallClockMs} ms (--timeout)`
+    if (r.budget === 'memoryMb') return `the plugin used more than ${budgets.memoryMb} MB (--memory-mb)`
+    return `the plugin went over its ${escapeLine(String(r.budget))} budget`
+  }
+  const words = (text, max) => escapeLine(redact(text.length > max ? text.slice(0, max) : text, { cut: text.length > max })) + (text.length > max ? '...' : '')
+  return `the plugin failed${r.code ? ` with ${words(r.code, 64)}` : ''}${r.message ? `: ${words(r.message, 1000)}` : ''}`
+}
+
 async function learn(args, flags, out) {
   const { PermissionPolicy, createChecker, learnManifest } = require('..')
   let calls
   // Lines of the log too long to hold any call a grant can express (their indices).
   const tooLong = new Set()
+  let secrets = new Map()
+  let failure = null
+  let redact = (text) => text
+  // The failure of a plugin run, when `--partial` still prints what was learned.
+  let partial = null
   if (flags.from !== undefined) {
     if (args.length) throw new UsageError('learn --from takes no plugin file', 'learn')
-    if (flags.config !== undefined) throw new UsageError('--config is for a plugin run, not --from', 'learn')
+    for (const k of ['config', 'secret', 'secrets-file', 'timeout', 'memory-mb', 'partial']) if (flags[k] !== undefined) throw new UsageError(`--${k} is for a plugin run, not --from`, 'learn')
     calls = []
     let n = 0
     for (const l of readText(flags.from).split('\n')) {
@@ -338,47 +438,79 @@ async function learn(args, flags, out) {
     }
   } else {
     if (args.length !== 1) throw new UsageError('learn takes one plugin file (or --from <audit.jsonl>)', 'learn')
+    const timeout = positiveInt(flags, 'timeout')
+    const memoryMb = positiveInt(flags, 'memory-mb')
+    const budgets = { wallClockMs: timeout === undefined ? LEARN_TIMEOUT_MS : timeout, ...(memoryMb === undefined ? {} : { memoryMb }) }
     const code = readText(args[0])
     const config = flags.config !== undefined ? readJson(flags.config) : {}
-    const { runPlugin } = require('../lib/vm-host/host.js')
-    calls = []
-    const policy = PermissionPolicy.fromManifest({ budgets: { wallClockMs: 30_000 } }, { plugin: 'learn' })
-    const r = await runPlugin({ name: path.basename(args[0]), code, policy, config, audit: (capability, payload) => calls.push({ capability, payload }) })
-    if (!r.ok) out.notes.push(`note: the plugin ended with ${r.code}${r.message ? `: ${r.message}` : ''}`)
+    secrets = readSecrets(flags)
+    const { runForLearn, redactor, consolePrinter } = require('../lib/learn-run.js')
+    redact = redactor(secrets)
+    // The plugin's console as it prints, whatever the output mode (stdout is the manifest's).
+    const printer = consolePrinter((text) => process.stderr.write(text), redact)
+    const r = await runForLearn({ name: path.basename(args[0]), code, config, secrets, budgets, onConsole: printer.line })
+    printer.end()
+    calls = r.calls
+    // The code is the plugin's when it threw: redacted and cut like its message.
+    const failedWith = r.overflow ? 'ERR_LEARN_CALLS' : r.code === null ? null : redact(r.code.slice(0, 64), { cut: r.code.length > 64 })
+    if (!r.ok) failure = { code: failedWith, ...(r.budget ? { budget: r.budget } : {}), message: runFailure(r, budgets, redact) }
   }
   // learnManifest only returns a manifest the validator accepts; what it could not learn is listed.
-  const { manifest, unlearned: byIndex } = learnManifest(calls, { platform: flags.platform })
+  const { manifest, unlearned: byIndex } = learnManifest(calls, { platform: flags.platform, secretValues: [...secrets.values()] })
   for (const u of byIndex) if (tooLong.has(u.call)) u.why = `the line is longer than ${MAX_AUDIT_LINE} characters (no call a grant expresses is)`
   // Calls are numbered from 1 in the order made, in the text and the JSON alike.
   const unlearned = byIndex.map((u) => ({ ...u, call: u.call + 1 }))
   const notLearned = new Set(byIndex.map((u) => u.call))
   const summary = `${calls.length} call${calls.length === 1 ? '' : 's'} recorded, ${notLearned.size} not learned`
+  if (failure !== null) {
+    const error = { kind: 'plugin', code: failure.code, message: failure.message, ...(failure.budget ? { budget: failure.budget } : {}) }
+    out.notes.push(`${NAME} learn: ${failure.message}`)
+    if (!flags.partial) {
+      // Fail closed: a run that stopped early may miss grants it needs, so no manifest is printed.
+      out.result = { error, calls: calls.length, unlearned }
+      for (const u of unlearned) out.notes.push(`not learned: call ${u.call} ${u.capability}: ${u.why}`)
+      out.notes.push(`${summary}; no manifest printed (--partial prints the one learned until the failure)`)
+      return 2
+    }
+    out.notes.push('the manifest printed is PARTIAL: learned from the calls made until the failure (--partial)')
+    partial = error
+  }
   const policy = PermissionPolicy.fromManifest(manifest, { plugin: 'learned', platform: flags.platform })
   const checker = createChecker(manifest, { plugin: 'learned', platform: flags.platform })
   // Every learned call must be allowed by the learned manifest.
   const ownOf = (c, k) => (c !== null && typeof c === 'object' && Object.hasOwn(c, k) ? c[k] : undefined)
   const missed = (ch) => (c, i) => !notLearned.has(i) && !ch.checkCapability(ownOf(c, 'capability'), ownOf(c, 'payload')).allowed
-  const misses = calls.filter(missed(checker))
-  out.result = { manifest: policy.toJSON(), calls: calls.length, unlearned, misses }
+  // A miss as printed, secret values redacted (a run's calls keep their learned string fields alone).
+  const shown = (c) => {
+    if (secrets.size === 0) return c
+    const payload = ownOf(c, 'payload')
+    const fields = Object.entries(payload !== null && typeof payload === 'object' ? payload : {}).map(([k, v]) => [k, typeof v === 'string' ? redact(v) : v])
+    return { capability: redact(String(ownOf(c, 'capability'))), payload: Object.fromEntries(fields) }
+  }
+  const misses = calls.filter(missed(checker)).map(shown)
+  out.result = { manifest: policy.toJSON(), calls: calls.length, unlearned, misses, ...(partial ? { partial: true, error: partial } : {}) }
   for (const u of unlearned) out.notes.push(`not learned: call ${u.call} ${u.capability}: ${u.why}`)
+  // Learned as asked, yet wider than one topic: worth a reviewer's look.
+  const subscribes = ownOf(ownOf(manifest, 'events'), 'subscribes') || []
+  for (const t of subscribes) if (t.split('.').some((seg) => seg === '*' || seg === '**')) out.notes.push(`learned pattern: events.subscribes ${JSON.stringify(t)}, as the plugin subscribed (it admits every topic it covers)`)
   if (flags.generalize) {
     const { generalizeManifest } = require('../lib/learn.js')
     const g = generalizeManifest(manifest, { platform: flags.platform || (process.platform === 'win32' ? 'win32' : 'posix') })
     // The proposal is a manifest too: validated, and it still allows every learned call.
     const gChecker = createChecker(g.manifest, { plugin: 'learned', platform: flags.platform })
-    const gMisses = calls.filter(missed(gChecker))
+    const gMisses = calls.filter(missed(gChecker)).map(shown)
     out.result.generalized = { manifest: gChecker.policy.toJSON(), proposals: g.proposals }
     out.text.push(JSON.stringify(g.manifest, null, 2))
     for (const p of g.proposals) out.notes.push(`proposed: ${p.note} (replaces ${p.count} exact grants); widens: ${p.widens}`)
     if (g.proposals.length === 0) out.notes.push('proposed: nothing (no 3 or more exact fs grants share a directory, extension and mode)')
     for (const m of gMisses) out.notes.push(`not allowed by the generalized manifest: ${m.capability} ${JSON.stringify(m.payload)}`)
     out.notes.push(summary)
-    return misses.length || gMisses.length ? 1 : 0
+    return partial ? 2 : misses.length || gMisses.length ? 1 : 0
   }
   out.text.push(JSON.stringify(manifest, null, 2))
   for (const m of misses) out.notes.push(`not allowed by the learned manifest: ${m.capability} ${JSON.stringify(m.payload)}`)
   out.notes.push(summary)
-  return misses.length ? 1 : 0
+  return partial ? 2 : misses.length ? 1 : 0
 }
 
 function diff(args, flags, out) {
@@ -500,7 +632,7 @@ async function main(argv) {
     const code = cmd === 'lint' ? lint(args, flags, out) : cmd === 'explain' ? explain(args, flags, out) : cmd === 'diff' ? diff(args, flags, out) : cmd === 'deno' ? await deno(args, flags, out, denoArgs) : await learn(args, flags, out)
     if (json) process.stdout.write(`${JSON.stringify(out.result)}\n`)
     else {
-      if (!out.quiet) process.stdout.write(`${out.text.join('\n')}\n`)
+      if (!out.quiet && out.text.length) process.stdout.write(`${out.text.join('\n')}\n`)
       if (out.notes.length) process.stderr.write(`${out.notes.join('\n')}\n`)
     }
     return code
